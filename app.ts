@@ -1,0 +1,91 @@
+import crypto from 'node:crypto';
+import path from 'node:path';
+import express from 'express';
+import helmet from 'helmet';
+import type { Redis } from 'ioredis';
+import type { Knex } from 'knex';
+import type pg from 'pg';
+import pinoHttp from 'pino-http';
+import { Config, ROOT } from './config';
+import type { Logger } from './logger';
+import { apiRouter } from './routes/api';
+import { healthRouter } from './routes/health';
+import { loadUser } from './routes/middleware/auth';
+import { refuseCrossSite } from './routes/middleware/csrf';
+import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/middleware/errors';
+import { sessionMiddleware } from './routes/middleware/session';
+import { pagesRouter } from './routes/pages';
+import { createServices } from './services';
+
+export interface AppDeps {
+  config: Config;
+  knex: Knex;
+  sessionPool: pg.Pool;
+  logger: Logger;
+  redis?: Redis;
+}
+
+const BODY_LIMIT = '100kb';
+const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
+
+/** Builds the Express app; it listens on nothing (server.ts and tests do that). */
+export function createApp(deps: AppDeps): express.Express {
+  const { config, logger } = deps;
+  const services = createServices(deps.knex, config);
+  const app = express();
+
+  app.set('trust proxy', config.trustProxy);
+  app.set('view engine', 'ejs');
+  app.set('views', path.join(ROOT, 'views'));
+  app.disable('x-powered-by');
+
+  app.use(
+    pinoHttp({
+      logger,
+      // Method, path and status are enough; headers would carry cookies and credentials.
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+    }),
+  );
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          upgradeInsecureRequests: config.isProduction ? [] : null,
+        },
+      },
+      // Browsers send `Origin: null` on same-origin posts under `no-referrer`; keep our origin visible.
+      referrerPolicy: { policy: 'same-origin' },
+      strictTransportSecurity: config.isProduction,
+    }),
+  );
+
+  app.use('/healthz', healthRouter(deps.knex));
+  app.use('/assets', express.static(path.join(ROOT, 'public'), { maxAge: '1h' }));
+
+  app.use(sessionMiddleware(config, deps.sessionPool));
+  app.use(loadUser(services));
+  const crossSite = refuseCrossSite(config.publicBaseUrl);
+
+  // JSON routes: the body is read as JSON whatever its Content-Type.
+  const json = express.json({ type: () => true, limit: BODY_LIMIT });
+  app.use('/api', crossSite, json, apiRouter(services), jsonNotFound, jsonErrors);
+
+  app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }));
+  app.use(crossSite, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);
+  return app;
+}

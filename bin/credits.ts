@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config';
+import { EmbeddedDatabase, startEmbeddedPostgres } from '../db/embedded';
+import { createKnex } from '../db/knex';
+import { migrateLatest } from '../db/migrate';
+import { AppError, ValidationError } from '../services/errors';
+import { CreditService } from '../services/credits';
+
+const USAGE = 'Usage: npm run credits -- grant <owner-email> <amount> [--note TEXT]';
+
+class UsageError extends Error {}
+
+/** Operator CLI: grants credits to a workspace owner's ledger. */
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { note: { type: 'string' } },
+  });
+  const [command, email, amountText, ...extra] = positionals;
+  if (command !== 'grant' || !email || !amountText || extra.length > 0) throw new UsageError(USAGE);
+  if (!/^\d+(\.\d{1,2})?$/.test(amountText)) {
+    throw new ValidationError({ amount: `Amount must be a positive number with at most 2 decimals, got "${amountText}"` });
+  }
+
+  const config = loadConfig();
+  let embedded: EmbeddedDatabase | undefined;
+  if (!config.databaseUrl) embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'));
+  const knex = createKnex(config.databaseUrl ?? embedded!.url, 1);
+  try {
+    if (embedded) await migrateLatest(knex);
+    const balance = await new CreditService(knex).grant(email, Number(amountText), values.note);
+    console.log(`Granted ${amountText} credits to ${email}. Balance: ${balance.credits} (total ${balance.totalCredits}, spent ${balance.totalSpent})`);
+  } finally {
+    await knex.destroy();
+    await embedded?.stop();
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof ValidationError) console.error(Object.values(err.fields).join('\n'));
+  else if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) console.error(err.message);
+  else console.error(err);
+  process.exit(1);
+});

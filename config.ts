@@ -1,0 +1,133 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** The project root, whether running from source or from `dist/`. */
+export const ROOT = path.basename(__dirname) === 'dist' ? path.resolve(__dirname, '..') : __dirname;
+
+const optionalString = z.string().trim().min(1).optional();
+const secret = z.string().min(32, 'must be at least 32 characters').optional();
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PUBLIC_BASE_URL: z.url().optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  SESSION_SECRET: secret,
+  JWT_SECRET: secret,
+  PUBLISHABLE_KEY: optionalString,
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).optional(),
+  BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(12),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: optionalString,
+  TOKEN_LIMIT_PER_IP: z.coerce.number().int().min(1).default(60),
+  TOKEN_LIMIT_PER_KEY: z.coerce.number().int().min(1).default(12),
+  LOGIN_LIMIT_PER_IP: z.coerce.number().int().min(1).default(30),
+  LOGIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+});
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  isProduction: boolean;
+  port: number;
+  publicBaseUrl: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  sessionSecret: string;
+  jwtSecret: string;
+  publishableKey: string;
+  trustProxy: number;
+  bcryptCost: number;
+  logLevel: string;
+  dataDir: string;
+  limits: {
+    tokenPerIp: number;
+    tokenPerKey: number;
+    loginPerIp: number;
+    loginPerEmail: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+interface DevSecrets {
+  SESSION_SECRET: string;
+  JWT_SECRET: string;
+}
+
+/** Development secrets are generated once and kept under the data directory (git-ignored). */
+function devSecrets(dataDir: string): DevSecrets {
+  const file = path.join(dataDir, 'secrets.json');
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as DevSecrets;
+  } catch {
+    const secrets: DevSecrets = {
+      SESSION_SECRET: crypto.randomBytes(32).toString('base64url'),
+      JWT_SECRET: crypto.randomBytes(32).toString('base64url'),
+    };
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+    return secrets;
+  }
+}
+
+/**
+ * The publishable key is public, so when none is configured it is derived from the JWT secret:
+ * every process of one deployment agrees on it, and the HMAC reveals nothing of the secret.
+ */
+function derivePublishableKey(jwtSecret: string): string {
+  return `pk_${crypto.createHmac('sha256', jwtSecret).update('publishable-key').digest('base64url')}`;
+}
+
+/** Reads and validates the environment once; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const isProduction = e.NODE_ENV === 'production';
+  if (isProduction) {
+    const missing = (['DATABASE_URL', 'SESSION_SECRET', 'JWT_SECRET'] as const).filter((k) => !e[k]);
+    if (missing.length > 0) {
+      throw new ConfigError(missing.map((k) => `${k}: required when NODE_ENV=production`));
+    }
+  }
+  const dataDir = path.resolve(ROOT, e.DATA_DIR ?? '.data');
+  const generated = !e.SESSION_SECRET || !e.JWT_SECRET ? devSecrets(dataDir) : undefined;
+  const jwtSecret = e.JWT_SECRET ?? generated!.JWT_SECRET;
+  return Object.freeze({
+    env: e.NODE_ENV,
+    isProduction,
+    port: e.PORT,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    sessionSecret: e.SESSION_SECRET ?? generated!.SESSION_SECRET,
+    jwtSecret,
+    publishableKey: e.PUBLISHABLE_KEY ?? derivePublishableKey(jwtSecret),
+    trustProxy: e.TRUST_PROXY ?? (isProduction ? 1 : 0),
+    bcryptCost: e.BCRYPT_COST,
+    logLevel: e.LOG_LEVEL,
+    dataDir,
+    limits: Object.freeze({
+      tokenPerIp: e.TOKEN_LIMIT_PER_IP,
+      tokenPerKey: e.TOKEN_LIMIT_PER_KEY,
+      loginPerIp: e.LOGIN_LIMIT_PER_IP,
+      loginPerEmail: e.LOGIN_LIMIT_PER_EMAIL,
+    }),
+  });
+}

@@ -1,0 +1,29 @@
+import knexFactory, { Knex } from 'knex';
+import pg from 'pg';
+
+// COUNT/SUM come back as int8/numeric strings; our counts and credit amounts fit in a double.
+pg.types.setTypeParser(pg.types.builtins.INT8, Number);
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number);
+
+export const STATEMENT_TIMEOUT_MS = 10_000;
+
+export function createKnex(databaseUrl: string, poolMax = 10): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: databaseUrl, statement_timeout: STATEMENT_TIMEOUT_MS },
+    pool: { min: 0, max: poolMax },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+/** The session store needs a pg.Pool of its own; errors on idle clients must not crash the process. */
+export function createSessionPool(databaseUrl: string, onError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 5,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    connectionTimeoutMillis: 10_000,
+  });
+  pool.on('error', onError);
+  return pool;
+}

@@ -1,0 +1,75 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import type { Redis } from 'ioredis';
+import { RedisStore } from 'rate-limit-redis';
+import type { Logger } from '../../logger';
+
+export interface LimiterOptions {
+  /** Unique per limiter: it prefixes the store's keys. */
+  name: string;
+  windowMs: number;
+  limit: number;
+  /** Defaults to the client IP (IPv6 grouped by /56). */
+  key?: (req: Request) => string;
+  /** Only count requests that fail (status >= 400). */
+  countFailuresOnly?: boolean;
+  /** Answers a request over the limit; `retryAfter` is in whole seconds. */
+  onLimited: (req: Request, res: Response, retryAfter: number) => void;
+}
+
+export interface LimiterDeps {
+  redis?: Redis;
+  logger: Logger;
+}
+
+/**
+ * rate-limit-redis caches its script SHAs as promises; one that failed while Redis was away would
+ * fail every later request too. Reload them after any failure so limits apply again once Redis is back.
+ */
+class RecoveringRedisStore extends RedisStore {
+  override async increment(key: string) {
+    try {
+      return await super.increment(key);
+    } catch (err) {
+      this.incrementScriptSha = this.loadIncrementScript();
+      this.getScriptSha = this.loadGetScript();
+      this.incrementScriptSha.catch(() => {});
+      this.getScriptSha.catch(() => {});
+      throw err;
+    }
+  }
+}
+
+export const clientIp = (req: Request): string => ipKeyGenerator(req.ip ?? '');
+
+/**
+ * Builds one limiter with a store of its own. With Redis, counters are shared by every process;
+ * if Redis fails, the request is let through (fail-open) and the error is logged.
+ */
+export function createLimiter(deps: LimiterDeps, options: LimiterOptions): RequestHandler {
+  const store = deps.redis
+    ? new RecoveringRedisStore({
+        prefix: `rl:${options.name}:`,
+        sendCommand: (command: string, ...args: string[]) =>
+          deps.redis!.call(command, ...args) as Promise<number>,
+      })
+    : undefined;
+  return rateLimit({
+    windowMs: options.windowMs,
+    limit: options.limit,
+    store,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    identifier: options.name,
+    keyGenerator: options.key ?? clientIp,
+    skipFailedRequests: false,
+    skipSuccessfulRequests: options.countFailuresOnly ?? false,
+    passOnStoreError: true,
+    handler: (req, res) => {
+      const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      const seconds = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : 1;
+      res.set('Retry-After', String(seconds));
+      options.onLimited(req, res, seconds);
+    },
+  });
+}

@@ -1,0 +1,35 @@
+import connectPgSimple from 'connect-pg-simple';
+import session from 'express-session';
+import type pg from 'pg';
+import type { Config } from '../../config';
+
+export const SESSION_COOKIE = 'ocs.sid';
+const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Sessions live in Postgres, so any number of processes behave as one. */
+export function sessionMiddleware(config: Config, pool: pg.Pool) {
+  const PgStore = connectPgSimple(session);
+  return session({
+    name: SESSION_COOKIE,
+    store: new PgStore({ pool, tableName: 'session', createTableIfMissing: false }),
+    secret: config.sessionSecret,
+    resave: false,
+    saveUninitialized: false,
+    cookie: {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: config.isProduction,
+      maxAge: SESSION_TTL_MS,
+    },
+  });
+}
+
+type SessionCallback = (done: (err?: unknown) => void) => void;
+
+function promisify(call: SessionCallback): Promise<void> {
+  return new Promise((resolve, reject) => call((err) => (err ? reject(err) : resolve())));
+}
+
+export const regenerateSession = (s: session.Session) => promisify((done) => s.regenerate(done));
+export const saveSession = (s: session.Session) => promisify((done) => s.save(done));
+export const destroySession = (s: session.Session) => promisify((done) => s.destroy(done));

@@ -1,0 +1,80 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import type { User } from '../../services/users';
+import { createLimiter } from '../middleware/rate-limit';
+import { destroySession, regenerateSession, saveSession, SESSION_COOKIE } from '../middleware/session';
+import { formValues, renderFormError } from './forms';
+import type { PageDeps } from './index';
+
+const SIGNUP_FIELDS = ['name', 'email', 'workspace'] as const;
+const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+const INVALID_LOGIN = 'Invalid email or password';
+
+/** A new session id at sign-in (no fixation); the CSRF token is re-issued with it. */
+async function signIn(req: Request, user: User): Promise<void> {
+  await regenerateSession(req.session);
+  req.session.userId = user.id;
+  await saveSession(req.session);
+}
+
+export function authPages(services: Services, deps: PageDeps): Router {
+  const router = Router();
+  const tooManyAttempts = (req: Request, res: Response, retryAfter: number) => {
+    res.status(429).render('login', {
+      values: formValues(req, ['email']),
+      errors: { form: `Too many sign-in attempts. Try again in ${Math.ceil(retryAfter / 60)} minutes.` },
+    });
+  };
+  const limitPerIp = createLimiter(deps, {
+    name: 'login-ip',
+    windowMs: LOGIN_WINDOW_MS,
+    limit: deps.config.limits.loginPerIp,
+    countFailuresOnly: true,
+    onLimited: tooManyAttempts,
+  });
+  const limitPerEmail = createLimiter(deps, {
+    name: 'login-email',
+    windowMs: LOGIN_WINDOW_MS,
+    limit: deps.config.limits.loginPerEmail,
+    key: (req) => `email:${String(req.body?.email ?? '').trim().toLowerCase()}`,
+    countFailuresOnly: true,
+    onLimited: tooManyAttempts,
+  });
+
+  router.get('/signup', (_req, res) => res.render('signup', { values: {}, errors: {} }));
+
+  router.post('/signup', async (req, res) => {
+    const values = formValues(req, SIGNUP_FIELDS);
+    try {
+      const user = await services.users.signUp({ ...values, password: formValues(req, ['password']).password });
+      await signIn(req, user);
+      res.redirect(303, '/');
+    } catch (err) {
+      renderFormError(res, err, 'signup', { values });
+    }
+  });
+
+  router.get('/login', (req, res) => {
+    if (req.ctx) return res.redirect(303, '/');
+    res.render('login', { values: {}, errors: {} });
+  });
+
+  router.post('/login', limitPerIp, limitPerEmail, async (req, res) => {
+    const values = formValues(req, ['email', 'password']);
+    const user = await services.users.authenticate(values.email, values.password);
+    if (!user) {
+      res.status(401).render('login', { values: { email: values.email }, errors: { form: INVALID_LOGIN } });
+      return;
+    }
+    await signIn(req, user);
+    res.redirect(303, '/');
+  });
+
+  router.post('/logout', async (req, res) => {
+    if (req.session) await destroySession(req.session);
+    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: deps.config.isProduction });
+    res.redirect(303, '/login');
+  });
+  return router;
+}

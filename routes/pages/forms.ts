@@ -1,0 +1,32 @@
+import type { Request, Response } from 'express';
+import { ValidationError } from '../../services/errors';
+
+/** Picks the named text fields from a form body; never hand `req.body` itself to a template. */
+export function formValues<K extends string>(req: Request, names: readonly K[]): Record<K, string> {
+  const values = {} as Record<K, string>;
+  for (const name of names) {
+    const value = req.body?.[name];
+    values[name] = typeof value === 'string' ? value : '';
+  }
+  return values;
+}
+
+/** Re-renders a form with the user's input and a message beside each bad field, or rethrows. */
+export function renderFormError(
+  res: Response,
+  err: unknown,
+  view: string,
+  locals: Record<string, unknown>,
+  fieldNames: Record<string, string> = {},
+): void {
+  if (!(err instanceof ValidationError)) throw err;
+  const errors: Record<string, string> = {};
+  for (const [field, message] of Object.entries(err.fields)) errors[fieldNames[field] ?? field] = message;
+  res.status(400).render(view, { ...locals, errors });
+}
+
+/** POST/redirect/GET with a one-time notice shown on the next page. */
+export function redirectWithNotice(req: Request, res: Response, to: string, notice: string): void {
+  if (req.session) req.session.notice = notice;
+  res.redirect(303, to);
+}

@@ -1,0 +1,47 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import { ValidationError } from '../../services/errors';
+import { requirePageUser } from '../middleware/auth';
+import { formValues, redirectWithNotice } from './forms';
+
+export function workspacePages(services: Services): Router {
+  const router = Router();
+  router.use('/workspace', requirePageUser);
+
+  async function renderWorkspace(req: Request, res: Response, status = 200, form: object = {}) {
+    const workspace = req.ctx!.workspace;
+    const [members, invitations] = workspace
+      ? await Promise.all([services.workspaces.members(workspace.id), services.workspaces.openInvitations(workspace.id)])
+      : [[], []];
+    res.status(status).render('workspace', { members, invitations, values: {}, errors: {}, ...form });
+  }
+
+  /** Runs a form action; a validation failure re-renders the page with the input and messages. */
+  async function handleForm(req: Request, res: Response, field: string, action: (value: string) => Promise<string>) {
+    const values = formValues(req, [field]);
+    try {
+      redirectWithNotice(req, res, '/workspace', await action(values[field]));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await renderWorkspace(req, res, 400, { values, errors: err.fields });
+    }
+  }
+
+  router.get('/workspace', (req, res) => renderWorkspace(req, res));
+
+  router.post('/workspace', (req, res) =>
+    handleForm(req, res, 'name', async (name) => {
+      await services.workspaces.create(req.ctx!.user.id, name);
+      return `Workspace “${name.trim()}” created.`;
+    }),
+  );
+
+  router.post('/workspace/invitations', (req, res) =>
+    handleForm(req, res, 'email', async (email) => {
+      await services.workspaces.invite(req.ctx!.workspace ?? { id: '', role: 'none' }, req.ctx!.user.id, email);
+      return `${email.trim()} is invited: they join when they sign up or next sign in.`;
+    }),
+  );
+  return router;
+}

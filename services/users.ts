@@ -1,0 +1,108 @@
+import bcrypt from 'bcrypt';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { ValidationError } from './errors';
+import { email, parse, requiredText } from './validation';
+import { WorkspaceService } from './workspaces';
+
+export const PASSWORD_MIN_CHARS = 8;
+/** bcrypt reads only the first 72 bytes; longer passwords are refused rather than silently cut. */
+export const PASSWORD_MAX_BYTES = 72;
+
+const password = z
+  .string({ error: 'Password is required' })
+  .min(PASSWORD_MIN_CHARS, `Password must be at least ${PASSWORD_MIN_CHARS} characters`)
+  .refine(
+    (p) => Buffer.byteLength(p, 'utf8') <= PASSWORD_MAX_BYTES,
+    `Password must be at most ${PASSWORD_MAX_BYTES} bytes (72 plain letters; fewer with accents or Arabic)`,
+  );
+
+const signUpSchema = z.object({
+  name: requiredText('Name', 200),
+  email,
+  password,
+  workspace: z
+    .string()
+    .trim()
+    .max(200, 'Workspace name must be at most 200 characters')
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+});
+
+export type SignUpInput = z.input<typeof signUpSchema>;
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+}
+
+export interface UserContext {
+  user: User;
+  workspace: { id: string; name: string; role: 'owner' | 'member'; owner_id: string } | null;
+}
+
+export class UserService {
+  // A real hash to compare against when the email is unknown, so timing does not reveal accounts.
+  private readonly dummyHash: Promise<string>;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly workspaces: WorkspaceService,
+    private readonly bcryptCost: number,
+  ) {
+    this.dummyHash = bcrypt.hash('not-a-real-password', bcryptCost);
+  }
+
+  /** Creates the account; joins an invited workspace, else creates the named one, else none. */
+  async signUp(input: SignUpInput): Promise<User> {
+    const data = parse(signUpSchema, input);
+    const passwordHash = await bcrypt.hash(data.password, this.bcryptCost);
+    return this.knex.transaction(async (trx) => {
+      const {
+        rows: [user],
+      } = await trx.raw(
+        `INSERT INTO users (email, name, password_hash) VALUES (?, ?, ?)
+         ON CONFLICT ((lower(email))) DO NOTHING RETURNING id, email, name`,
+        [data.email, data.name, passwordHash],
+      );
+      if (!user) throw new ValidationError({ email: 'An account with this email already exists' });
+      const joined = await this.workspaces.acceptInvitation(user.id, user.email, trx);
+      if (!joined && data.workspace) await this.workspaces.create(user.id, data.workspace, trx);
+      return user as User;
+    });
+  }
+
+  /** Returns the user for a correct email and password, else null; the same work either way. */
+  async authenticate(emailInput: unknown, passwordInput: unknown): Promise<User | null> {
+    const address = typeof emailInput === 'string' ? emailInput.trim().toLowerCase() : '';
+    const secret = typeof passwordInput === 'string' ? passwordInput : '';
+    const row = address
+      ? await this.knex('users').whereRaw('lower(email) = ?', [address]).first()
+      : undefined;
+    const tooLong = Buffer.byteLength(secret, 'utf8') > PASSWORD_MAX_BYTES;
+    const matches = await bcrypt.compare(tooLong ? '' : secret, row?.password_hash ?? (await this.dummyHash));
+    if (!row || !matches || tooLong) return null;
+    await this.workspaces.acceptInvitation(row.id, row.email);
+    return { id: row.id, email: row.email, name: row.name };
+  }
+
+  /** The signed-in user and their workspace, in one query. */
+  async context(userId: string): Promise<UserContext | null> {
+    const row = await this.knex('users as u')
+      .leftJoin('workspace_members as m', 'm.user_id', 'u.id')
+      .leftJoin('workspaces as w', 'w.id', 'm.workspace_id')
+      .where('u.id', userId)
+      .first(
+        'u.id', 'u.email', 'u.name',
+        'w.id as workspace_id', 'w.name as workspace_name', 'w.owner_id', 'm.role',
+      );
+    if (!row) return null;
+    return {
+      user: { id: row.id, email: row.email, name: row.name },
+      workspace: row.workspace_id
+        ? { id: row.workspace_id, name: row.workspace_name, role: row.role, owner_id: row.owner_id }
+        : null,
+    };
+  }
+}

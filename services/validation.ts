@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { FieldErrors, ValidationError } from './errors';
+
+/** Parses input with a zod schema; every failing field is reported at once, by its name. */
+export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const fields: FieldErrors = {};
+  for (const issue of result.error.issues) {
+    const name = issue.path.length > 0 ? String(issue.path[0]) : '_';
+    fields[name] ??= issue.message;
+  }
+  throw new ValidationError(fields);
+}
+
+/** A required text field: trimmed, non-empty, at most `max` characters. */
+export function requiredText(label: string, max: number) {
+  return z
+    .string({ error: `${label} must be text` })
+    .trim()
+    .min(1, `${label} is required`)
+    .max(max, `${label} must be at most ${max} characters`);
+}
+
+export const email = z
+  .string({ error: 'Email is required' })
+  .trim()
+  .toLowerCase()
+  .min(1, 'Email is required')
+  .max(254, 'Email is too long')
+  .pipe(z.email('Enter a valid email address'));
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path ids that are not UUIDs can never match a row: callers answer 404 without a query. */
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID_RE.test(value);
+}
