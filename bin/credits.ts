@@ -13,11 +13,13 @@ class UsageError extends Error {}
 
 /** Operator CLI: grants credits to a workspace owner's ledger. */
 async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { note: { type: 'string' } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { note: { type: 'string' } } });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+  }
+  const { positionals, values } = parsed;
   const [command, email, amountText, ...extra] = positionals;
   if (command !== 'grant' || !email || !amountText || extra.length > 0) throw new UsageError(USAGE);
   if (!/^\d+(\.\d{1,2})?$/.test(amountText)) {

@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../config';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('configuration', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ocs-config-'));
+  });
+  afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('names each bad variable', () => {
+    const found = problems({ DATA_DIR: dataDir, PORT: 'eighty', BCRYPT_COST: '99', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', PUBLIC_BASE_URL: 'not a url' });
+    expect(found.map((p) => p.split(':')[0]).sort()).to.deep.equal(['BCRYPT_COST', 'DATABASE_URL', 'LOG_LEVEL', 'PORT', 'PUBLIC_BASE_URL']);
+  });
+
+  it('production requires DATABASE_URL, SESSION_SECRET and JWT_SECRET', () => {
+    expect(problems({ NODE_ENV: 'production', DATA_DIR: dataDir })).to.deep.equal([
+      'DATABASE_URL: required when NODE_ENV=production',
+      'SESSION_SECRET: required when NODE_ENV=production',
+      'JWT_SECRET: required when NODE_ENV=production',
+    ]);
+    expect(problems({ NODE_ENV: 'production', SESSION_SECRET: 'short', JWT_SECRET: 'x'.repeat(32), DATABASE_URL: 'postgres://h/db' })).to.deep.equal([
+      'SESSION_SECRET: must be at least 32 characters',
+    ]);
+  });
+
+  it('production trusts one proxy hop by default, configurable by TRUST_PROXY', () => {
+    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://h/db', SESSION_SECRET: 's'.repeat(32), JWT_SECRET: 'j'.repeat(32) };
+    expect(loadConfig(base).trustProxy).to.equal(1);
+    expect(loadConfig({ ...base, TRUST_PROXY: '2' }).trustProxy).to.equal(2);
+    expect(loadConfig({ DATA_DIR: dataDir }).trustProxy).to.equal(0);
+    expect(problems({ ...base, TRUST_PROXY: 'true' })[0]).to.match(/^TRUST_PROXY:/);
+  });
+
+  it('development secrets are generated once and kept under the data directory', () => {
+    const first = loadConfig({ DATA_DIR: dataDir });
+    const second = loadConfig({ DATA_DIR: dataDir });
+    expect(first.sessionSecret).to.have.length.greaterThan(31);
+    expect(second.sessionSecret).to.equal(first.sessionSecret);
+    expect(second.jwtSecret).to.equal(first.jwtSecret);
+    expect(first.publishableKey).to.match(/^pk_/);
+    expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).to.equal(0o600);
+  });
+
+  it('defaults: port 3000, public URL from the port, bcrypt cost 12', () => {
+    const config = loadConfig({ DATA_DIR: dataDir });
+    expect(config).to.include({ port: 3000, publicBaseUrl: 'http://localhost:3000', bcryptCost: 12, isProduction: false });
+    expect(Object.isFrozen(config)).to.equal(true);
+  });
+});

@@ -1,0 +1,82 @@
+import crypto from 'node:crypto';
+import type { Express } from 'express';
+import type { Redis } from 'ioredis';
+import pino from 'pino';
+import request from 'supertest';
+import { createApp } from '../../app';
+import { loadConfig } from '../../config';
+import { testKnex, testSessionPool } from './db';
+
+export const silentLogger = pino({ level: 'silent' });
+
+export const TEST_ENV = {
+  NODE_ENV: 'test',
+  BCRYPT_COST: '4',
+  LOG_LEVEL: 'silent',
+  SESSION_SECRET: 'test-session-secret-test-session-secret',
+  JWT_SECRET: 'test-jwt-secret-test-jwt-secret-test-jwt',
+  PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+};
+
+/** A real app on the test database; `env` overrides configuration (e.g. lower rate limits). */
+export function testApp(env: Record<string, string> = {}, redis?: Redis): Express {
+  const config = loadConfig({ ...TEST_ENV, ...env });
+  return createApp({ config, knex: testKnex(), sessionPool: testSessionPool(), logger: silentLogger, redis });
+}
+
+let shared: Express | undefined;
+/** One app for tests that need no special configuration. */
+export function app(): Express {
+  shared ??= testApp();
+  return shared;
+}
+
+export function uniqueEmail(label = 'user'): string {
+  return `${label}-${crypto.randomUUID()}@example.test`;
+}
+
+/** The hidden `_csrf` value of the first form on a page. */
+export function csrfFrom(html: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!match) throw new Error('no _csrf field on the page');
+  return match[1];
+}
+
+export interface SignedIn {
+  agent: ReturnType<typeof request.agent>;
+  email: string;
+  password: string;
+  userId: string;
+  workspaceId: string | null;
+}
+
+/**
+ * Signs a new user up through the real form and returns a cookie-carrying agent.
+ * `workspace: null` makes a user with no workspace.
+ */
+export async function signUp(
+  options: { workspace?: string | null; email?: string; name?: string; target?: Express } = {},
+): Promise<SignedIn> {
+  const target = options.target ?? app();
+  const agent = request.agent(target);
+  const email = options.email ?? uniqueEmail();
+  const password = 'correct horse battery';
+  const page = await agent.get('/signup').expect(200);
+  const workspace = options.workspace === undefined ? `Shop ${crypto.randomUUID().slice(0, 8)}` : options.workspace;
+  await agent
+    .post('/signup')
+    .type('form')
+    .send({ _csrf: csrfFrom(page.text), name: options.name ?? 'Test User', email, password, workspace: workspace ?? '' })
+    .expect(303);
+  const row = await testKnex()('users as u')
+    .leftJoin('workspace_members as m', 'm.user_id', 'u.id')
+    .whereRaw('lower(u.email) = lower(?)', [email])
+    .first('u.id', 'm.workspace_id');
+  return { agent, email, password, userId: row.id, workspaceId: row.workspace_id ?? null };
+}
+
+/** The CSRF token of a signed-in agent, read from a page that has a form. */
+export async function csrfOf(agent: SignedIn['agent'], page = '/workspace'): Promise<string> {
+  const res = await agent.get(page).expect(200);
+  return csrfFrom(res.text);
+}

@@ -1,0 +1,45 @@
+import path from 'node:path';
+import type { Knex } from 'knex';
+import type pg from 'pg';
+import { ROOT } from '../../config';
+import { EmbeddedDatabase, startEmbeddedPostgres } from '../../db/embedded';
+import { createKnex, createSessionPool } from '../../db/knex';
+import { migrateLatest } from '../../db/migrate';
+
+let embedded: EmbeddedDatabase | undefined;
+let url: string | undefined;
+let knex: Knex | undefined;
+let sessionPool: pg.Pool | undefined;
+
+/** DATABASE_URL when set, else an embedded Postgres kept under .data/test-postgres. Migrated once. */
+export async function startTestDatabase(): Promise<void> {
+  url = process.env.DATABASE_URL;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(path.join(ROOT, '.data', 'test-postgres'), 'test');
+    url = embedded.url;
+  }
+  knex = createKnex(url);
+  await migrateLatest(knex);
+  sessionPool = createSessionPool(url, () => {});
+}
+
+export async function stopTestDatabase(): Promise<void> {
+  await knex?.destroy();
+  await sessionPool?.end();
+  await embedded?.stop();
+}
+
+export function testDatabaseUrl(): string {
+  if (!url) throw new Error('test database not started');
+  return url;
+}
+
+export function testKnex(): Knex {
+  if (!knex) throw new Error('test database not started');
+  return knex;
+}
+
+export function testSessionPool(): pg.Pool {
+  if (!sessionPool) throw new Error('test database not started');
+  return sessionPool;
+}

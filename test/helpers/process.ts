@@ -1,0 +1,55 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from '../../config';
+
+export interface RunningServer {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts the compiled server as its own process (PORT=0) and resolves once it logs its URL. */
+export function startServer(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<RunningServer> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ...env, LOG_LEVEL: 'info' };
+  for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/localhost:(\d+))"/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1], port: Number(match[2]), output: () => output, exited });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+}
+
+/** Runs a compiled script to completion and returns its exit code and output. */
+export function runScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', script), ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
