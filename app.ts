@@ -9,6 +9,8 @@ import pinoHttp from 'pino-http';
 import { Config, ROOT } from './config';
 import type { Logger } from './logger';
 import { apiRouter } from './routes/api';
+import { tokenRouter } from './routes/api/token';
+import { dataRouter } from './routes/data';
 import { healthRouter } from './routes/health';
 import { loadUser } from './routes/middleware/auth';
 import { refuseCrossSite } from './routes/middleware/csrf';
@@ -77,12 +79,16 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/healthz', healthRouter(deps.knex));
   app.use('/assets', express.static(path.join(ROOT, 'public'), { maxAge: '1h' }));
 
+  // Bearer-authenticated routes: no session, no cookies, so no cross-site check either.
+  const json = express.json({ type: () => true, limit: BODY_LIMIT });
+  app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
+  app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
+
   app.use(sessionMiddleware(config, deps.sessionPool));
   app.use(loadUser(services));
   const crossSite = refuseCrossSite(config.publicBaseUrl);
 
   // JSON routes: the body is read as JSON whatever its Content-Type.
-  const json = express.json({ type: () => true, limit: BODY_LIMIT });
   app.use('/api', crossSite, json, apiRouter(services), jsonNotFound, jsonErrors);
 
   app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }));

@@ -1,6 +1,9 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+import { agentsRouter } from './agents';
+import { keysRouter } from './keys';
+import { ordersRouter } from './orders';
 
 /** Session-cookie JSON routes under /api. */
 export function apiRouter(services: Services): Router {
@@ -8,5 +11,8 @@ export function apiRouter(services: Services): Router {
   router.get('/credits', requireApiWorkspace, async (req, res) => {
     res.json(await services.credits.balance(workspaceOf(req).workspace));
   });
+  router.use('/orders', ordersRouter(services));
+  router.use('/agents', agentsRouter(services));
+  router.use('/keys', keysRouter(services));
   return router;
 }

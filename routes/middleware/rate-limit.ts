@@ -23,19 +23,47 @@ export interface LimiterDeps {
 }
 
 /**
- * rate-limit-redis caches its script SHAs as promises; one that failed while Redis was away would
- * fail every later request too. Reload them after any failure so limits apply again once Redis is back.
+ * rate-limit-redis caches its script SHAs as promises: one that failed while Redis was away would
+ * fail every later request too. After any failure the scripts are loaded again on the next request,
+ * so limits apply again as soon as Redis is back. Failures are logged (at most every 10 s) and the
+ * limiter lets the request through (fail-open).
  */
 class RecoveringRedisStore extends RedisStore {
+  private stale = false;
+  private lastLogged = 0;
+
+  constructor(options: ConstructorParameters<typeof RedisStore>[0], private readonly logger: Logger) {
+    super(options);
+  }
+
+  override async init(options: Parameters<RedisStore['init']>[0]): Promise<void> {
+    try {
+      await super.init(options);
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
   override async increment(key: string) {
+    if (this.stale) {
+      this.stale = false;
+      this.incrementScriptSha = this.loadIncrementScript();
+      this.getScriptSha = this.loadGetScript();
+      this.getScriptSha.catch(() => {});
+    }
     try {
       return await super.increment(key);
     } catch (err) {
-      this.incrementScriptSha = this.loadIncrementScript();
-      this.getScriptSha = this.loadGetScript();
-      this.incrementScriptSha.catch(() => {});
-      this.getScriptSha.catch(() => {});
+      this.failed(err);
       throw err;
+    }
+  }
+
+  private failed(err: unknown): void {
+    this.stale = true;
+    if (Date.now() - this.lastLogged > 10_000) {
+      this.lastLogged = Date.now();
+      this.logger.error({ err: (err as Error).message, prefix: this.prefix }, 'rate limit store unavailable: letting requests through');
     }
   }
 }
@@ -48,11 +76,14 @@ export const clientIp = (req: Request): string => ipKeyGenerator(req.ip ?? '');
  */
 export function createLimiter(deps: LimiterDeps, options: LimiterOptions): RequestHandler {
   const store = deps.redis
-    ? new RecoveringRedisStore({
-        prefix: `rl:${options.name}:`,
-        sendCommand: (command: string, ...args: string[]) =>
-          deps.redis!.call(command, ...args) as Promise<number>,
-      })
+    ? new RecoveringRedisStore(
+        {
+          prefix: `rl:${options.name}:`,
+          sendCommand: (command: string, ...args: string[]) =>
+            deps.redis!.call(command, ...args) as Promise<number>,
+        },
+        deps.logger,
+      )
     : undefined;
   return rateLimit({
     windowMs: options.windowMs,

@@ -1,0 +1,23 @@
+import { Router } from 'express';
+import type { Services } from '../../services';
+import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+
+/** /api/keys: session cookie only, so that credentials cannot mint more credentials. */
+export function keysRouter(services: Services): Router {
+  const router = Router();
+  router.use(requireApiWorkspace);
+
+  router.get('/', async (req, res) => {
+    res.json({ keys: await services.apiKeys.list(workspaceOf(req).workspace.id) });
+  });
+  router.post('/', async (req, res) => {
+    const { user, workspace } = workspaceOf(req);
+    res.set('Cache-Control', 'no-store');
+    res.status(201).json(await services.apiKeys.create({ userId: user.id, workspaceId: workspace.id }, req.body));
+  });
+  router.delete('/:id', async (req, res) => {
+    await services.apiKeys.revoke(workspaceOf(req).workspace.id, req.params.id);
+    res.status(204).end();
+  });
+  return router;
+}

@@ -1,0 +1,60 @@
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { Router } from 'express';
+import type { Config } from '../../config';
+import type { Services } from '../../services';
+import { hashKey } from '../../services/api-keys';
+import { createLimiter, LimiterDeps } from '../middleware/rate-limit';
+
+const WINDOW_MS = 5 * 60 * 1000;
+// Byte-identical for every cause: missing, malformed, unknown, expired or revoked.
+const INVALID_KEY = { error: 'invalid_api_key' };
+
+function bearer(req: Request): string | undefined {
+  const match = /^Bearer ([^\s]+)$/.exec(req.get('authorization') ?? '');
+  return match?.[1];
+}
+
+const rateLimited = (_req: Request, res: Response) => res.status(429).json({ error: 'rate_limited' });
+
+/**
+ * POST /api/v1/token: trades an API key for a one-hour access token. No CORS headers on any
+ * response (the key must never be in a browser), no caching, no request body read.
+ */
+export function tokenRouter(services: Services, config: Config, deps: LimiterDeps): Router {
+  const router = Router();
+  router.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+  const perIp = createLimiter(deps, {
+    name: 'token-ip',
+    windowMs: WINDOW_MS,
+    limit: config.limits.tokenPerIp,
+    onLimited: rateLimited,
+  });
+  const perKey = createLimiter(deps, {
+    name: 'token-key',
+    windowMs: WINDOW_MS,
+    limit: config.limits.tokenPerKey,
+    // Counted by the key's hash: the secret itself never reaches Redis.
+    key: (req) => hashKey(bearer(req) ?? ''),
+    onLimited: rateLimited,
+  });
+
+  router.post('/', perIp, perKey, async (req, res) => {
+    const key = bearer(req);
+    const owner = key ? await services.apiKeys.verify(key) : null;
+    if (!owner) {
+      res.status(401).json(INVALID_KEY);
+      return;
+    }
+    res.json(services.tokens.issue(owner.userId));
+  });
+
+  const serverError: ErrorRequestHandler = (err, req, res, _next) => {
+    req.log.error({ err }, 'token exchange failed');
+    res.status(500).json({ error: 'server_error' });
+  };
+  router.use(serverError);
+  return router;
+}

@@ -1,0 +1,120 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { NotFoundError } from './errors';
+import { isUuid, parse } from './validation';
+
+const KEY_PREFIX = 'sk_live_';
+/** 32 random bytes are 43 base64url characters: 256 bits, hashed with SHA-256 and looked up by hash. */
+const KEY_RE = /^sk_live_[A-Za-z0-9_-]{43}$/;
+const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 6;
+const LAST_USED_THROTTLE_MS = 60_000;
+
+const createSchema = z.object({
+  name: z.string({ error: 'Name must be text' }).trim().max(100, 'Name must be at most 100 characters').optional(),
+  expiresInDays: z
+    .number({ error: 'expiresInDays must be a whole number of days from 1 to 365' })
+    .int('expiresInDays must be a whole number of days from 1 to 365')
+    .min(1, 'expiresInDays must be a whole number of days from 1 to 365')
+    .max(365, 'expiresInDays must be a whole number of days from 1 to 365')
+    .optional(),
+});
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface KeyOwner {
+  keyId: string;
+  userId: string;
+}
+
+const COLUMNS = ['id', 'name', 'prefix', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'];
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+function view(row: Record<string, unknown>): ApiKeyView {
+  return {
+    id: row.id as string,
+    name: row.name as string,
+    prefix: row.prefix as string,
+    created_at: iso(row.created_at as Date)!,
+    expires_at: iso(row.expires_at as Date | null),
+    last_used_at: iso(row.last_used_at as Date | null),
+    revoked_at: iso(row.revoked_at as Date | null),
+  };
+}
+
+export const hashKey = (key: string): string => crypto.createHash('sha256').update(key).digest('hex');
+
+export class ApiKeyService {
+  private readonly lastTouched = new Map<string, number>();
+
+  constructor(private readonly knex: Knex) {}
+
+  /** Creates a key; the full value is returned this once and only its hash is stored. */
+  async create(owner: { userId: string; workspaceId: string }, input: unknown): Promise<ApiKeyView & { key: string }> {
+    const body = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+    const data = parse(createSchema, { name: body.name ?? undefined, expiresInDays: body.expiresInDays ?? body.expires_in_days ?? undefined });
+    const key = `${KEY_PREFIX}${crypto.randomBytes(32).toString('base64url')}`;
+    const [row] = await this.knex('api_keys')
+      .insert({
+        user_id: owner.userId,
+        workspace_id: owner.workspaceId,
+        name: data.name ?? '',
+        key_hash: hashKey(key),
+        prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+        expires_at: data.expiresInDays ? this.knex.raw(`now() + make_interval(days => ?)`, [data.expiresInDays]) : null,
+      })
+      .returning(COLUMNS);
+    return { ...view(row), key };
+  }
+
+  async list(workspaceId: string): Promise<ApiKeyView[]> {
+    const rows = await this.knex('api_keys')
+      .where({ workspace_id: workspaceId })
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .select(COLUMNS);
+    return rows.map(view);
+  }
+
+  /** Revokes a key of this workspace (again is harmless); another workspace's id is 404. */
+  async revoke(workspaceId: string, id: string): Promise<void> {
+    if (!isUuid(id)) throw new NotFoundError('API key not found');
+    const rows = await this.knex('api_keys')
+      .where({ workspace_id: workspaceId, id })
+      .update({ revoked_at: this.knex.raw('coalesce(revoked_at, now())') })
+      .returning('id');
+    if (rows.length === 0) throw new NotFoundError('API key not found');
+  }
+
+  /** The owner of a live key (well-formed, known, not revoked, not expired), else null. */
+  async verify(key: string): Promise<KeyOwner | null> {
+    if (!KEY_RE.test(key)) return null;
+    const row = await this.knex('api_keys')
+      .where({ key_hash: hashKey(key) })
+      .whereNull('revoked_at')
+      .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', this.knex.fn.now()))
+      .first('id', 'user_id');
+    if (!row) return null;
+    this.touch(row.id);
+    return { keyId: row.id, userId: row.user_id };
+  }
+
+  /** Records last use at most once a minute per key and process, off the request's critical path. */
+  private touch(keyId: string): void {
+    const now = Date.now();
+    if (now - (this.lastTouched.get(keyId) ?? 0) < LAST_USED_THROTTLE_MS) return;
+    this.lastTouched.set(keyId, now);
+    if (this.lastTouched.size > 10_000) this.lastTouched.clear();
+    this.knex('api_keys')
+      .where({ id: keyId })
+      .update({ last_used_at: this.knex.fn.now() })
+      .catch(() => this.lastTouched.delete(keyId));
+  }
+}

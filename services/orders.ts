@@ -1,0 +1,226 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { AppError, ConflictError, NotFoundError, ValidationError } from './errors';
+import { IdempotencyService, requestHash } from './idempotency';
+import { moroccanPhone } from './phone';
+import { isUuid, parse, requiredText } from './validation';
+
+export const ORDER_STATUSES = [
+  'pending', 'processing', 'calling', 'confirmed', 'unconfirmed',
+  'failed', 'no-answer', 'postponed', 'order-changed', 'unrecognized',
+] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** An order as every client (JSON API, Data API, pages) sees it. */
+export interface Order {
+  id: string;
+  workspace_id: string;
+  client_name: string;
+  phone: string;
+  store_name: string;
+  products_name: string;
+  address: string | null;
+  status: OrderStatus;
+  created_at: string;
+  operation_id: string | null;
+}
+
+/** Input field names (camelCase) and the column each one writes; the column name is also accepted. */
+const FIELD_COLUMNS = {
+  clientName: 'client_name',
+  phone: 'phone',
+  storeName: 'store_name',
+  productsName: 'products_name',
+  address: 'address',
+  status: 'status',
+} as const;
+export type OrderField = keyof typeof FIELD_COLUMNS;
+export type OrderInput = Partial<Record<OrderField, unknown>>;
+
+/**
+ * Reads the order fields of a body given in camelCase or snake_case (camelCase wins when both are
+ * present). Anything else in the body is ignored, so ids and timestamps can never be set by a client.
+ */
+export function normalizeOrderInput(body: unknown): OrderInput {
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ValidationError({ body: 'The request body must be a JSON object' });
+  }
+  const source = body as Record<string, unknown>;
+  const input: OrderInput = {};
+  for (const [field, column] of Object.entries(FIELD_COLUMNS) as Array<[OrderField, string]>) {
+    const camel = Object.hasOwn(source, field) ? source[field] : undefined;
+    const snake = Object.hasOwn(source, column) ? source[column] : undefined;
+    const value = camel !== undefined ? camel : snake;
+    if (value !== undefined) input[field] = value;
+  }
+  return input;
+}
+
+export class InvalidStatusError extends AppError {
+  constructor() {
+    super(400, `Unknown status; use one of: ${ORDER_STATUSES.join(', ')}`, 'INVALID_STATUS', { allowed: ORDER_STATUSES });
+  }
+}
+
+function checkStatus(status: unknown): OrderStatus | undefined {
+  if (status === undefined) return undefined;
+  if (!(ORDER_STATUSES as readonly unknown[]).includes(status)) throw new InvalidStatusError();
+  return status as OrderStatus;
+}
+
+const text = (label: string, max: number) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? `${label} is required` : `${label} must be text`) })
+    .pipe(requiredText(label, max));
+
+const contentSchema = z.object({
+  clientName: text('Client name', 200),
+  phone: moroccanPhone,
+  storeName: text('Store name', 200),
+  productsName: text('Products', 1000),
+  // An empty (or null) address means "no address".
+  address: z
+    .string({ error: 'Address must be text' })
+    .trim()
+    .max(500, 'Address must be at most 500 characters')
+    .nullable()
+    .optional()
+    .transform((value) => value || null),
+});
+const editSchema = contentSchema.partial();
+
+type Columns = Partial<Record<(typeof FIELD_COLUMNS)[OrderField], string | null>>;
+
+function toColumns(data: Record<string, string | null | undefined>): Columns {
+  const columns: Columns = {};
+  for (const [field, value] of Object.entries(data)) {
+    if (value !== undefined) columns[FIELD_COLUMNS[field as OrderField]] = value;
+  }
+  return columns;
+}
+
+const ORDER_FIELDS = [
+  'o.id', 'o.workspace_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name',
+  'o.address', 'o.status', 'o.created_at', 'op.id as operation_id',
+];
+
+/** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
+function toOrder(row: Omit<Order, 'created_at'> & { created_at: Date | string }): Order {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    client_name: row.client_name,
+    phone: row.phone,
+    store_name: row.store_name,
+    products_name: row.products_name,
+    address: row.address ?? null,
+    status: row.status,
+    created_at: new Date(row.created_at).toISOString(),
+    operation_id: row.operation_id ?? null,
+  };
+}
+
+export interface CreatedOrder {
+  order: Order;
+  /** True when an Idempotency-Key retry returned the order created by the first request. */
+  replayed: boolean;
+}
+
+/** Orders of one workspace; every query is scoped by the workspace id it is given. */
+export class OrderService {
+  constructor(
+    private readonly knex: Knex,
+    private readonly idempotency: IdempotencyService,
+  ) {}
+
+  /** Newest first (id breaks ties), each with its operation, in one query. */
+  async list(workspaceId: string): Promise<Order[]> {
+    const rows = await this.withOperation(this.knex.from('orders as o'))
+      .where('o.workspace_id', workspaceId)
+      .orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }]);
+    return rows.map(toOrder);
+  }
+
+  async get(workspaceId: string, id: string): Promise<Order> {
+    if (!isUuid(id)) throw orderNotFound();
+    const row = await this.withOperation(this.knex.from('orders as o')).where({ 'o.workspace_id': workspaceId, 'o.id': id }).first();
+    if (!row) throw orderNotFound();
+    return toOrder(row);
+  }
+
+  /** Creates the order and its pending outbound operation for the handler agent, both or neither. */
+  async create(workspaceId: string, body: unknown, options: { idempotencyKey?: string } = {}): Promise<CreatedOrder> {
+    const input = normalizeOrderInput(body);
+    const status = checkStatus(input.status) ?? 'pending';
+    const data = { ...parse(contentSchema, input), status };
+    const insert = (trx: Knex.Transaction) => this.insert(trx, workspaceId, toColumns(data));
+    if (options.idempotencyKey === undefined) {
+      return { order: await this.knex.transaction(insert), replayed: false };
+    }
+    const result = await this.idempotency.once(workspaceId, options.idempotencyKey, requestHash(data), async (trx) => ({
+      status: 201,
+      body: await insert(trx),
+    }));
+    // Stored as jsonb, which reorders keys.
+    return { order: toOrder(result.body), replayed: result.replayed };
+  }
+
+  /**
+   * Status changes at any time; content only while pending. The pending check is part of the
+   * UPDATE itself, so a concurrent status change can never let a content edit through.
+   */
+  async update(workspaceId: string, id: string, body: unknown): Promise<Order> {
+    if (!isUuid(id)) throw orderNotFound();
+    const input = normalizeOrderInput(body);
+    const status = checkStatus(input.status);
+    const content = toColumns(parse(editSchema, input));
+    const editsContent = Object.keys(content).length > 0;
+    const patch = { ...content, ...(status ? { status } : {}) };
+    if (Object.keys(patch).length === 0) return this.get(workspaceId, id);
+
+    const updated = this.knex('orders')
+      .where({ id, workspace_id: workspaceId })
+      .modify((query) => {
+        if (editsContent) query.where('status', 'pending');
+      })
+      .update(patch, '*');
+    const row = await this.withOperation(this.knex.with('updated', updated).from('updated as o')).first();
+    if (row) return toOrder(row);
+    const exists = await this.knex('orders').where({ id, workspace_id: workspaceId }).first('id');
+    if (!exists) throw orderNotFound();
+    throw new ConflictError('Only a pending order can be edited; its status can still be changed', 'ORDER_NOT_EDITABLE');
+  }
+
+  /** Deletes the order (its operations go with it). */
+  async remove(workspaceId: string, id: string): Promise<void> {
+    if (!isUuid(id)) throw orderNotFound();
+    const deleted = await this.knex('orders').where({ id, workspace_id: workspaceId }).delete();
+    if (deleted === 0) throw orderNotFound();
+  }
+
+  private async insert(trx: Knex.Transaction, workspaceId: string, columns: Columns): Promise<Order> {
+    const handler = await trx('agents').where({ workspace_id: workspaceId, is_order_handler: true }).first('id');
+    if (!handler) {
+      throw new AppError(422, 'Set an agent as order handler before creating orders', 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
+    }
+    const [order] = await trx('orders').insert({ ...columns, workspace_id: workspaceId }, '*');
+    const [operation] = await trx('operations')
+      .insert({ workspace_id: workspaceId, order_id: order.id, agent_id: handler.id, direction: 'outbound', status: 'pending' })
+      .returning('id');
+    return toOrder({ ...order, operation_id: operation.id });
+  }
+
+  /** Orders (aliased `o` in `query`) with the id of their first operation. */
+  private withOperation(query: Knex.QueryBuilder) {
+    return query
+      .joinRaw(
+        'LEFT JOIN LATERAL (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at, id LIMIT 1) op ON true',
+      )
+      .select(ORDER_FIELDS);
+  }
+}
+
+function orderNotFound(): NotFoundError {
+  return new NotFoundError('Order not found');
+}
