@@ -84,7 +84,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
   app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
 
-  app.use(sessionMiddleware(config, deps.sessionPool));
+  app.use(sessionMiddleware(config, deps.sessionPool, logger));
   app.use(loadUser(services));
   const crossSite = refuseCrossSite(config.publicBaseUrl);
 

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
     logger.info('DATABASE_URL is not set: using the embedded Postgres under %s', config.dataDir);
   }
-  const knex = createKnex(databaseUrl);
+  const knex = createKnex(databaseUrl, 10, logger);
   if (!config.isProduction) {
     const applied = await migrateLatest(knex);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');

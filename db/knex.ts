@@ -7,8 +7,22 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number);
 
 export const STATEMENT_TIMEOUT_MS = 10_000;
 
-export function createKnex(databaseUrl: string, poolMax = 10): Knex {
+/** Where knex and the session store report their own warnings (defaults to silence). */
+export interface DbLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+const quiet: DbLog = { warn: () => {}, error: () => {} };
+
+export function createKnex(databaseUrl: string, poolMax = 10, log: DbLog = quiet): Knex {
   return knexFactory({
+    log: {
+      warn: (message: unknown) => log.warn({ message }, 'knex warning'),
+      error: (message: unknown) => log.error({ message }, 'knex error'),
+      deprecate: (message: unknown) => log.warn({ message }, 'knex deprecation'),
+      debug: () => {},
+    },
     client: 'pg',
     connection: { connectionString: databaseUrl, statement_timeout: STATEMENT_TIMEOUT_MS },
     pool: { min: 0, max: poolMax },

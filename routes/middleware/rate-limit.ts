@@ -26,7 +26,8 @@ export interface LimiterDeps {
  * rate-limit-redis caches its script SHAs as promises: one that failed while Redis was away would
  * fail every later request too. After any failure the scripts are loaded again on the next request,
  * so limits apply again as soon as Redis is back. Failures are logged (at most every 10 s) and the
- * limiter lets the request through (fail-open).
+ * request is let through (fail-open), here rather than by express-rate-limit's passOnStoreError,
+ * which would write to stderr on every request.
  */
 class RecoveringRedisStore extends RedisStore {
   private stale = false;
@@ -55,7 +56,8 @@ class RecoveringRedisStore extends RedisStore {
       return await super.increment(key);
     } catch (err) {
       this.failed(err);
-      throw err;
+      // Fail open: count this request as the first of a fresh window.
+      return { totalHits: 1, resetTime: new Date(Date.now() + this.windowMs) };
     }
   }
 

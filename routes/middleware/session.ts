@@ -2,16 +2,22 @@ import connectPgSimple from 'connect-pg-simple';
 import session from 'express-session';
 import type pg from 'pg';
 import type { Config } from '../../config';
+import type { Logger } from '../../logger';
 
 export const SESSION_COOKIE = 'ocs.sid';
 const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Sessions live in Postgres, so any number of processes behave as one. */
-export function sessionMiddleware(config: Config, pool: pg.Pool) {
+export function sessionMiddleware(config: Config, pool: pg.Pool, logger: Logger) {
   const PgStore = connectPgSimple(session);
   return session({
     name: SESSION_COOKIE,
-    store: new PgStore({ pool, tableName: 'session', createTableIfMissing: false }),
+    store: new PgStore({
+      pool,
+      tableName: 'session',
+      createTableIfMissing: false,
+      errorLog: (...args: unknown[]) => logger.error({ detail: args.map(String) }, 'session store error'),
+    }),
     secret: config.sessionSecret,
     resave: false,
     saveUninitialized: false,

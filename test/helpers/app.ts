@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
+import type { Knex } from 'knex';
 import pino from 'pino';
 import request from 'supertest';
 import { createApp } from '../../app';
@@ -52,10 +53,11 @@ export interface SignedIn {
 
 /**
  * Signs a new user up through the real form and returns a cookie-carrying agent.
- * `workspace: null` makes a user with no workspace.
+ * `workspace: null` makes a user with no workspace. `target` is an app or a server URL, and
+ * `knex` the database behind it when that is not the test database.
  */
 export async function signUp(
-  options: { workspace?: string | null; email?: string; name?: string; target?: Express } = {},
+  options: { workspace?: string | null; email?: string; name?: string; target?: Express | string; knex?: Knex } = {},
 ): Promise<SignedIn> {
   const target = options.target ?? app();
   const agent = request.agent(target);
@@ -68,7 +70,7 @@ export async function signUp(
     .type('form')
     .send({ _csrf: csrfFrom(page.text), name: options.name ?? 'Test User', email, password, workspace: workspace ?? '' })
     .expect(303);
-  const row = await testKnex()('users as u')
+  const row = await (options.knex ?? testKnex())('users as u')
     .leftJoin('workspace_members as m', 'm.user_id', 'u.id')
     .whereRaw('lower(u.email) = lower(?)', [email])
     .first('u.id', 'm.workspace_id');
