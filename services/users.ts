@@ -75,7 +75,7 @@ export class UserService {
 
   /** Returns the user for a correct email and password, else null; the same work either way. */
   async authenticate(emailInput: unknown, passwordInput: unknown): Promise<User | null> {
-    const address = typeof emailInput === 'string' ? emailInput.trim().toLowerCase() : '';
+    const address = typeof emailInput === 'string' && !emailInput.includes('\u0000') ? emailInput.trim().toLowerCase() : '';
     const secret = typeof passwordInput === 'string' ? passwordInput : '';
     const row = address
       ? await this.knex('users').whereRaw('lower(email) = ?', [address]).first()

@@ -1,12 +1,23 @@
 import { z } from 'zod';
 import { FieldErrors, ValidationError } from './errors';
 
+/** Postgres text cannot hold NUL; such input is refused here rather than failing at the database. */
+function nulFields(input: unknown): FieldErrors {
+  const fields: FieldErrors = {};
+  if (input && typeof input === 'object') {
+    for (const [name, value] of Object.entries(input)) {
+      if (typeof value === 'string' && value.includes('\u0000')) fields[name] = 'Must not contain NUL characters';
+    }
+  }
+  return fields;
+}
+
 /** Parses input with a zod schema; every failing field is reported at once, by its name. */
 export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
+  const fields = nulFields(input);
   const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const fields: FieldErrors = {};
-  for (const issue of result.error.issues) {
+  if (result.success && Object.keys(fields).length === 0) return result.data;
+  for (const issue of result.error?.issues ?? []) {
     const name = issue.path.length > 0 ? String(issue.path[0]) : '_';
     fields[name] ??= issue.message;
   }

@@ -8,13 +8,14 @@ interface HttpError {
   expose?: boolean;
 }
 
-/** Errors raised by body parsing (body-parser sets `type` and an exposable 4xx status). */
-function bodyParserError(err: unknown): AppError | undefined {
+/** Errors raised by body parsing and routing (they carry `type` and/or a 4xx `status`). */
+function requestError(err: unknown): AppError | undefined {
   const e = err as HttpError;
   if (e?.type === 'entity.parse.failed') return new AppError(400, 'Request body is not valid JSON', 'INVALID_JSON');
   if (e?.type === 'entity.too.large') return new AppError(413, 'Request body is too large (limit 100 kB)', 'PAYLOAD_TOO_LARGE');
+  // Any other client error raised by Express itself (e.g. a path that does not URL-decode).
   const status = e?.status ?? e?.statusCode;
-  if (e?.expose && status && status >= 400 && status < 500) {
+  if (status && status >= 400 && status < 500) {
     return new AppError(status, 'The request could not be read', 'BAD_REQUEST');
   }
   return undefined;
@@ -23,7 +24,7 @@ function bodyParserError(err: unknown): AppError | undefined {
 /** Known errors as they are; anything else becomes a logged 500 with no detail for the client. */
 export function toAppError(err: unknown, log: { error: (obj: object, msg: string) => void }): AppError {
   if (err instanceof AppError) return err;
-  const parsed = bodyParserError(err);
+  const parsed = requestError(err);
   if (parsed) return parsed;
   log.error({ err }, 'unhandled error');
   return new AppError(500, 'Internal server error');

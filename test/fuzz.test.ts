@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { Express } from 'express';
+import request from 'supertest';
+import { signUp, SignedIn, TEST_ENV, testApp } from './helpers/app';
+import { testKnex } from './helpers/db';
+import { createKey, randomIp } from './helpers/keys';
+import { loadConfig } from '../config';
+
+/**
+ * Property-based bad input: a few hundred seeded cases per route group. Every answer is a 2xx/3xx,
+ * or a 4xx with a JSON `error` (/api, /data) or a page — never a 5xx, never a stack trace — and
+ * afterwards no prototype is polluted and the database invariants hold.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+const LEAK = /\bat [\w.<>]+ \(|node_modules|\.js:\d+:\d+|SELECT |INSERT |UPDATE |syntax error|TypeError|ReferenceError/;
+export const fuzzStats = { cases: 0 };
+
+const ORDER_KEYS = ['clientName', 'client_name', 'phone', 'storeName', 'store_name', 'productsName', 'products_name', 'address', 'status', 'id', 'workspace_id', 'operation_id', 'created_at'];
+const nasty = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('', ' ', '\r\n', 'a\r\nSet-Cookie: x=1', '\u0000', '\uFEFF', '\u202Eevil', 'ﷺ', '٠٦١٢٣٤٥٦٧٨', '<script>alert(1)</script>', "' OR 1=1 --", '../../etc/passwd', '%00', '{{7*7}}', '<%= 7*7 %>', 'x'.repeat(5000)),
+  fc.string({ maxLength: 3 }).map((s) => s + 'x'.repeat(2000)),
+);
+const anyValue = fc.oneof(nasty, fc.jsonValue({ maxDepth: 3 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
+const deep = fc.integer({ min: 50, max: 3000 }).map((n) => '['.repeat(n) + ']'.repeat(n));
+const pollution = fc.constantFrom(
+  '{"__proto__":{"polluted":"yes"},"clientName":"a"}',
+  '{"constructor":{"prototype":{"polluted":"yes"}}}',
+  '{"clientName":{"__proto__":{"polluted":"yes"}}}',
+  '{"name":"x","__proto__":{"isAdmin":true,"polluted":"yes"}}',
+);
+/** A raw body: JSON text of any shape, pollution attempts, deep nesting, or bytes that are not UTF-8. */
+const rawBody = fc.oneof(
+  fc.dictionary(fc.constantFrom(...ORDER_KEYS, 'name', 'orderHandler', 'expiresInDays', '__proto__', 'constructor'), anyValue, { maxKeys: 8 }).map((o) => JSON.stringify(o)),
+  fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
+  pollution,
+  deep,
+  fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, ...bytes])),
+  fc.string({ maxLength: 50 }),
+);
+const pathId = fc.oneof(
+  fc.uuid(),
+  fc.string({ maxLength: 30 }).map(encodeURIComponent),
+  fc.constantFrom('%', '%zz', '..', '%2e%2e%2f', 'null', 'undefined', '0', '-1', '1e309', "1'--", '%00', 'a'.repeat(300)),
+);
+const queryString = fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 20 }), { maxKeys: 4 }).map((q) => new URLSearchParams(q).toString());
+
+function checkJson(res: request.Response, label: string): void {
+  fuzzStats.cases += 1;
+  expect(res.status, `${label} → ${res.status} ${res.text.slice(0, 200)}`).to.be.lessThan(500);
+  expect(res.text, label).not.to.match(LEAK);
+  if (res.status >= 400) {
+    expect(res.headers['content-type'], label).to.match(/application\/json/);
+    expect(res.body.error, label).to.be.a('string');
+  }
+}
+
+function checkPage(res: request.Response, label: string): void {
+  fuzzStats.cases += 1;
+  expect(res.status, `${label} → ${res.status}`).to.be.lessThan(500);
+  expect(res.text, label).not.to.match(LEAK);
+}
+
+async function invariantsHold(workspaceIds: string[]): Promise<void> {
+  expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+  expect((Object.prototype as Record<string, unknown>).isAdmin).to.equal(undefined);
+  const orphans = await testKnex()('orders as o')
+    .leftJoin('operations as op', 'op.order_id', 'o.id')
+    .whereIn('o.workspace_id', workspaceIds)
+    .groupBy('o.id')
+    .havingRaw('count(op.id) <> 1')
+    .select('o.id');
+  expect(orphans, 'every order has exactly one operation').to.deep.equal([]);
+  const handlers = await testKnex()('agents').whereIn('workspace_id', workspaceIds).where({ is_order_handler: true }).groupBy('workspace_id').havingRaw('count(*) > 1').select('workspace_id');
+  expect(handlers).to.deep.equal([]);
+  const bad = await testKnex()('orders').whereIn('workspace_id', workspaceIds).whereRaw("phone !~ '^\\+212[0-9]{9}$' OR btrim(client_name) = ''").select('id');
+  expect(bad).to.deep.equal([]);
+}
+
+describe('bad input (property-based, seeded)', function () {
+  this.timeout(180_000);
+  let target: Express;
+  let shop: SignedIn;
+  let orderId: string;
+  let agentId: string;
+  let keyId: string;
+  let token: string;
+  const publishableKey = loadConfig(TEST_ENV).publishableKey;
+
+  before(async () => {
+    target = testApp({ TRUST_PROXY: '1', TOKEN_LIMIT_PER_IP: '100000', TOKEN_LIMIT_PER_KEY: '100000' });
+    shop = await signUp({ target });
+    agentId = (await shop.agent.post('/api/agents').send({ name: 'Handler', orderHandler: true }).expect(201)).body.id;
+    orderId = (await shop.agent.post('/api/orders').send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201)).body.id;
+    const key = await createKey(shop);
+    keyId = key.id;
+    token = (await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key.key}`).expect(200)).body.access_token;
+  });
+
+  after(async () => {
+    await invariantsHold([shop.workspaceId!]);
+    console.log(`      (${fuzzStats.cases} fuzz cases, seed ${SEED})`);
+  });
+
+  const bodyRoutes: Array<[string, 'post' | 'put' | 'patch', () => string]> = [
+    ['/api/orders', 'post', () => '/api/orders'],
+    ['/api/orders/:id', 'put', () => `/api/orders/${orderId}`],
+    ['/api/agents', 'post', () => '/api/agents'],
+    ['/api/agents/:id', 'put', () => `/api/agents/${agentId}`],
+    ['/api/keys', 'post', () => '/api/keys'],
+    ['/data/v1/orders', 'post', () => '/data/v1/orders'],
+    ['/data/v1/orders/:id', 'patch', () => `/data/v1/orders/${orderId}`],
+  ];
+
+  for (const [name, method, path] of bodyRoutes) {
+    it(`${method.toUpperCase()} ${name}: random bodies, any Content-Type`, async () => {
+      await fc.assert(
+        fc.asyncProperty(rawBody, fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1'), async (body, type) => {
+          let req = name.startsWith('/data') ? request(target)[method](path()).set('apikey', publishableKey).set('Authorization', `Bearer ${token}`) : shop.agent[method](path());
+          req = req.set('Content-Type', type);
+          checkJson(await req.send(body as string), `${method} ${name} ${String(body).slice(0, 80)}`);
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+    });
+  }
+
+  it('every :id route: random path ids and query strings', async () => {
+    await fc.assert(
+      fc.asyncProperty(pathId, queryString, fc.constantFrom('get', 'put', 'delete'), async (id, query, method) => {
+        const q = query ? `?${query}` : '';
+        const routes = method === 'get'
+          ? [`/api/orders/${id}`, `/data/v1/orders/${id}`, `/api/orders${q}`, `/api/agents${q}`, `/api/keys${q}`, `/api/credits${q}`, `/data/v1/orders${q}`]
+          : method === 'put'
+            ? [`/api/orders/${id}`, `/api/agents/${id}`]
+            : [`/api/orders/${id}`, `/api/keys/${id}`, `/data/v1/orders/${id}`];
+        for (const route of routes) {
+          const req = route.startsWith('/data')
+            ? request(target)[method === 'put' ? 'patch' : method](route).set('apikey', publishableKey).set('Authorization', `Bearer ${token}`)
+            : shop.agent[method](route);
+          const res = await (method === 'get' ? req : req.send({ status: 'confirmed' }));
+          checkJson(res, `${method} ${route}`);
+        }
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    // The shop's own order and key were never touched by a random id.
+    expect(await testKnex()('orders').where({ id: orderId })).to.have.length(1);
+    expect((await testKnex()('api_keys').where({ id: keyId }).first()).revoked_at).to.equal(null);
+  });
+
+  it('the token endpoint: random Authorization headers', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 80 }), fc.string({ maxLength: 60 }).map((s) => `Bearer ${s}`), fc.string({ maxLength: 43, minLength: 43 }).map((s) => `Bearer sk_live_${s}`)), async (header) => {
+        const safe = header.replace(/[^\t\x20-\x7e]/g, '');
+        const res = await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', safe);
+        checkJson(res, `token ${safe}`);
+        expect(res.status).to.equal(401);
+        expect(res.text).to.equal('{"error":"invalid_api_key"}');
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  const FORM_POSTS = ['/signup', '/login', '/workspace', '/workspace/invitations', '/orders', '/orders/:id', '/orders/:id/delete', '/agents', '/agents/:id/order-handler', '/api-keys', '/api-keys/:id/revoke'];
+  it('every form post: random fields with a valid CSRF token', async () => {
+    const page = await shop.agent.get('/workspace').expect(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1];
+    const field = fc.constantFrom('name', 'email', 'password', 'workspace', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'order_handler', 'expires_in_days', '__proto__', 'constructor', 'toString', '_csrf[]');
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...FORM_POSTS), pathId, fc.dictionary(field, nasty, { maxKeys: 6 }), async (route, id, fields) => {
+        const path = route.replace(':id', route.includes('orders') ? (Math.random() < 0.5 ? orderId : id) : route.includes('agents') ? agentId : id);
+        const form = new URLSearchParams({ ...fields, _csrf: csrf }).toString();
+        const res = await shop.agent.post(path).type('form').send(form);
+        checkPage(res, `POST ${path} ${form.slice(0, 120)}`);
+      }),
+      { seed: SEED, numRuns: RUNS * 2 },
+    );
+    // Random form bytes that are not UTF-8.
+    const raw = await shop.agent.post('/workspace/invitations').type('form').send(Buffer.from([0x65, 0x6d, 0x61, 0x69, 0x6c, 0x3d, 0xff, 0xfe, 0x25, 0x25]));
+    checkPage(raw, 'invalid UTF-8 form');
+  });
+});
