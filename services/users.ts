@@ -87,6 +87,11 @@ export class UserService {
     return { id: row.id, email: row.email, name: row.name };
   }
 
+  /** Ends every session of the user, on every device (the session store's rows). */
+  async endAllSessions(userId: string): Promise<number> {
+    return this.knex('session').whereRaw("sess->>'userId' = ?", [userId]).delete();
+  }
+
   /** The signed-in user and their workspace, in one query. */
   async context(userId: string): Promise<UserContext | null> {
     const row = await this.knex('users as u')

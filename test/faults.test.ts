@@ -129,7 +129,7 @@ describe('faults survived', function () {
     it('kill -9 in the middle of a burst of order creations: acknowledged orders exist, each with one operation', async () => {
       server = await startServer(serverEnv(pg.url));
       const owner = await shop(server.url, knex);
-      const cookie = await cookieOf(owner);
+      const cookie = owner.cookie;
       const acknowledged: string[] = [];
       const burst = Array.from({ length: 60 }, async (_, i) => {
         await sleep(i * 3);
@@ -154,7 +154,7 @@ describe('faults survived', function () {
   it('SIGTERM under load: every accepted request completes, new connections are refused, exit 0', async () => {
     const server = await startServer(serverEnv(testDatabaseUrl()));
     const owner = await shop(server.url, testKnex());
-    const cookie = await cookieOf(owner);
+    const cookie = owner.cookie;
     // Ten requests held in flight by slow bodies, plus a stream of fast ones on keep-alive.
     const body = JSON.stringify(ORDER);
     const slow = await Promise.all(
@@ -249,11 +249,4 @@ function status(url: string, cookie: string, agent: http.Agent): Promise<number>
       })
       .on('error', reject);
   });
-}
-
-/** The session cookie an agent carries, as a Cookie header value. */
-async function cookieOf(owner: SignedIn): Promise<string> {
-  const res = await owner.agent.get('/api/credits');
-  const header = (res as unknown as { req: { getHeader(name: string): unknown } }).req.getHeader('cookie');
-  return String(header);
 }

@@ -71,10 +71,17 @@ export function authPages(services: Services, deps: PageDeps): Router {
     res.redirect(303, '/');
   });
 
-  router.post('/logout', async (req, res) => {
+  const signOut = async (req: Request, res: Response) => {
     if (req.session) await destroySession(req.session);
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: deps.config.isProduction });
     res.redirect(303, '/login');
+  };
+
+  router.post('/logout', signOut);
+
+  router.post('/logout/everywhere', async (req, res) => {
+    if (req.ctx) await services.users.endAllSessions(req.ctx.user.id);
+    await signOut(req, res);
   });
   return router;
 }

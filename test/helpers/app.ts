@@ -45,6 +45,8 @@ export function csrfFrom(html: string): string {
 
 export interface SignedIn {
   agent: ReturnType<typeof request.agent>;
+  /** The session cookie, as a `Cookie` header value. */
+  cookie: string;
   email: string;
   password: string;
   userId: string;
@@ -65,7 +67,7 @@ export async function signUp(
   const password = 'correct horse battery';
   const page = await agent.get('/signup').expect(200);
   const workspace = options.workspace === undefined ? `Shop ${crypto.randomUUID().slice(0, 8)}` : options.workspace;
-  await agent
+  const signedUp = await agent
     .post('/signup')
     .type('form')
     .send({ _csrf: csrfFrom(page.text), name: options.name ?? 'Test User', email, password, workspace: workspace ?? '' })
@@ -74,7 +76,8 @@ export async function signUp(
     .leftJoin('workspace_members as m', 'm.user_id', 'u.id')
     .whereRaw('lower(u.email) = lower(?)', [email])
     .first('u.id', 'm.workspace_id');
-  return { agent, email, password, userId: row.id, workspaceId: row.workspace_id ?? null };
+  const cookie = ([] as string[]).concat(signedUp.headers['set-cookie'] ?? []).find((c) => c.startsWith('ocs.sid='))!.split(';')[0];
+  return { agent, cookie, email, password, userId: row.id, workspaceId: row.workspace_id ?? null };
 }
 
 /** The CSRF token of a signed-in agent, read from a page that has a form. */
