@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from './errors';
-import { isUuid, parse, requiredText } from './validation';
+import { NotFoundError } from './errors';
+import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
 
 export interface Agent {
   id: string;
@@ -10,25 +10,17 @@ export interface Agent {
   created_at: string;
 }
 
-const name = z
-  .string({ error: (issue) => (issue.input === undefined ? 'Name is required' : 'Name must be text') })
-  .pipe(requiredText('Name', 200));
+const name = requiredText('Name', 200);
 const orderHandler = z.boolean({ error: 'orderHandler must be true or false' }).optional();
 const createSchema = z.object({ name, orderHandler });
 const editSchema = z.object({ name: name.optional(), orderHandler });
 
 /** `name` and `orderHandler` (or `order_handler`; camelCase wins) from a JSON body. */
 function agentInput(body: unknown): { name?: unknown; orderHandler?: unknown } {
-  if (body === undefined) return {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ValidationError({ body: 'The request body must be a JSON object' });
-  }
-  const source = body as Record<string, unknown>;
-  const camel = Object.hasOwn(source, 'orderHandler') ? source.orderHandler : undefined;
-  const snake = Object.hasOwn(source, 'order_handler') ? source.order_handler : undefined;
+  const source = bodyFields(body);
   return {
     name: Object.hasOwn(source, 'name') ? source.name : undefined,
-    orderHandler: camel !== undefined ? camel : snake,
+    orderHandler: camelOrSnake(source, 'orderHandler', 'order_handler'),
   };
 }
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { NotFoundError } from './errors';
-import { isUuid, parse } from './validation';
+import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 
 const KEY_PREFIX = 'sk_live_';
 /** 32 random bytes are 43 base64url characters: 256 bits, hashed with SHA-256 and looked up by hash. */
@@ -59,8 +59,8 @@ export class ApiKeyService {
 
   /** Creates a key; the full value is returned this once and only its hash is stored. */
   async create(owner: { userId: string; workspaceId: string }, input: unknown): Promise<ApiKeyView & { key: string }> {
-    const body = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-    const data = parse(createSchema, { name: body.name ?? undefined, expiresInDays: body.expiresInDays ?? body.expires_in_days ?? undefined });
+    const body = bodyFields(input);
+    const data = parse(createSchema, { name: body.name ?? undefined, expiresInDays: camelOrSnake(body, 'expiresInDays', 'expires_in_days') ?? undefined });
     const key = `${KEY_PREFIX}${crypto.randomBytes(32).toString('base64url')}`;
     const [row] = await this.knex('api_keys')
       .insert({

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { AppError, ConflictError, NotFoundError, ValidationError } from './errors';
+import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
 import { moroccanPhone } from './phone';
-import { isUuid, parse, requiredText } from './validation';
+import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
 
 export const ORDER_STATUSES = [
   'pending', 'processing', 'calling', 'confirmed', 'unconfirmed',
@@ -42,16 +42,10 @@ export type OrderInput = Partial<Record<OrderField, unknown>>;
  * present). Anything else in the body is ignored, so ids and timestamps can never be set by a client.
  */
 export function normalizeOrderInput(body: unknown): OrderInput {
-  if (body === undefined) return {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ValidationError({ body: 'The request body must be a JSON object' });
-  }
-  const source = body as Record<string, unknown>;
+  const source = bodyFields(body);
   const input: OrderInput = {};
   for (const [field, column] of Object.entries(FIELD_COLUMNS) as Array<[OrderField, string]>) {
-    const camel = Object.hasOwn(source, field) ? source[field] : undefined;
-    const snake = Object.hasOwn(source, column) ? source[column] : undefined;
-    const value = camel !== undefined ? camel : snake;
+    const value = camelOrSnake(source, field, column);
     if (value !== undefined) input[field] = value;
   }
   return input;
@@ -69,16 +63,11 @@ function checkStatus(status: unknown): OrderStatus | undefined {
   return status as OrderStatus;
 }
 
-const text = (label: string, max: number) =>
-  z
-    .string({ error: (issue) => (issue.input === undefined ? `${label} is required` : `${label} must be text`) })
-    .pipe(requiredText(label, max));
-
 const contentSchema = z.object({
-  clientName: text('Client name', 200),
+  clientName: requiredText('Client name', 200),
   phone: moroccanPhone,
-  storeName: text('Store name', 200),
-  productsName: text('Products', 1000),
+  storeName: requiredText('Store name', 200),
+  productsName: requiredText('Products', 1000),
   // An empty (or null) address means "no address".
   address: z
     .string({ error: 'Address must be text' })

@@ -24,10 +24,25 @@ export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T
   throw new ValidationError(fields);
 }
 
+/** A JSON request body as its fields; an absent body has none, anything but an object is refused. */
+export function bodyFields(body: unknown): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ValidationError({ body: 'The request body must be a JSON object' });
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A field given in camelCase or snake_case; camelCase wins when both are present. */
+export function camelOrSnake(source: Record<string, unknown>, camel: string, snake: string): unknown {
+  const value = Object.hasOwn(source, camel) ? source[camel] : undefined;
+  return value !== undefined ? value : Object.hasOwn(source, snake) ? source[snake] : undefined;
+}
+
 /** A required text field: trimmed, non-empty, at most `max` characters. */
 export function requiredText(label: string, max: number) {
   return z
-    .string({ error: `${label} must be text` })
+    .string({ error: (issue) => (issue.input === undefined ? `${label} is required` : `${label} must be text`) })
     .trim()
     .min(1, `${label} is required`)
     .max(max, `${label} must be at most ${max} characters`);
