@@ -7,7 +7,8 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port that is free on the loopback interface right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { createKnex } from '../db/knex';
 import { signUp, SignedIn, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
-import { RunningServer, startServer } from './helpers/process';
+import { connectionRefused, RunningServer, startServer } from './helpers/process';
 import { startThrowawayRedis } from './helpers/redis-server';
 import { startThrowawayPostgres, ThrowawayPostgres } from './helpers/throwaway-postgres';
 
@@ -190,14 +190,7 @@ describe('faults survived', function () {
     await Promise.all(loops);
     keepAlive.destroy();
 
-    const refused = await new Promise<boolean>((resolve) => {
-      const probe = net.connect(server.port, '127.0.0.1');
-      probe.once('error', () => resolve(true));
-      probe.once('connect', () => {
-        probe.destroy();
-        resolve(false);
-      });
-    });
+    const refused = await connectionRefused(server.port);
     expect(refused).to.equal(true);
     for (const { socket } of slow) socket.write(body.slice(5));
     const responses = await Promise.all(slow.map((s) => s.closed));

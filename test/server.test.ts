@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TEST_ENV } from './helpers/app';
 import { testDatabaseUrl } from './helpers/db';
-import { startServer } from './helpers/process';
+import { connectionRefused, startServer } from './helpers/process';
 
 function get(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -39,14 +39,7 @@ describe('the server process', function () {
     server.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
 
-    const refused = await new Promise<boolean>((resolve) => {
-      const probe = net.connect(server.port, '127.0.0.1');
-      probe.once('error', () => resolve(true));
-      probe.once('connect', () => {
-        probe.destroy();
-        resolve(false);
-      });
-    });
+    const refused = await connectionRefused(server.port);
     expect(refused, 'new connections are refused while draining').to.equal(true);
     expect(server.child.exitCode, 'still running while a request is in flight').to.equal(null);
 

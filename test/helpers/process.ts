@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { ROOT } from '../../config';
 
@@ -51,5 +52,17 @@ export function runScript(script: string, args: string[], env: Record<string, st
     child.stdout.on('data', (c) => (stdout += c));
     child.stderr.on('data', (c) => (stderr += c));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** True when nothing accepts a TCP connection on the loopback port. */
+export function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(port, '127.0.0.1');
+    probe.once('error', () => resolve(true));
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(false);
+    });
   });
 }

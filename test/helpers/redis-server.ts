@@ -1,22 +1,12 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
+import { freePort } from '../../db/embedded';
 
 export interface ThrowawayRedis {
   url: string;
   port: number;
   stop(): Promise<void>;
   start(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, open: boolean, timeoutMs = 5000): Promise<void> {
