@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
 import { createKnex } from '../db/knex';
-import { app, csrfFrom, csrfOf, signUp, TEST_ENV } from './helpers/app';
+import { app, csrfFrom, signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from './helpers/db';
 
 const cookieOf = (res: request.Response) =>
@@ -34,7 +34,9 @@ describe('security checks', () => {
     await laptop.post('/login').type('form').send({ _csrf: csrfFrom(page.text), email: user.email, password: user.password }).expect(303);
     await laptop.get('/api/credits').expect(200);
     await user.agent.get('/api/credits').expect(200);
-    const res = await user.agent.post('/logout/everywhere').type('form').send({ _csrf: await csrfOf(user.agent) }).expect(303);
+    const workspacePage = await user.agent.get('/workspace').expect(200);
+    expect(workspacePage.text).to.contain('action="/logout/everywhere"');
+    const res = await user.agent.post('/logout/everywhere').type('form').send({ _csrf: csrfFrom(workspacePage.text) }).expect(303);
     expect(res.headers.location).to.equal('/login');
     await user.agent.get('/api/credits').expect(401);
     await laptop.get('/api/credits').expect(401);

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { ValidationError } from '../../services/errors';
+import { saveSession } from '../middleware/session';
 
 /** Picks the named text fields from a form body; never hand `req.body` itself to a template. */
 export function formValues<K extends string>(req: Request, names: readonly K[]): Record<K, string> {
@@ -25,8 +26,15 @@ export function renderFormError(
   res.status(400).render(view, { ...locals, errors });
 }
 
-/** POST/redirect/GET with a one-time notice shown on the next page. */
-export function redirectWithNotice(req: Request, res: Response, to: string, notice: string): void {
-  if (req.session) req.session.notice = notice;
+/**
+ * POST/redirect/GET with a one-time notice shown on the next page. The session is saved before
+ * the redirect is sent: express-session would save at the end of the response, after the headers,
+ * and a browser following the 303 could read the session before the notice is in it.
+ */
+export async function redirectWithNotice(req: Request, res: Response, to: string, notice: string): Promise<void> {
+  if (req.session) {
+    req.session.notice = notice;
+    await saveSession(req.session);
+  }
   res.redirect(303, to);
 }

@@ -1,10 +1,16 @@
 import { Router } from 'express';
+import type { Request } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import type { Services } from '../../services';
 import { csrfToken, requireCsrfToken } from '../middleware/csrf';
+import { agentPages } from './agents';
+import { apiKeyPages } from './api-keys';
 import { authPages } from './auth';
+import { creditPages } from './credits';
+import { orderPages } from './orders';
+import { viewHelpers } from './view-helpers';
 import { workspacePages } from './workspace';
 
 export interface PageDeps {
@@ -13,14 +19,24 @@ export interface PageDeps {
   redis?: Redis;
 }
 
+/** A document load, by Fetch-Metadata where the browser sends it (images, fetches and the like are not). */
+function isPageLoad(req: Request): boolean {
+  const dest = req.get('sec-fetch-dest');
+  return dest === undefined || dest === 'document';
+}
+
 /** The dashboard: EJS pages and their plain form posts. */
 export function pagesRouter(services: Services, deps: PageDeps): Router {
   const router = Router();
   router.use((req, res, next) => {
     res.locals.ctx = req.ctx;
+    // The path alone (never the query) marks the current page in the navigation.
+    res.locals.currentPath = req.path;
+    Object.assign(res.locals, viewHelpers);
     // Lazy, so that a page without a form does not create a session for an anonymous visitor.
     res.locals.csrf = () => csrfToken(req);
-    if (req.session?.notice) {
+    // Only a page load takes the one-time notice: a favicon or other subresource request must not eat it.
+    if (req.session?.notice && isPageLoad(req)) {
       res.locals.notice = req.session.notice;
       delete req.session.notice;
     }
@@ -32,5 +48,9 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   });
   router.use(authPages(services, deps));
   router.use(workspacePages(services));
+  router.use(orderPages(services));
+  router.use(agentPages(services));
+  router.use(apiKeyPages(services));
+  router.use(creditPages(services));
   return router;
 }

@@ -21,7 +21,7 @@ export function workspacePages(services: Services): Router {
   async function handleForm(req: Request, res: Response, field: string, action: (value: string) => Promise<string>) {
     const values = formValues(req, [field]);
     try {
-      redirectWithNotice(req, res, '/workspace', await action(values[field]));
+      await redirectWithNotice(req, res, '/workspace', await action(values[field]));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       await renderWorkspace(req, res, 400, { values, errors: err.fields });

@@ -1,0 +1,137 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import { AppError, ConflictError, ValidationError } from '../../services/errors';
+import { InvalidStatusError, ORDER_STATUSES } from '../../services/orders';
+import type { Order, OrderStatus } from '../../services/orders';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { errorsByInput } from './form-errors';
+import type { FormState } from './form-errors';
+import { formValues, redirectWithNotice } from './forms';
+import { statusLabel } from './view-helpers';
+
+const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address'] as const;
+type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
+
+/** The service names bad fields in camelCase; the form's inputs are snake_case. */
+const FORM_FIELD: Record<string, string> = {
+  clientName: 'client_name',
+  storeName: 'store_name',
+  productsName: 'products_name',
+};
+
+export const NO_HANDLER_NOTICE =
+  'Your order was not saved: every new order is queued for a confirmation call by the order handler agent, ' +
+  'and this workspace has none yet. Choose an agent as order handler below, then add the order again.';
+
+function isStatus(value: unknown): value is OrderStatus {
+  return (ORDER_STATUSES as readonly unknown[]).includes(value);
+}
+
+function formOf(order: Order): OrderFormValues {
+  return {
+    client_name: order.client_name,
+    phone: order.phone,
+    store_name: order.store_name,
+    products_name: order.products_name,
+    address: order.address ?? '',
+  };
+}
+
+/** The `status` filter of the list: absent or empty means all; anything else must be a status. */
+function statusFilter(req: Request): OrderStatus | null {
+  const given = req.query.status;
+  if (given === undefined || given === '') return null;
+  if (!isStatus(given)) throw new InvalidStatusError();
+  return given;
+}
+
+export function orderPages(services: Services): Router {
+  const router = Router();
+  router.use('/orders', requirePageWorkspace);
+  const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
+
+  router.get('/orders', async (req, res) => {
+    const filter = statusFilter(req);
+    const orders = await services.orders.list(workspaceId(req));
+    const counts = Object.fromEntries(ORDER_STATUSES.map((status) => [status, 0])) as Record<OrderStatus, number>;
+    for (const order of orders) counts[order.status] += 1;
+    res.render('orders/index', {
+      orders: filter ? orders.filter((order) => order.status === filter) : orders,
+      total: orders.length,
+      counts,
+      statuses: ORDER_STATUSES,
+      filter,
+    });
+  });
+
+  async function renderNew(req: Request, res: Response, status = 200, form: FormState = {}) {
+    const agents = await services.agents.list(workspaceId(req));
+    res.status(status).render('orders/new', {
+      hasHandler: agents.some((agent) => agent.is_order_handler),
+      values: form.values ?? {},
+      errors: form.errors ?? {},
+    });
+  }
+
+  router.get('/orders/new', (req, res) => renderNew(req, res));
+
+  router.post('/orders', async (req, res) => {
+    const values = formValues(req, ORDER_FIELDS);
+    try {
+      const { order } = await services.orders.create(workspaceId(req), values);
+      await redirectWithNotice(req, res, '/orders', `Order for ${order.client_name} added; it is pending confirmation.`);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', NO_HANDLER_NOTICE);
+      if (!(err instanceof ValidationError)) throw err;
+      await renderNew(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD) });
+    }
+  });
+
+  async function renderOrder(req: Request, res: Response, status = 200, form: FormState = {}) {
+    const order = await services.orders.get(workspaceId(req), String(req.params.id));
+    res.status(status).render('orders/show', {
+      order,
+      statuses: ORDER_STATUSES,
+      values: form.values ?? formOf(order),
+      errors: form.errors ?? {},
+    });
+  }
+
+  router.get('/orders/:id', (req, res) => renderOrder(req, res));
+
+  router.post('/orders/:id', async (req, res) => {
+    const values = formValues(req, ORDER_FIELDS);
+    try {
+      const order = await services.orders.update(workspaceId(req), String(req.params.id), values);
+      await redirectWithNotice(req, res, `/orders/${order.id}`, 'Order updated.');
+    } catch (err) {
+      if (err instanceof ValidationError) return renderOrder(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD) });
+      if (err instanceof ConflictError) return renderOrder(req, res, 409, { errors: { form: err.message } });
+      throw err;
+    }
+  });
+
+  router.post('/orders/:id/status', async (req, res) => {
+    const { status } = formValues(req, ['status']);
+    try {
+      const order = await services.orders.update(workspaceId(req), String(req.params.id), { status });
+      await redirectWithNotice(req, res, `/orders/${order.id}`, `Status changed to ${statusLabel(order.status)}.`);
+    } catch (err) {
+      if (!(err instanceof InvalidStatusError)) throw err;
+      await renderOrder(req, res, 400, { errors: { status: err.message } });
+    }
+  });
+
+  router.get('/orders/:id/delete', async (req, res) => {
+    const order = await services.orders.get(workspaceId(req), String(req.params.id));
+    res.render('orders/delete', { order });
+  });
+
+  router.post('/orders/:id/delete', async (req, res) => {
+    const order = await services.orders.get(workspaceId(req), String(req.params.id));
+    await services.orders.remove(workspaceId(req), order.id);
+    await redirectWithNotice(req, res, '/orders', `The order for ${order.client_name} was deleted.`);
+  });
+  return router;
+}

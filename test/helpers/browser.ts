@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { ROOT } from '../../config';
+
+/** Debian's Chromium; `.ci/run` installs it when missing. */
+export const CHROMIUM = '/usr/bin/chromium';
+/** Git-ignored, so a reviewer can look at the pages without them entering history. */
+export const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
+
+/**
+ * Skips the calling suite, saying why, when Chromium is not installed; under CI=true a missing
+ * browser fails instead, since CI may skip nothing.
+ */
+export function requireChromium(ctx: Mocha.Context): void {
+  if (fs.existsSync(CHROMIUM)) return;
+  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing; CI=true requires the browser tests to run`);
+  console.log(`      (skipped: ${CHROMIUM} is not installed; apt-get install chromium to run the browser tests)`);
+  ctx.skip();
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+/** Saves numbered full-page screenshots named `<label>-<nn>-<name>.png`. */
+export function screenshots(label: string): (page: Page, name: string) => Promise<void> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  for (const file of fs.readdirSync(SCREENSHOTS)) {
+    if (file.startsWith(`${label}-`)) fs.rmSync(path.join(SCREENSHOTS, file));
+  }
+  let n = 0;
+  return async (page, name) => {
+    n += 1;
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${label}-${String(n).padStart(2, '0')}-${name}.png`), fullPage: true });
+  };
+}
+
+/** On a failed journey: a screenshot and the text of each open page, and the server's last requests. */
+export async function reportFailure(label: string, pages: Page[], serverOutput: string): Promise<void> {
+  for (const [i, page] of pages.entries()) {
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${label}-failure-${i}.png`), fullPage: true }).catch(() => {});
+    const text = await page.locator('main').innerText().catch(() => '(no main)');
+    console.log(`      ${label}: page ${i} at ${page.url()}\n${text}`);
+  }
+  const requests = serverOutput
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        const entry = JSON.parse(line);
+        return entry.req ? [`${entry.req.method} ${entry.req.url} → ${entry.res?.statusCode}`] : [];
+      } catch {
+        return [];
+      }
+    })
+    .slice(-30);
+  console.log(`      last requests the server saw:\n        ${requests.join('\n        ')}`);
+}
