@@ -92,6 +92,72 @@ describe('security checks', () => {
     for (const text of [json.text, page.text]) expect(text).not.to.match(/at .+\.js|knex|SELECT|pool|Unable to acquire/i);
   });
 
+  it("every :id route of every resource answers 404 to another workspace's id and changes nothing", async () => {
+    const victim = await signUp();
+    const agentId = (await victim.agent.post('/api/agents').send({ name: 'Victim handler', orderHandler: true }).expect(201)).body.id;
+    const orderId = (await victim.agent.post('/api/orders').send({ clientName: 'V', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201)).body.id;
+    const keyId = (await victim.agent.post('/api/keys').send({ name: 'victim key' }).expect(201)).body.id;
+    const snapshot = async () => ({
+      order: await testKnex()('orders').where({ id: orderId }).first(),
+      agent: await testKnex()('agents').where({ id: agentId }).first(),
+      key: await testKnex()('api_keys').where({ id: keyId }).first(),
+    });
+    const before = await snapshot();
+
+    const attacker = await signUp();
+    await attacker.agent.post('/api/agents').send({ name: 'Mine', orderHandler: true }).expect(201);
+    const csrf = csrfFrom((await attacker.agent.get('/workspace')).text);
+    const json: Array<[string, string, object?]> = [
+      ['get', `/api/orders/${orderId}`],
+      ['put', `/api/orders/${orderId}`, { status: 'failed', clientName: 'pwned' }],
+      ['delete', `/api/orders/${orderId}`],
+      ['put', `/api/agents/${agentId}`, { name: 'pwned', orderHandler: false }],
+      ['delete', `/api/keys/${keyId}`],
+    ];
+    for (const [method, path, body] of json) {
+      const req = (attacker.agent as unknown as Record<string, (p: string) => request.Test>)[method](path);
+      const res = await (body ? req.send(body) : req);
+      expect(res.status, `${method} ${path}`).to.equal(404);
+      expect(res.body.error, path).to.be.a('string');
+    }
+    for (const path of [`/orders/${orderId}`, `/orders/${orderId}/delete`]) await attacker.agent.get(path).expect(404);
+    const forms: Array<[string, object]> = [
+      [`/orders/${orderId}`, { client_name: 'pwned', phone: '0612345678', store_name: 'x', products_name: 'x' }],
+      [`/orders/${orderId}/status`, { status: 'failed' }],
+      [`/orders/${orderId}/delete`, {}],
+      [`/agents/${agentId}/order-handler`, {}],
+      [`/api-keys/${keyId}/revoke`, {}],
+    ];
+    for (const [path, form] of forms) {
+      const res = await attacker.agent.post(path).type('form').send({ ...form, _csrf: csrf });
+      expect(res.status, path).to.equal(404);
+    }
+    expect(await snapshot()).to.deep.equal(before);
+  });
+
+  it('stored XSS: every order field and every user-named thing is escaped on every page', async () => {
+    const payload = (field: string) => `<script>alert("${field}")</script><img src=x onerror=alert(1)>`;
+    const user = await signUp({ workspace: payload('workspace'), name: payload('user') });
+    await user.agent.post('/api/agents').send({ name: payload('agent'), orderHandler: true }).expect(201);
+    await user.agent.post('/api/keys').send({ name: payload('key') }).expect(201);
+    const order = (
+      await user.agent
+        .post('/api/orders')
+        .send({ clientName: payload('client'), phone: '0612345678', storeName: payload('store'), productsName: payload('products'), address: payload('address') })
+        .expect(201)
+    ).body;
+    const pages = ['/orders', '/orders?status=pending', '/orders/new', `/orders/${order.id}`, `/orders/${order.id}/delete`, '/agents', '/api-keys', '/credits', '/workspace'];
+    for (const path of pages) {
+      const res = await user.agent.get(path).expect(200);
+      expect(res.text, path).not.to.match(/<script>alert|<img src=x/);
+      expect(res.text, path).to.contain('&lt;script&gt;alert(&#34;');
+    }
+    const detail = (await user.agent.get(`/orders/${order.id}`)).text;
+    for (const field of ['client', 'store', 'products', 'address']) expect(detail).to.contain(`alert(&#34;${field}&#34;)`);
+    const header = (await user.agent.get('/credits')).text;
+    for (const field of ['user', 'workspace']) expect(header).to.contain(`alert(&#34;${field}&#34;)`);
+  });
+
   it('security headers on every kind of response', async () => {
     const user = await signUp();
     const responses = await Promise.all([
