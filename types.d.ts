@@ -6,6 +6,8 @@ declare module 'express-session' {
     userId?: string;
     csrfToken?: string;
     notice?: string;
+    /** When the session's expiry last slid forward (ms since epoch). */
+    slidAt?: number;
   }
 }
 

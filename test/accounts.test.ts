@@ -212,3 +212,32 @@ describe('workspaces and invitations', () => {
     expect(await testKnex()('invitations').where({ email: third })).to.have.length(0);
   });
 });
+
+describe('session lifetime', () => {
+  const expiryOf = async (sid: string) => (await testKnex()('session').where({ sid }).first()).expire as Date;
+  const sidOf = (cookie: string) => decodeURIComponent(cookie.split('=')[1]).slice(2).split('.')[0];
+
+  it('requests on an unchanged session write nothing to the session table', async () => {
+    const user = await signUp();
+    const sid = sidOf(user.cookie);
+    const before = await expiryOf(sid);
+    for (let i = 0; i < 3; i++) {
+      const res = await user.agent.get('/api/orders').expect(200);
+      expect(res.headers['set-cookie']).to.equal(undefined);
+    }
+    expect((await expiryOf(sid)).getTime()).to.equal(before.getTime());
+  });
+
+  it("an active user's expiry slides forward once the last slide is over an hour old", async () => {
+    const user = await signUp();
+    const sid = sidOf(user.cookie);
+    const twoHoursAgo = Date.now() - 2 * 3600_000;
+    await testKnex()('session')
+      .where({ sid })
+      .update({ sess: testKnex().raw("jsonb_set(sess::jsonb, '{slidAt}', ?::jsonb)::json", [String(twoHoursAgo)]), expire: testKnex().raw("now() + interval '1 day'") });
+    const res = await user.agent.get('/api/orders').expect(200);
+    expect(String(res.headers['set-cookie'])).to.match(/^ocs\.sid=.*Expires=/);
+    const expire = await expiryOf(sid);
+    expect(expire.getTime() - Date.now()).to.be.greaterThan(6.9 * 86_400_000);
+  });
+});

@@ -15,6 +15,7 @@ const INVALID_LOGIN = 'Invalid email or password';
 async function signIn(req: Request, user: User): Promise<void> {
   await regenerateSession(req.session);
   req.session.userId = user.id;
+  req.session.slidAt = Date.now();
   await saveSession(req.session);
 }
 
