@@ -1,0 +1,121 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import express, { Request } from 'express';
+import { Redis } from 'ioredis';
+import jwt from 'jsonwebtoken';
+import pg from 'pg';
+import { BASELINE_APPLICATION_NAME, bindArgs, Statement } from './sql';
+
+/**
+ * The bare baseline the bench compares the service with: plain Express on the same Postgres and
+ * Redis, replaying for each scenario the statements the service's own calls issued (captured by
+ * the bench, see sql.ts). No session, no validation, no logging, no helmet, no Knex. The workspace
+ * comes in an `x-bench-workspace` header instead of a session lookup.
+ */
+export interface BaselinePlan {
+  list: Statement[];
+  create: Statement[];
+  keyLookup: Statement[];
+  jwt: { secret: string; issuer: string; projectUrl: string; publishableKey: string };
+  rateLimit: { windowMs: number; prefix: string };
+}
+
+/** rate-limit-redis's increment script, sent by EVALSHA exactly as the service's limiters send it. */
+const INCREMENT_SCRIPT = `local windowMs = tonumber(ARGV[1])
+local timeToExpire = redis.call("PTTL", KEYS[1])
+if timeToExpire <= 0 then
+redis.call("SET", KEYS[1], 1, "PX", windowMs)
+return { 1, windowMs }
+end
+local totalHits = redis.call("INCR", KEYS[1])
+return { totalHits, timeToExpire }`;
+
+type Row = Record<string, unknown>;
+
+async function run(db: pg.Pool | pg.PoolClient, statements: Statement[], inputs: Record<string, unknown>): Promise<Row[][]> {
+  const results: Row[][] = [];
+  for (const statement of statements) {
+    const { rows } = await db.query(statement.sql, bindArgs(statement, inputs, results.map((r) => r[0])));
+    results.push(rows);
+  }
+  return results;
+}
+
+const lastRows = (results: Row[][]) => results.at(-1) ?? [];
+const bearer = (req: Request) => /^Bearer ([^\s]+)$/.exec(req.get('authorization') ?? '')?.[1];
+
+async function main(): Promise<void> {
+  const plan = JSON.parse(process.env.BENCH_PLAN ?? '') as BaselinePlan;
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, application_name: BASELINE_APPLICATION_NAME });
+  pool.on('error', () => {});
+  const redis = new Redis(process.env.REDIS_URL!);
+  const incrementSha = (await redis.script('LOAD', INCREMENT_SCRIPT)) as string;
+  const hit = (key: string) => redis.evalsha(incrementSha, 1, `${plan.rateLimit.prefix}${key}`, String(plan.rateLimit.windowMs));
+
+  const app = express();
+  const workspace = (req: Request) => req.get('x-bench-workspace');
+
+  app.get('/api/orders', async (req, res) => {
+    res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
+  });
+  app.get('/data/v1/orders', async (req, res) => {
+    jwt.verify(bearer(req) ?? '', plan.jwt.secret, { algorithms: ['HS256'], issuer: plan.jwt.issuer });
+    res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
+  });
+  app.post('/api/orders', express.json(), async (req, res) => {
+    const inputs: Record<string, unknown> = { workspace: workspace(req) };
+    for (const [field, value] of Object.entries(req.body as Row)) inputs[`body.${field}`] = value;
+    const client = await pool.connect();
+    let results: Row[][];
+    try {
+      results = await run(client, plan.create, inputs);
+      client.release();
+    } catch (err) {
+      client.release(true); // possibly inside a failed transaction: do not reuse it
+      throw err;
+    }
+    const order = results.find((rows) => rows[0] && 'client_name' in rows[0])?.[0];
+    const operation = lastRows(results.filter((rows) => rows.length > 0))[0];
+    res.status(201).json({ ...order, operation_id: operation?.id });
+  });
+  app.post('/api/v1/token', async (req, res) => {
+    const key = bearer(req) ?? '';
+    const keyHash = crypto.createHash('sha256').update(key).digest('hex');
+    await hit(`ip:${req.socket.remoteAddress}`);
+    await hit(`key:${keyHash}`);
+    const [owner] = lastRows(await run(pool, plan.keyLookup, { keyHash }));
+    if (!owner) {
+      res.status(401).json({ error: 'invalid_api_key' });
+      return;
+    }
+    const accessToken = jwt.sign({}, plan.jwt.secret, {
+      algorithm: 'HS256',
+      subject: owner.user_id as string,
+      issuer: plan.jwt.issuer,
+      expiresIn: 3600,
+    });
+    res.json({
+      access_token: accessToken,
+      token_type: 'bearer',
+      expires_in: 3600,
+      project_url: plan.jwt.projectUrl,
+      publishable_key: plan.jwt.publishableKey,
+    });
+  });
+
+  const server = http.createServer(app);
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    console.log(JSON.stringify({ url: `http://127.0.0.1:${port}` }));
+  });
+  process.on('SIGTERM', () => {
+    server.close();
+    server.closeIdleConnections();
+    void Promise.allSettled([pool.end(), redis.quit()]).then(() => process.exit(0));
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,136 @@
+import autocannon from 'autocannon';
+import type { CpuMeter } from './meters';
+
+export interface Target {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  /** Per-request changes (a fresh body, the next key of a pool), applied by autocannon's setupRequest. */
+  perRequest?: () => { body?: string; headers?: Record<string, string> };
+}
+
+export interface Measured {
+  rps: number;
+  /** Latency percentiles in ms, from every measured response (not autocannon's 1 ms buckets). */
+  p50: number;
+  p99: number;
+  requests: number;
+  /** Non-2xx responses and request errors, warm-up included; must be 0. */
+  failures: number;
+  failureDetail: string;
+  /** CPU milliseconds per measured request: the Node process, and the Postgres backends serving it. */
+  cpuMs: { node: number; db: number };
+}
+
+export interface LoadOptions {
+  connections: number;
+  warmupSeconds: number;
+  /** Measured seconds per side, split into `rounds` alternating segments. */
+  seconds: number;
+  rounds: number;
+}
+
+class Tally {
+  readonly latencies: number[] = [];
+  readonly failures = new Map<string, number>();
+  readonly cpu = { node: 0, db: 0 };
+  seconds = 0;
+
+  fail(what: string): void {
+    this.failures.set(what, (this.failures.get(what) ?? 0) + 1);
+  }
+
+  result(): Measured {
+    const sorted = Float64Array.from(this.latencies).sort();
+    const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+    const round = (ms: number) => Math.round(ms * 10) / 10;
+    let failures = 0;
+    for (const n of this.failures.values()) failures += n;
+    return {
+      rps: this.latencies.length / this.seconds,
+      p50: round(at(0.5)),
+      p99: round(at(0.99)),
+      requests: this.latencies.length,
+      failures,
+      failureDetail: [...this.failures].map(([what, n]) => `${n}× ${what}`).join(', '),
+      cpuMs: { node: (1000 * this.cpu.node) / this.latencies.length, db: (1000 * this.cpu.db) / this.latencies.length },
+    };
+  }
+}
+
+/** One autocannon run; with `tally`, its responses are measured, else only its failures count. */
+async function fire(url: string, target: Target, connections: number, seconds: number, tally: Tally, measured: boolean): Promise<void> {
+  const { perRequest } = target;
+  const options: autocannon.Options = {
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: target.method,
+        path: target.path,
+        headers: target.headers,
+        // autocannon calls setupRequest whenever the key is present, even when undefined.
+        ...(perRequest && {
+          setupRequest: (request: autocannon.Request) => {
+            const change = perRequest();
+            return { ...request, body: change.body ?? request.body, headers: { ...request.headers, ...change.headers } };
+          },
+        }),
+      },
+    ],
+  };
+  const phase = measured ? '' : 'warm-up ';
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(options, (err, done) => (err ? reject(err) : resolve(done)));
+    instance.on('response', (_client, status, _bytes, ms) => {
+      if (status < 200 || status > 299) tally.fail(`${phase}HTTP ${status}`);
+      if (measured) tally.latencies.push(ms);
+    });
+    instance.on('reqError', (err) => tally.fail(`${phase}${err.message}`));
+  });
+  if (measured) tally.seconds += result.duration;
+}
+
+/** One request outside the measurement, to check that a side answers what it should. */
+export async function probe(url: string, target: Target): Promise<{ status: number; body: unknown }> {
+  const change = target.perRequest?.() ?? {};
+  const res = await fetch(`${url}${target.path}`, { method: target.method, headers: { ...target.headers, ...change.headers }, body: change.body });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: keep the text for the error message.
+  }
+  return { status: res.status, body };
+}
+
+export interface Side {
+  url: string;
+  target: Target;
+  meter: CpuMeter;
+}
+
+/**
+ * Service and baseline under the same load: a warm-up each, then alternating measured segments
+ * (service, baseline, service, baseline…), so drift on a shared machine hits both alike.
+ */
+export async function compare(service: Side, baseline: Side, options: LoadOptions): Promise<{ service: Measured; baseline: Measured }> {
+  const tallies = { service: new Tally(), baseline: new Tally() };
+  const sides = [
+    { ...service, tally: tallies.service },
+    { ...baseline, tally: tallies.baseline },
+  ];
+  for (const side of sides) await fire(side.url, side.target, options.connections, options.warmupSeconds, side.tally, false);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const side of sides) {
+      const before = await side.meter.snapshot();
+      await fire(side.url, side.target, options.connections, options.seconds / options.rounds, side.tally, true);
+      const used = await side.meter.since(before);
+      side.tally.cpu.node += used.node;
+      side.tally.cpu.db += used.db;
+    }
+  }
+  return { service: tallies.service.result(), baseline: tallies.baseline.result() };
+}

@@ -1,0 +1,202 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { ROOT } from '../config';
+import { createKnex } from '../db/knex';
+import { migrateLatest } from '../db/migrate';
+import { Cleanup, freshDatabase, machine, redisUrl } from './infra';
+import { CpuMeter, MemorySampler } from './meters';
+import { compare, LoadOptions, probe } from './load';
+import { renderReport, Report, ScenarioResult } from './report';
+import { Scenario, scenarios } from './scenarios';
+import { createKeys, fillerWorkspaces, insertOrders, signUp } from './seed';
+import { capturePlan, cpuMeters, startBaseline, startService } from './sides';
+import type { Statement } from './sql';
+
+/**
+ * `npm run bench`: the compiled server (production settings) against a bare baseline on the same
+ * fresh database and Redis, in one run; see README "Benchmarks". Knobs for experiments (the
+ * defaults are the benchmark): BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_SCENARIOS (e.g.
+ * "a,c,scale"), BENCH_SERVER (another compiled server.js), BENCH_SERVER_NODE_ARGS (extra node flags
+ * for the server), BENCH_CPU_PROF (a directory: the server runs with --cpu-prof), BENCH_RESULTS
+ * (where the Markdown goes; default bench/results.md).
+ */
+const env = process.env;
+const load: LoadOptions = {
+  connections: 32,
+  warmupSeconds: Number(env.BENCH_WARMUP_SECONDS ?? 3),
+  seconds: Number(env.BENCH_SECONDS ?? 10),
+  rounds: 2,
+};
+const only = env.BENCH_SCENARIOS?.split(',').map((s) => s.trim());
+const wanted = (id: string) => !only || only.includes(id);
+const resultsFile = env.BENCH_RESULTS ?? path.join(ROOT, 'bench', 'results.md');
+const FILLER_WORKSPACES = 1000;
+const FILLER_ORDERS_EACH = 1000;
+const KEY_POOL = 200;
+const started = Date.now();
+const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}`);
+
+async function timed<T>(what: string, work: () => Promise<T>): Promise<[T, number]> {
+  const t0 = Date.now();
+  const value = await work();
+  const seconds = (Date.now() - t0) / 1000;
+  log(`${what}: ${seconds.toFixed(1)} s`);
+  return [value, seconds];
+}
+
+type Sides = { service: { url: string; meter: CpuMeter }; baseline: { url: string; meter: CpuMeter } };
+
+/** Both sides answer 2xx, and list the same number of orders: the comparison is like for like. */
+async function checkAlike(scenario: Scenario, sides: Sides): Promise<void> {
+  const service = await probe(sides.service.url, scenario.service);
+  const baseline = await probe(sides.baseline.url, scenario.baseline);
+  const count = (body: unknown) => (body as { orders?: unknown[] })?.orders?.length;
+  const problem =
+    service.status >= 300 || baseline.status >= 300
+      ? `service answered ${service.status}, baseline ${baseline.status}`
+      : count(service.body) !== count(baseline.body)
+        ? `service lists ${count(service.body)} orders, baseline ${count(baseline.body)}`
+        : undefined;
+  if (problem) throw new Error(`scenario ${scenario.id}: ${problem}\nservice: ${JSON.stringify(service.body).slice(0, 300)}\nbaseline: ${JSON.stringify(baseline.body).slice(0, 300)}`);
+}
+
+async function runScenario(scenario: Scenario, sides: Sides, scaled = false): Promise<ScenarioResult> {
+  const id = scaled ? `${scenario.id}@1M` : scenario.id;
+  log(`scenario ${id}: ${scenario.title}`);
+  await checkAlike(scenario, sides);
+  const { service, baseline } = await compare(
+    { ...sides.service, target: scenario.service },
+    { ...sides.baseline, target: scenario.baseline },
+    load,
+  );
+  log(`  service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s`);
+  return {
+    id,
+    title: scaled ? `${scenario.title}, 1M other orders` : scenario.title,
+    target: scaled ? undefined : scenario.target,
+    service,
+    baseline,
+  };
+}
+
+async function explain(knex: Knex, statement: Statement, workspace: string): Promise<string> {
+  const { rows } = await knex.raw(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql.replaceAll('$1', '?')}`, [workspace]);
+  return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+}
+
+async function countLogLines(file: string): Promise<{ lines: number; errors: number }> {
+  let lines = 0;
+  let errors = 0;
+  let rest = '';
+  for await (const chunk of fs.createReadStream(file, 'utf8')) {
+    const parts = (rest + chunk).split('\n');
+    rest = parts.pop()!;
+    lines += parts.length;
+    errors += parts.filter((l) => /"level":(50|60)/.test(l)).length;
+  }
+  return { lines, errors };
+}
+
+async function main(cleanup: Cleanup): Promise<void> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ocs-bench-'));
+  cleanup.add('temporary directory', async () => fs.rmSync(tmp, { recursive: true, force: true }));
+  const db = await freshDatabase(tmp, cleanup);
+  const redis = await redisUrl(cleanup);
+  const knex = createKnex(db.url);
+  cleanup.add('bench database pool', () => knex.destroy());
+  await timed('migrations', () => migrateLatest(knex));
+
+  const where = { databaseUrl: db.url, redisUrl: redis.url, cleanup };
+  const service = await startService({ ...where, logFile: path.join(tmp, 'service.log') }, env);
+  const serverMemory = new MemorySampler(service.child.pid!);
+  log(`service: ${service.command} on ${service.url} (pid ${service.child.pid}); ${db.where}; Redis: ${redis.where}`);
+
+  const [accounts] = await timed('seed: 3 accounts, 2,050 orders, keys, an access token', async () => {
+    const stamp = Date.now();
+    const small = await signUp(service.url, knex, `small-${stamp}@bench.invalid`, 'Small shop');
+    const large = await signUp(service.url, knex, `large-${stamp}@bench.invalid`, 'Large shop');
+    const writer = await signUp(service.url, knex, `writer-${stamp}@bench.invalid`, 'Busy shop');
+    await insertOrders(knex, [small.workspaceId], 50);
+    await insertOrders(knex, [large.workspaceId], 2000);
+    const keys = await createKeys(service.url, small, KEY_POOL);
+    const exchange = await fetch(`${service.url}/api/v1/token`, { method: 'POST', headers: { authorization: `Bearer ${keys[0]}` } });
+    if (exchange.status !== 200) throw new Error(`token exchange answered ${exchange.status}`);
+    const token = (await exchange.json()) as { access_token: string; publishable_key: string };
+    await knex.raw('ANALYZE');
+    return { small, large, writer, keys, access: { token: token.access_token, publishableKey: token.publishable_key } };
+  });
+
+  const plan = await capturePlan(knex, service, accounts, accounts.access.publishableKey);
+  const baseline = await startBaseline(plan, { ...where, logFile: path.join(tmp, 'baseline.log') }, env);
+  const baselineMemory = new MemorySampler(baseline.child.pid!);
+  const meters = cpuMeters(knex, service, baseline);
+  const sides: Sides = { service: { url: service.url, meter: meters.service }, baseline: { url: baseline.url, meter: meters.baseline } };
+
+  const all = scenarios(accounts);
+  const results: ScenarioResult[] = [];
+  const rssBeforeLoad = serverMemory.mark();
+  for (const scenario of all.filter((s) => wanted(s.id))) {
+    results.push({ ...(await runScenario(scenario, sides)), serverRssMb: serverMemory.mark() });
+  }
+
+  let scale: Report['scale'];
+  const first = results.find((r) => r.id === 'a');
+  if (first && wanted('scale')) {
+    const [, seedSeconds] = await timed(`seed: ${FILLER_WORKSPACES} workspaces × ${FILLER_ORDERS_EACH} orders, ANALYZE`, async () => {
+      const fillers = await fillerWorkspaces(knex, FILLER_WORKSPACES);
+      for (let i = 0; i < fillers.length; i += 100) await insertOrders(knex, fillers.slice(i, i + 100), FILLER_ORDERS_EACH);
+      await knex.raw('ANALYZE');
+    });
+    serverMemory.mark();
+    const result = { ...(await runScenario(all[0], sides, true)), serverRssMb: serverMemory.mark() };
+    scale = { result, of: first, seedSeconds, explain: await explain(knex, plan.list[0], accounts.small.workspaceId) };
+  }
+
+  const memory = { serverPeakMb: serverMemory.stop(), serverBeforeLoadMb: rssBeforeLoad, baselinePeakMb: baselineMemory.stop() };
+  const { count: orderCount } = (await knex('orders').count('* as count').first()) as { count: number };
+  const { rows: pgVersion } = await knex.raw('SHOW server_version');
+  const logs = await countLogLines(service.logFile);
+  const report: Report = {
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    machine: machine(),
+    versions: `Node ${process.version}, PostgreSQL ${pgVersion[0].server_version}, autocannon 9`,
+    setup: [
+      `Database: ${db.where}; Redis: ${redis.where}. Load generator, service, baseline, Postgres and Redis all share this machine.`,
+      `${load.connections} connections per scenario; ${load.warmupSeconds} s warm-up, then ${load.seconds} s measured per side in ${load.rounds} alternating segments (service, baseline, service, baseline), so drift on a shared machine hits both alike. Latency percentiles come from every measured response.`,
+      `Service: \`${service.command}\` (the Procfile's web command), NODE_ENV=production, LOG_LEVEL=info: one log line per request, to a file (${logs.lines.toLocaleString('en-US')} lines, ${logs.errors} at error level or above). Token limits raised to 10⁹, still counted in Redis.`,
+      `Orders in the table at the end: ${orderCount.toLocaleString('en-US')}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+    ],
+    scenarios: results,
+    scale,
+    memory,
+    statements: [
+      { scenario: 'List (a, b, e)', sql: plan.list.map((s) => s.sql) },
+      { scenario: 'Create (c)', sql: plan.create.map((s) => s.sql) },
+      { scenario: 'Key lookup (d)', sql: plan.keyLookup.map((s) => s.sql) },
+    ],
+  };
+  const markdown = renderReport(report);
+  fs.writeFileSync(resultsFile, `${markdown}\n`);
+  console.log(markdown);
+  log(`written to ${path.relative(process.cwd(), resultsFile)}`);
+}
+
+const cleanup = new Cleanup();
+let stopping = false;
+async function stop(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    await cleanup.run();
+  }
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop(130));
+process.on('SIGTERM', () => void stop(143));
+main(cleanup)
+  .then(() => stop(0))
+  .catch((err) => {
+    console.error(err);
+    return stop(1);
+  });

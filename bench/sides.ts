@@ -1,0 +1,120 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { ROOT } from '../config';
+import { createServices } from '../services';
+import { hashKey } from '../services/api-keys';
+import type { BaselinePlan } from './baseline';
+import { Cleanup, NodeProcess, startNode } from './infra';
+import { CpuMeter } from './meters';
+import { Account, createKeys } from './seed';
+import { BASELINE_APPLICATION_NAME, captureStatements } from './sql';
+
+/** The two things compared: the real service and the bare baseline. */
+
+export const PUBLIC_BASE_URL = 'https://ocs.bench.invalid';
+
+export interface ServiceProcess extends NodeProcess {
+  secrets: { SESSION_SECRET: string; JWT_SECRET: string };
+  command: string;
+}
+
+/** The node flags of the Procfile's `web:` line, so the bench runs the server as production does. */
+function procfileNodeArgs(): string[] {
+  const web = /^web:\s*node\s+(.*)$/m.exec(fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8'))?.[1] ?? '';
+  const words = web.trim().split(/\s+/);
+  return words.slice(0, Math.max(0, words.findIndex((w) => !w.startsWith('-'))));
+}
+
+/**
+ * The compiled server as its own process with production settings: NODE_ENV=production,
+ * LOG_LEVEL=info (its log goes to a file), the token limiter raised so nothing is refused
+ * while every exchange is still counted in Redis.
+ */
+export async function startService(
+  options: { databaseUrl: string; redisUrl: string; logFile: string; cleanup: Cleanup },
+  env: NodeJS.ProcessEnv,
+): Promise<ServiceProcess> {
+  const secrets = { SESSION_SECRET: crypto.randomBytes(32).toString('hex'), JWT_SECRET: crypto.randomBytes(32).toString('hex') };
+  const script = env.BENCH_SERVER ? path.resolve(env.BENCH_SERVER) : path.join(ROOT, 'dist', 'server.js');
+  const nodeArgs = [...procfileNodeArgs(), ...(env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])];
+  const profileArgs = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(env.BENCH_CPU_PROF)] : [];
+  const server = await startNode(script, {
+    name: 'service',
+    cleanup: options.cleanup,
+    logFile: options.logFile,
+    nodeArgs: [...nodeArgs, ...profileArgs],
+    env: {
+      ...env,
+      ...secrets,
+      NODE_ENV: 'production',
+      TZ: 'UTC',
+      PORT: '0',
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: options.redisUrl,
+      PUBLIC_BASE_URL,
+      LOG_LEVEL: 'info',
+      BCRYPT_COST: '4',
+      TOKEN_LIMIT_PER_IP: '1000000000',
+      TOKEN_LIMIT_PER_KEY: '1000000000',
+    },
+  });
+  const command = ['node', ...nodeArgs, path.relative(ROOT, script)].join(' ');
+  return { ...server, secrets, command };
+}
+
+/**
+ * What the baseline replays, captured from the service's own calls on the bench's Knex: the list
+ * query, the create transaction and the key lookup, plus the JWT settings and the limiter script.
+ */
+export async function capturePlan(
+  knex: Knex,
+  service: ServiceProcess,
+  accounts: { small: Account; writer: Account },
+  publishableKey: string,
+): Promise<BaselinePlan> {
+  const services = createServices(knex, { bcryptCost: 4, jwtSecret: service.secrets.JWT_SECRET, publicBaseUrl: PUBLIC_BASE_URL, publishableKey });
+  const order = { clientName: 'Capture Client', phone: '+212612345678', storeName: 'Capture Store', productsName: 'Capture Products', address: 'Capture Address' };
+  const bodyInputs = Object.fromEntries(Object.entries(order).map(([field, value]) => [`body.${field}`, value]));
+  const [key] = await createKeys(service.url, accounts.small, 1);
+  return {
+    list: await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.list(accounts.small.workspaceId)),
+    create: await captureStatements(knex, { workspace: accounts.writer.workspaceId, ...bodyInputs }, () =>
+      services.orders.create(accounts.writer.workspaceId, order),
+    ),
+    keyLookup: await captureStatements(knex, { keyHash: hashKey(key) }, () => services.apiKeys.verify(key)),
+    jwt: { secret: service.secrets.JWT_SECRET, issuer: PUBLIC_BASE_URL, projectUrl: PUBLIC_BASE_URL, publishableKey },
+    rateLimit: { windowMs: 5 * 60 * 1000, prefix: `rl:bench-baseline:${Date.now()}:` },
+  };
+}
+
+export function startBaseline(
+  plan: BaselinePlan,
+  options: { databaseUrl: string; redisUrl: string; logFile: string; cleanup: Cleanup },
+  env: NodeJS.ProcessEnv,
+): Promise<NodeProcess> {
+  return startNode(path.join(__dirname, 'baseline.js'), {
+    name: 'baseline',
+    cleanup: options.cleanup,
+    logFile: options.logFile,
+    env: { ...env, TZ: 'UTC', DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, BENCH_PLAN: JSON.stringify(plan) },
+  });
+}
+
+/** CPU meters for both sides: each Node process and the Postgres backends it has connected. */
+export function cpuMeters(knex: Knex, service: NodeProcess, baseline: NodeProcess): { service: CpuMeter; baseline: CpuMeter } {
+  const backends = (ofBaseline: boolean) => async () => {
+    const { rows } = await knex.raw(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+          AND (application_name = ?) = ?`,
+      [BASELINE_APPLICATION_NAME, ofBaseline],
+    );
+    return rows.map((r: { pid: number }) => r.pid);
+  };
+  return {
+    service: new CpuMeter(service.child.pid!, backends(false)),
+    baseline: new CpuMeter(baseline.child.pid!, backends(true)),
+  };
+}
