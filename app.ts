@@ -15,7 +15,7 @@ import { healthRouter } from './routes/health';
 import { loadUser } from './routes/middleware/auth';
 import { refuseCrossSite } from './routes/middleware/csrf';
 import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/middleware/errors';
-import { sessionMiddleware, slideSession } from './routes/middleware/session';
+import { sessionMiddleware } from './routes/middleware/session';
 import { pagesRouter } from './routes/pages';
 import { createServices } from './services';
 
@@ -84,7 +84,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
   app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
 
-  app.use(sessionMiddleware(config, deps.sessionPool, logger), slideSession);
+  app.use(sessionMiddleware(config, deps.sessionPool, logger));
   app.use(loadUser(services));
   const crossSite = refuseCrossSite(config.publicBaseUrl);
 

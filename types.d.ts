@@ -6,8 +6,10 @@ declare module 'express-session' {
     userId?: string;
     csrfToken?: string;
     notice?: string;
-    /** When the session's expiry last slid forward (ms since epoch). */
+    /** When the session's expiry last slid forward and its context was read (ms since epoch). */
     slidAt?: number;
+    /** The user and workspace, as last read from the database. */
+    ctx?: UserContext;
   }
 }
 

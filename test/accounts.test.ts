@@ -240,4 +240,25 @@ describe('session lifetime', () => {
     const expire = await expiryOf(sid);
     expect(expire.getTime() - Date.now()).to.be.greaterThan(6.9 * 86_400_000);
   });
+
+  it('the user and workspace are read from the session, and re-read from the database at the hourly slide', async () => {
+    const user = await signUp({ workspace: 'Old name' });
+    const sid = sidOf(user.cookie);
+    await testKnex()('workspaces').where({ id: user.workspaceId }).update({ name: 'New name' });
+    expect((await user.agent.get('/credits').expect(200)).text).to.contain('Old name');
+    await testKnex()('session')
+      .where({ sid })
+      .update({ sess: testKnex().raw("jsonb_set(sess::jsonb, '{slidAt}', ?::jsonb)::json", [String(Date.now() - 2 * 3600_000)]) });
+    expect((await user.agent.get('/credits').expect(200)).text).to.contain('New name');
+  });
+
+  it('a session whose user no longer exists signs nobody in after the refresh', async () => {
+    const user = await signUp({ workspace: null });
+    const sid = sidOf(user.cookie);
+    await testKnex()('session')
+      .where({ sid })
+      .update({ sess: testKnex().raw("jsonb_set(sess::jsonb, '{slidAt}', '0'::jsonb)::json") });
+    await testKnex()('users').where({ id: user.userId }).delete();
+    await user.agent.get('/api/credits').expect(401);
+  });
 });

@@ -1,14 +1,36 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Services } from '../../services';
 import type { UserContext } from '../../services/users';
+import { SLIDE_EVERY_MS } from './session';
 
-/** Resolves the session to a user and their workspace; a stale session simply signs nobody in. */
+/**
+ * Resolves the session to a user and their workspace. The context is kept in the session row,
+ * which is read on every request anyway, and re-read from the database when missing (after
+ * sign-in or a workspace change) and at the hourly slide of the session's expiry. A user who no
+ * longer exists signs nobody in.
+ */
 export function loadUser(services: Services): RequestHandler {
   return async (req, _res, next) => {
-    const userId = req.session?.userId;
-    if (userId) req.ctx = (await services.users.context(userId)) ?? undefined;
+    const s = req.session;
+    if (!s?.userId) return next();
+    if (!s.ctx || Date.now() - (s.slidAt ?? 0) > SLIDE_EVERY_MS) {
+      const ctx = await services.users.context(s.userId);
+      if (!ctx) {
+        delete s.userId;
+        delete s.ctx;
+        return next();
+      }
+      s.ctx = ctx;
+      s.slidAt = Date.now();
+    }
+    req.ctx = s.ctx;
     next();
   };
+}
+
+/** Makes the next request re-read the user's context (after their workspace changed). */
+export function forgetContext(req: Request): void {
+  if (req.session) delete req.session.ctx;
 }
 
 export type WorkspaceContext = UserContext & { workspace: NonNullable<UserContext['workspace']> };

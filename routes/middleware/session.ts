@@ -1,6 +1,5 @@
 import connectPgSimple from 'connect-pg-simple';
 import session from 'express-session';
-import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
@@ -8,7 +7,7 @@ import type { Logger } from '../../logger';
 export const SESSION_COOKIE = 'ocs.sid';
 const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** A signed-in session's expiry slides forward at most this often: one write an hour, not one a request. */
-const SLIDE_EVERY_MS = 60 * 60 * 1000;
+export const SLIDE_EVERY_MS = 60 * 60 * 1000;
 
 /** Sessions live in Postgres, so any number of processes behave as one. */
 export function sessionMiddleware(config: Config, pool: pg.Pool, logger: Logger) {
@@ -19,7 +18,7 @@ export function sessionMiddleware(config: Config, pool: pg.Pool, logger: Logger)
       pool,
       tableName: 'session',
       createTableIfMissing: false,
-      // The store would otherwise UPDATE the row on every request; slideSession does it hourly.
+      // The store would otherwise UPDATE the row on every request; loadUser slides it hourly.
       disableTouch: true,
       errorLog: (...args: unknown[]) => logger.error({ detail: args.map(String) }, 'session store error'),
     }),
@@ -33,16 +32,6 @@ export function sessionMiddleware(config: Config, pool: pg.Pool, logger: Logger)
       maxAge: SESSION_TTL_MS,
     },
   });
-}
-
-/**
- * Keeps an active user signed in (the 7-day expiry slides) while writing the session at most once
- * an hour: marking it changed makes express-session save the row and re-send the cookie.
- */
-export function slideSession(req: Request, _res: Response, next: NextFunction): void {
-  const s = req.session;
-  if (s?.userId && Date.now() - (s.slidAt ?? 0) > SLIDE_EVERY_MS) s.slidAt = Date.now();
-  next();
 }
 
 type SessionCallback = (done: (err?: unknown) => void) => void;

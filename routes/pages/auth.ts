@@ -12,9 +12,11 @@ const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 const INVALID_LOGIN = 'Invalid email or password';
 
 /** A new session id at sign-in (no fixation); the CSRF token is re-issued with it. */
-async function signIn(req: Request, user: User): Promise<void> {
+async function signIn(req: Request, user: User, services: Services): Promise<void> {
+  const ctx = await services.users.context(user.id);
   await regenerateSession(req.session);
   req.session.userId = user.id;
+  req.session.ctx = ctx ?? undefined;
   req.session.slidAt = Date.now();
   await saveSession(req.session);
 }
@@ -49,7 +51,7 @@ export function authPages(services: Services, deps: PageDeps): Router {
     const values = formValues(req, SIGNUP_FIELDS);
     try {
       const user = await services.users.signUp({ ...values, password: formValues(req, ['password']).password });
-      await signIn(req, user);
+      await signIn(req, user, services);
       res.redirect(303, '/');
     } catch (err) {
       renderFormError(res, err, 'signup', { values });
@@ -68,7 +70,7 @@ export function authPages(services: Services, deps: PageDeps): Router {
       res.status(401).render('login', { values: { email: values.email }, errors: { form: INVALID_LOGIN } });
       return;
     }
-    await signIn(req, user);
+    await signIn(req, user, services);
     res.redirect(303, '/');
   });
 

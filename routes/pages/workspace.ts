@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { ValidationError } from '../../services/errors';
-import { requirePageUser } from '../middleware/auth';
+import { forgetContext, requirePageUser } from '../middleware/auth';
 import { formValues, redirectWithNotice } from './forms';
 
 export function workspacePages(services: Services): Router {
@@ -33,6 +33,7 @@ export function workspacePages(services: Services): Router {
   router.post('/workspace', (req, res) =>
     handleForm(req, res, 'name', async (name) => {
       await services.workspaces.create(req.ctx!.user.id, name);
+      forgetContext(req);
       return `Workspace “${name.trim()}” created.`;
     }),
   );
