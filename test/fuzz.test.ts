@@ -13,7 +13,7 @@ import { loadConfig } from '../config';
  * afterwards no prototype is polluted and the database invariants hold.
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
 const LEAK = /\bat [\w.<>]+ \(|node_modules|\.js:\d+:\d+|SELECT |INSERT |UPDATE |syntax error|TypeError|ReferenceError/;
 export const fuzzStats = { cases: 0 };
 
