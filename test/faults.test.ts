@@ -100,6 +100,7 @@ describe('faults survived', function () {
         owner.agent.get('/api/orders'),
         owner.agent.get('/api/credits'),
         request(server.url).get('/healthz'),
+        owner.agent.get('/orders'),
       ]);
       await pg.start();
       const recovered = Date.now();
@@ -114,6 +115,8 @@ describe('faults survived', function () {
       expectCleanError(duringOutage[0]);
       expectCleanError(duringOutage[1]);
       expect(duringOutage[2].status).to.equal(503);
+      expect(duringOutage[3].status, 'a page gets the error page').to.equal(500);
+      expect(duringOutage[3].text).to.contain('Something went wrong').and.not.match(/\bat .+\.js:\d+|SELECT|ECONNREFUSED/);
       expect(recoveryMs).to.be.lessThan(15_000);
 
       // Every route works again without restarting the server.
@@ -121,6 +124,7 @@ describe('faults survived', function () {
       await owner.agent.get('/api/credits').expect(200);
       await request(server.url).get('/healthz').expect(200);
       await owner.agent.get('/workspace').expect(200);
+      await owner.agent.get('/orders').expect(200);
       const ids = (await owner.agent.get('/api/orders').expect(200)).body.orders.map((o: { id: string }) => o.id);
       expect(ids).to.include.members(acknowledged);
       expect(await ordersWithoutExactlyOneOperation(knex, owner.workspaceId!)).to.equal(0);

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../config';
 import { createKnex } from '../db/knex';
 import { testDatabaseUrl, testKnex } from './helpers/db';
 import { runScript } from './helpers/process';
@@ -36,6 +39,32 @@ describe('npm run migrate (the release step)', function () {
     expect(result.stdout.trim()).to.equal('Already up to date');
     const names = await testKnex()('knex_migrations').orderBy('id').pluck('name');
     expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency']);
+  });
+
+  it('the Procfile releases with npm run migrate and serves the compiled server', () => {
+    const lines = fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8').trim().split('\n');
+    expect(lines).to.deep.equal(['release: npm run migrate', 'web: node dist/server.js']);
+    const scripts = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
+    expect(scripts.migrate).to.contain('node dist/bin/migrate.js');
+  });
+
+  it('the schema enforces its rules itself: one handler per workspace, the ten statuses, timestamptz', async () => {
+    const k = testKnex();
+    const [user] = await k('users').insert({ email: `schema-${crypto.randomUUID()}@example.test`, name: 'S', password_hash: 'x' }).returning('id');
+    const [workspace] = await k('workspaces').insert({ name: 'Schema', owner_id: user.id }).returning('id');
+    await k('agents').insert({ workspace_id: workspace.id, name: 'A', is_order_handler: true });
+    const second = await k('agents').insert({ workspace_id: workspace.id, name: 'B', is_order_handler: true }).then(() => null, (e: { constraint?: string }) => e.constraint);
+    expect(second).to.equal('agents_one_order_handler');
+    const order = { workspace_id: workspace.id, client_name: 'C', phone: '+212612345678', store_name: 'S', products_name: 'P' };
+    const badStatus = await k('orders').insert({ ...order, status: 'shipped' }).then(() => null, (e: { constraint?: string }) => e.constraint);
+    expect(badStatus).to.equal('orders_status_check');
+    const badPhone = await k('orders').insert({ ...order, phone: '0612345678' }).then(() => null, (e: { constraint?: string }) => e.constraint);
+    expect(badPhone).to.equal('orders_phone_check');
+    const types = await k('information_schema.columns')
+      .where({ table_schema: 'public', data_type: 'timestamp without time zone' })
+      .whereNot({ table_name: 'session' })
+      .pluck('table_name');
+    expect(types, 'every timestamp but connect-pg-simple’s own is timestamptz').to.deep.equal([]);
   });
 
   it('refuses to run without DATABASE_URL, saying so', async () => {

@@ -56,7 +56,7 @@ describe('the server process', function () {
     // Postgres runs as its own user and must be able to reach its data directory.
     fs.chmodSync(dataDir, 0o755);
     try {
-      const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: undefined, NODE_ENV: 'development', SESSION_SECRET: undefined, JWT_SECRET: undefined });
+      const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, NODE_ENV: 'development', SESSION_SECRET: undefined, JWT_SECRET: undefined });
       try {
         expect(server.output()).to.contain('using the embedded Postgres');
         expect(server.output()).to.contain('20261122_01_accounts');
@@ -66,6 +66,26 @@ describe('the server process', function () {
         // Development secrets were generated once into the data directory.
         const secrets = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
         expect(secrets.SESSION_SECRET).to.have.length.greaterThan(31);
+        expect(server.output().match(/REDIS_URL is not set/g), 'said once').to.have.length(1);
+
+        // Structured request logs carry the request id, and never the credentials.
+        const id = await new Promise<string>((resolve, reject) => {
+          http
+            .get(`${server.url}/login`, { agent: false, headers: { 'X-Request-Id': 'trace-42', Cookie: 'ocs.sid=secret-cookie', Authorization: 'Bearer sk_live_secret' } }, (res) => {
+              res.resume();
+              res.on('end', () => resolve(String(res.headers['x-request-id'])));
+            })
+            .on('error', reject);
+        });
+        expect(id).to.equal('trace-42');
+        await new Promise((r) => setTimeout(r, 200));
+        const entry = server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"trace-42"'))
+          .map((line) => JSON.parse(line))[0];
+        expect(entry).to.deep.include({ msg: 'request completed', req: { id: 'trace-42', method: 'GET', url: '/login' }, res: { statusCode: 200 } });
+        expect(server.output()).not.to.contain('secret-cookie').and.not.to.contain('sk_live_secret');
       } finally {
         server.child.kill('SIGTERM');
         expect(await server.exited).to.equal(0);

@@ -1,0 +1,155 @@
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { ORDER_STATUSES } from '../../services/orders';
+import { signUp, TEST_ENV } from '../helpers/app';
+import { launchChromium, requireChromium } from '../helpers/browser';
+import { testDatabaseUrl, testKnex } from '../helpers/db';
+import { RunningServer, startServer } from '../helpers/process';
+
+/**
+ * Checks every page as rendered by Chromium, at phone and desktop widths: each form control has a
+ * label, each field error is announced through aria-describedby, text contrast meets WCAG AA, and
+ * keyboard focus is visible on every focusable element.
+ */
+interface Findings {
+  unlabelled: string[];
+  unannounced: string[];
+  lowContrast: string[];
+}
+
+/** Runs in the page: labels, error announcements and WCAG contrast of every visible text. */
+function audit(): Findings {
+  const describe = (el: Element) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`;
+  const unlabelled = [...document.querySelectorAll('input, select, textarea')]
+    .filter((el) => !['hidden', 'submit', 'button'].includes((el as HTMLInputElement).type))
+    .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    .map(describe);
+  const described = new Set([...document.querySelectorAll('[aria-describedby]')].flatMap((el) => el.getAttribute('aria-describedby')!.split(/\s+/)));
+  const unannounced = [...document.querySelectorAll('.error[id]')].filter((el) => !described.has(el.id)).map(describe);
+
+  const rgba = (value: string) => {
+    const [r, g, b, a = 1] = (value.match(/[\d.]+/g) ?? ['0', '0', '0', '0']).map(Number);
+    return { r, g, b, a };
+  };
+  const luminance = ({ r, g, b }: { r: number; g: number; b: number }) => {
+    const lin = (c: number) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  };
+  const background = (el: Element | null): { r: number; g: number; b: number } => {
+    for (let node = el; node; node = node.parentElement) {
+      const bg = rgba(getComputedStyle(node).backgroundColor);
+      if (bg.a > 0) return bg;
+    }
+    return { r: 255, g: 255, b: 255 };
+  };
+  const lowContrast: string[] = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const hasText = [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== '');
+    const rect = el.getBoundingClientRect();
+    if (!hasText || rect.width === 0 || rect.right < 0 || rect.bottom < 0) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden') continue;
+    const fg = luminance(rgba(style.color));
+    const bg = luminance(background(el));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) lowContrast.push(`${describe(el)} ${ratio.toFixed(2)}:1`);
+  }
+  return { unlabelled, unannounced, lowContrast };
+}
+
+/** Tabs through the page; every element that takes focus must show an outline (or a shadow). */
+async function invisibleFocus(page: Page): Promise<string[]> {
+  const problems: string[] = [];
+  const count = await page.locator('a[href], button, input:not([type=hidden]), select, textarea').count();
+  await page.locator('body').focus();
+  for (let i = 0; i < count; i++) {
+    await page.keyboard.press('Tab');
+    const focus = await page.evaluate(() => {
+      const el = document.activeElement;
+      if (!el || el === document.body) return null;
+      const s = getComputedStyle(el);
+      const visible = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
+      return { visible, what: `${el.tagName.toLowerCase()} "${(el.textContent ?? (el as HTMLInputElement).name ?? '').trim().slice(0, 30)}"` };
+    });
+    if (focus && !focus.visible) problems.push(focus.what);
+  }
+  return problems;
+}
+
+describe('accessibility of every page (headless Chromium)', function () {
+  this.timeout(90_000);
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  let cookie: string;
+  let pages: string[];
+
+  before(async function () {
+    requireChromium(this);
+    [server, browser] = await Promise.all([
+      startServer({ ...TEST_ENV, DATABASE_URL: testDatabaseUrl(), BCRYPT_COST: '4' }),
+      launchChromium(),
+    ]);
+    const owner = await signUp({ target: server.url, workspace: 'Dar Atlas' });
+    cookie = owner.cookie;
+    await owner.agent.post('/api/agents').send({ name: 'Youssef', orderHandler: true }).expect(201);
+    const orders = [];
+    for (const status of ORDER_STATUSES) {
+      orders.push((await owner.agent.post('/api/orders').send({ clientName: 'فاطمة', phone: '0612345678', storeName: 'Souk', productsName: 'Thé', address: 'Fès', status }).expect(201)).body);
+    }
+    await owner.agent.post('/api/keys').send({ name: 'Plugin' }).expect(201);
+    await testKnex()('credit_ledger').insert({ user_id: owner.userId, kind: 'grant', amount: 100 });
+    const pendingId = orders[0].id;
+    pages = ['/orders', '/orders?status=pending', '/orders/new', `/orders/${pendingId}`, `/orders/${orders[3].id}`, `/orders/${pendingId}/delete`, '/agents', '/api-keys', '/credits', '/workspace', '/no-such-page'];
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  for (const [label, viewport] of [['phone', { width: 390, height: 844 }], ['desktop', { width: 1280, height: 860 }]] as const) {
+    it(`${label}: labels, announced errors, contrast and visible focus on every page`, async () => {
+      const context = await browser!.newContext({ viewport, baseURL: server!.url });
+      const [name, value] = cookie.split('=');
+      await context.addCookies([{ name, value, url: server!.url }]);
+      const visitor = await browser!.newContext({ viewport, baseURL: server!.url });
+      try {
+        const page = await context.newPage();
+        const signedOut = await visitor.newPage();
+        const findings: Record<string, Findings & { focus: string[] }> = {};
+        const check = async (p: Page, key: string) => {
+          findings[key] = { ...(await p.evaluate(audit)), focus: await invisibleFocus(p) };
+        };
+        for (const path of pages) {
+          await page.goto(path);
+          await check(page, path);
+        }
+        // Error states: a form re-rendered with a message beside each field.
+        await page.goto('/orders/new');
+        await page.getByRole('button', { name: /add order/i }).click();
+        await page.waitForLoadState('load');
+        await check(page, 'POST /orders (errors)');
+        for (const path of ['/login', '/signup']) {
+          await signedOut.goto(path);
+          await check(signedOut, path);
+        }
+        await signedOut.getByRole('button', { name: 'Sign up' }).click();
+        await signedOut.waitForLoadState('load');
+        await check(signedOut, 'POST /signup (errors)');
+        expect(findings['POST /orders (errors)'].unannounced).to.deep.equal([]);
+        expect(Object.keys(findings)).to.have.length(pages.length + 4);
+
+        const problems = Object.entries(findings).filter(([, f]) => f.unlabelled.length + f.unannounced.length + f.lowContrast.length + f.focus.length > 0);
+        expect(Object.fromEntries(problems)).to.deep.equal({});
+      } finally {
+        await context.close();
+        await visitor.close();
+      }
+    });
+  }
+});
