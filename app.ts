@@ -17,6 +17,7 @@ import { refuseCrossSite } from './routes/middleware/csrf';
 import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/middleware/errors';
 import { sessionMiddleware } from './routes/middleware/session';
 import { pagesRouter } from './routes/pages';
+import { viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
 
 export interface AppDeps {
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('view engine', 'ejs');
   app.set('views', path.join(ROOT, 'views'));
   app.disable('x-powered-by');
+  Object.assign(app.locals, viewHelpers);
 
   app.use(
     pinoHttp({

@@ -26,7 +26,7 @@ export interface Order {
 }
 
 /** Input field names (camelCase) and the column each one writes; the column name is also accepted. */
-const FIELD_COLUMNS = {
+export const FIELD_COLUMNS = {
   clientName: 'client_name',
   phone: 'phone',
   storeName: 'store_name',
@@ -181,11 +181,12 @@ export class OrderService {
     throw new ConflictError('Only a pending order can be edited; its status can still be changed', 'ORDER_NOT_EDITABLE');
   }
 
-  /** Deletes the order (its operations go with it). */
-  async remove(workspaceId: string, id: string): Promise<void> {
+  /** Deletes the order (its operations go with it); returns what it was, for the caller to report. */
+  async remove(workspaceId: string, id: string): Promise<Pick<Order, 'id' | 'client_name'>> {
     if (!isUuid(id)) throw orderNotFound();
-    const deleted = await this.knex('orders').where({ id, workspace_id: workspaceId }).delete();
-    if (deleted === 0) throw orderNotFound();
+    const [deleted] = await this.knex('orders').where({ id, workspace_id: workspaceId }).delete(['id', 'client_name']);
+    if (!deleted) throw orderNotFound();
+    return deleted;
   }
 
   private async insert(trx: Knex.Transaction, workspaceId: string, columns: Columns): Promise<Order> {

@@ -3,16 +3,12 @@ import { Router } from 'express';
 import type { Config } from '../../config';
 import type { Services } from '../../services';
 import { hashKey } from '../../services/api-keys';
+import { bearerCredential } from '../middleware/auth';
 import { createLimiter, LimiterDeps } from '../middleware/rate-limit';
 
 const WINDOW_MS = 5 * 60 * 1000;
 // Byte-identical for every cause: missing, malformed, unknown, expired or revoked.
 const INVALID_KEY = { error: 'invalid_api_key' };
-
-function bearer(req: Request): string | undefined {
-  const match = /^Bearer ([^\s]+)$/.exec(req.get('authorization') ?? '');
-  return match?.[1];
-}
 
 const rateLimited = (_req: Request, res: Response) => res.status(429).json({ error: 'rate_limited' });
 
@@ -37,12 +33,12 @@ export function tokenRouter(services: Services, config: Config, deps: LimiterDep
     windowMs: WINDOW_MS,
     limit: config.limits.tokenPerKey,
     // Counted by the key's hash: the secret itself never reaches Redis.
-    key: (req) => hashKey(bearer(req) ?? ''),
+    key: (req) => hashKey(bearerCredential(req) ?? ''),
     onLimited: rateLimited,
   });
 
   router.post('/', perIp, perKey, async (req, res) => {
-    const key = bearer(req);
+    const key = bearerCredential(req);
     const owner = key ? await services.apiKeys.verify(key) : null;
     if (!owner) {
       res.status(401).json(INVALID_KEY);

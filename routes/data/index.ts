@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { InvalidTokenError } from '../../services/tokens';
-import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+import { bearerCredential, requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { ordersRouter } from '../api/orders';
 
 function invalidToken(res: Response): void {
@@ -22,11 +22,11 @@ export function dataRouter(services: Services): Router {
       res.status(401).json({ error: 'invalid_apikey' });
       return;
     }
-    const match = /^Bearer ([^\s]+)$/.exec(req.get('authorization') ?? '');
-    if (!match) return invalidToken(res);
+    const token = bearerCredential(req);
+    if (!token) return invalidToken(res);
     let userId: string;
     try {
-      userId = services.tokens.verify(match[1]);
+      userId = services.tokens.verify(token);
     } catch (err) {
       if (err instanceof InvalidTokenError) return invalidToken(res);
       throw err;

@@ -33,6 +33,11 @@ export function forgetContext(req: Request): void {
   if (req.session) delete req.session.ctx;
 }
 
+/** The credential of an `Authorization: Bearer <credential>` header, if that is what was sent. */
+export function bearerCredential(req: Request): string | undefined {
+  return /^Bearer (\S+)$/.exec(req.get('authorization') ?? '')?.[1];
+}
+
 export type WorkspaceContext = UserContext & { workspace: NonNullable<UserContext['workspace']> };
 
 /** The caller's context on a route behind requireApiWorkspace or requirePageWorkspace. */

@@ -98,11 +98,7 @@ export function createLimiter(deps: LimiterDeps, options: LimiterOptions): Reque
     skipFailedRequests: false,
     skipSuccessfulRequests: options.countFailuresOnly ?? false,
     passOnStoreError: true,
-    handler: (req, res) => {
-      const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : 1;
-      res.set('Retry-After', String(seconds));
-      options.onLimited(req, res, seconds);
-    },
+    // express-rate-limit has already set Retry-After (whole seconds to the window's end).
+    handler: (req, res) => options.onLimited(req, res, Number(res.get('Retry-After')) || 1),
   });
 }

@@ -3,8 +3,8 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import type { FormState } from './form-errors';
 import { formValues, redirectWithNotice } from './forms';
+import type { FormState } from './forms';
 
 const AGENT_FIELDS = ['name', 'order_handler'] as const;
 const CHECKED = new Set(['1', 'on', 'true']);

@@ -4,9 +4,8 @@ import type { Services } from '../../services';
 import type { ApiKeyView } from '../../services/api-keys';
 import { ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { errorsByInput } from './form-errors';
-import type { FormState } from './form-errors';
-import { formValues, redirectWithNotice } from './forms';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import type { FormState } from './forms';
 
 const KEY_FIELDS = ['name', 'expires_in_days'] as const;
 const FORM_FIELD: Record<string, string> = { expiresInDays: 'expires_in_days' };

@@ -12,18 +12,23 @@ export function formValues<K extends string>(req: Request, names: readonly K[]):
   return values;
 }
 
-/** Re-renders a form with the user's input and a message beside each bad field, or rethrows. */
-export function renderFormError(
-  res: Response,
-  err: unknown,
-  view: string,
-  locals: Record<string, unknown>,
-  fieldNames: Record<string, string> = {},
-): void {
-  if (!(err instanceof ValidationError)) throw err;
+/** What a re-rendered form shows: the user's input and a message per bad field. */
+export interface FormState {
+  values?: Record<string, string>;
+  errors?: Record<string, string>;
+}
+
+/** A service's field errors keyed by the form's input names (services name fields in camelCase). */
+export function errorsByInput(err: ValidationError, inputNames: Record<string, string> = {}): Record<string, string> {
   const errors: Record<string, string> = {};
-  for (const [field, message] of Object.entries(err.fields)) errors[fieldNames[field] ?? field] = message;
-  res.status(400).render(view, { ...locals, errors });
+  for (const [field, message] of Object.entries(err.fields)) errors[inputNames[field] ?? field] = message;
+  return errors;
+}
+
+/** Re-renders a form with the user's input and a message beside each bad field, or rethrows. */
+export function renderFormError(res: Response, err: unknown, view: string, locals: Record<string, unknown>): void {
+  if (!(err instanceof ValidationError)) throw err;
+  res.status(400).render(view, { ...locals, errors: errorsByInput(err) });
 }
 
 /**

@@ -10,7 +10,6 @@ import { apiKeyPages } from './api-keys';
 import { authPages } from './auth';
 import { creditPages } from './credits';
 import { orderPages } from './orders';
-import { viewHelpers } from './view-helpers';
 import { workspacePages } from './workspace';
 
 export interface PageDeps {
@@ -32,7 +31,6 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
     res.locals.ctx = req.ctx;
     // The path alone (never the query) marks the current page in the navigation.
     res.locals.currentPath = req.path;
-    Object.assign(res.locals, viewHelpers);
     // Lazy, so that a page without a form does not create a session for an anonymous visitor.
     res.locals.csrf = () => csrfToken(req);
     // Only a page load takes the one-time notice: a favicon or other subresource request must not eat it.

@@ -2,23 +2,18 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError } from '../../services/errors';
-import { InvalidStatusError, ORDER_STATUSES } from '../../services/orders';
+import { FIELD_COLUMNS, InvalidStatusError, ORDER_STATUSES } from '../../services/orders';
 import type { Order, OrderStatus } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { errorsByInput } from './form-errors';
-import type { FormState } from './form-errors';
-import { formValues, redirectWithNotice } from './forms';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import type { FormState } from './forms';
 import { statusLabel } from './view-helpers';
 
 const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 
-/** The service names bad fields in camelCase; the form's inputs are snake_case. */
-const FORM_FIELD: Record<string, string> = {
-  clientName: 'client_name',
-  storeName: 'store_name',
-  productsName: 'products_name',
-};
+/** The service names bad fields in camelCase; the form's inputs are named after the columns. */
+const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
 
 export const NO_HANDLER_NOTICE =
   'Your order was not saved: every new order is queued for a confirmation call by the order handler agent, ' +
@@ -129,8 +124,7 @@ export function orderPages(services: Services): Router {
   });
 
   router.post('/orders/:id/delete', async (req, res) => {
-    const order = await services.orders.get(workspaceId(req), String(req.params.id));
-    await services.orders.remove(workspaceId(req), order.id);
+    const order = await services.orders.remove(workspaceId(req), String(req.params.id));
     await redirectWithNotice(req, res, '/orders', `The order for ${order.client_name} was deleted.`);
   });
   return router;
