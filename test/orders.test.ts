@@ -54,6 +54,27 @@ describe('GET /api/orders', () => {
     }
   });
 
+  it('200: one query whatever the number of orders (no N+1), served by the workspace index', async () => {
+    const shop = await shopWithHandler();
+    for (let i = 0; i < 12; i++) await createOrder(shop);
+    const queries: Array<{ sql: string; bindings: unknown[] }> = [];
+    const record = (q: { sql: string; bindings: unknown[] }) => queries.push(q);
+    testKnex().on('query', record);
+    try {
+      const res = await shop.agent.get('/api/orders').expect(200);
+      expect(res.body.orders).to.have.length(12);
+    } finally {
+      testKnex().removeListener('query', record);
+    }
+    expect(queries, queries.map((q) => q.sql).join('\n')).to.have.length(1);
+    const plan = await testKnex().transaction(async (trx) => {
+      await trx.raw('SET LOCAL enable_seqscan = off');
+      const { rows } = await trx.raw(`EXPLAIN ${queries[0].sql.replace(/\$\d+/g, '?')}`, queries[0].bindings as never[]);
+      return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+    });
+    expect(plan).to.contain('orders_workspace_newest_idx');
+  });
+
   it('200: orders created in the same instant keep one deterministic order', async () => {
     const shop = await shopWithHandler();
     const a = await createOrder(shop);
