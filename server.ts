@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
-import { EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded';
+import { EmbeddedDatabase, EmbeddedPostgresError, startEmbeddedPostgres } from './db/embedded';
 import { createKnex, createSessionPool } from './db/knex';
 import { migrateLatest } from './db/migrate';
 import { createRedis, redisReady } from './db/redis';
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   if (!databaseUrl) {
     embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'));
     databaseUrl = embedded.url;
-    logger.info('DATABASE_URL is not set: using the embedded Postgres under %s', config.dataDir);
+    logger.info({ dataDir: embedded.dataDir }, 'DATABASE_URL is not set: using the embedded Postgres, its data in %s', embedded.dataDir);
   }
   const knex = createKnex(databaseUrl, 10, logger);
   if (!config.isProduction) {
@@ -46,10 +46,18 @@ async function main(): Promise<void> {
 
   const app = createApp({ config, knex, sessionPool, logger, redis });
   const server = http.createServer(app);
-  server.listen(config.port, () => {
-    const { port } = server.address() as { port: number };
-    logger.info({ url: `http://localhost:${port}`, port }, `listening on http://localhost:${port}`);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, resolve);
+    });
+  } catch (err) {
+    await Promise.allSettled([knex.destroy(), sessionPool.end(), redis?.quit()]);
+    await embedded?.stop();
+    throw new StartupError(listenProblem(err as NodeJS.ErrnoException, config.port));
+  }
+  const { port } = server.address() as { port: number };
+  logger.info({ url: `http://localhost:${port}`, port }, `listening on http://localhost:${port}`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -74,7 +82,21 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+/** A start-up failure whose message is the whole explanation (no stack trace needed). */
+class StartupError extends Error {}
+
+function listenProblem(err: NodeJS.ErrnoException, port: number): string {
+  if (err.code === 'EADDRINUSE') {
+    return `The server could not start: port ${port} is already in use by another program.\nTo fix it: stop that program, or start with another port, e.g. PORT=3001 npm start.`;
+  }
+  if (err.code === 'EACCES') {
+    return `The server could not start: this user may not listen on port ${port} (ports below 1024 need privileges).\nTo fix it: start with a port above 1023, e.g. PORT=3000 npm start.`;
+  }
+  return `The server could not start: listening on port ${port} failed (${err.code ?? err.message}).\nTo fix it: check PORT, or start with another port, e.g. PORT=3001 npm start.`;
+}
+
 main().catch((err) => {
-  console.error(err);
+  if (err instanceof EmbeddedPostgresError || err instanceof StartupError) console.error(err.message);
+  else console.error(`The server could not start: ${err instanceof Error ? err.message : String(err)}\n`, err);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
-import { EmbeddedDatabase, startEmbeddedPostgres } from '../db/embedded';
+import { EmbeddedDatabase, EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded';
 import { createKnex } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { AppError, ValidationError } from '../services/errors';
@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ValidationError) console.error(Object.values(err.fields).join('\n'));
-  else if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError) console.error(err.message);
+  else if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError || err instanceof EmbeddedPostgresError) console.error(err.message);
   else console.error(err);
   process.exit(1);
 });

@@ -11,11 +11,20 @@ export interface RunningServer {
   exited: Promise<number | null>;
 }
 
+export interface StartOptions {
+  timeoutMs?: number;
+  /** The checkout to run (default: this one). */
+  root?: string;
+  /** Run as this user (only when we are root). */
+  user?: { uid: number; gid: number };
+}
+
 /** Starts the compiled server as its own process (PORT=0) and resolves once it logs its URL. */
-export function startServer(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<RunningServer> {
+export function startServer(env: Record<string, string | undefined>, options: StartOptions = {}): Promise<RunningServer> {
+  const { timeoutMs = 60_000, root = ROOT, user } = options;
   const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ...env, LOG_LEVEL: 'info' };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(root, 'dist', 'server.js')], { env: childEnv, cwd: root, stdio: ['ignore', 'pipe', 'pipe'], ...user });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -41,10 +50,12 @@ export function startServer(env: Record<string, string | undefined>, timeoutMs =
 }
 
 /** Runs a compiled script to completion and returns its exit code and output. */
-export function runScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runScript(script: string, args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'dist', script), ...args], {
-      env: { ...process.env, ...env },
+      env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
