@@ -12,6 +12,7 @@ import { apiRouter } from './routes/api';
 import { tokenRouter } from './routes/api/token';
 import { dataRouter } from './routes/data';
 import { healthRouter } from './routes/health';
+import { hooksRouter } from './routes/hooks';
 import { loadUser } from './routes/middleware/auth';
 import { refuseCrossSite } from './routes/middleware/csrf';
 import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/middleware/errors';
@@ -19,6 +20,7 @@ import { sessionMiddleware } from './routes/middleware/session';
 import { pagesRouter } from './routes/pages';
 import { viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
+import { Jobs } from './db/jobs';
 
 export interface AppDeps {
   config: Config;
@@ -34,7 +36,7 @@ const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
 /** Builds the Express app; it listens on nothing (server.ts and tests do that). */
 export function createApp(deps: AppDeps): express.Express {
   const { config, logger } = deps;
-  const services = createServices(deps.knex, config);
+  const services = createServices(deps.knex, config, new Jobs(deps.knex));
   const app = express();
 
   app.set('trust proxy', config.trustProxy);
@@ -85,6 +87,8 @@ export function createApp(deps: AppDeps): express.Express {
   const json = express.json({ type: () => true, limit: BODY_LIMIT });
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
   app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
+  // Signed by the voice agent: no session, no cookies, no CSRF token.
+  app.use('/hooks', hooksRouter(services), jsonNotFound, jsonErrors);
 
   app.use(sessionMiddleware(config, deps.sessionPool, logger));
   app.use(loadUser(services));

@@ -32,6 +32,11 @@ const envSchema = z.object({
   TOKEN_LIMIT_PER_KEY: z.coerce.number().int().min(1).default(12),
   LOGIN_LIMIT_PER_IP: z.coerce.number().int().min(1).default(30),
   LOGIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+  CALL_COST: z.coerce.number().min(0).max(1000).default(1),
+  CALL_CLAIM_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
+  CALL_RESULT_TIMEOUT_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
+  ALLOW_PRIVATE_URLS: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+  WORKER: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
 });
 
 export interface Config {
@@ -48,6 +53,16 @@ export interface Config {
   bcryptCost: number;
   logLevel: string;
   dataDir: string;
+  calls: {
+    /** Credits charged per voice call that reached an outcome other than `failed`. */
+    cost: number;
+    claimMinutes: number;
+    resultTimeoutMinutes: number;
+    /** Whether agent and webhook URLs may point at loopback/private addresses. */
+    allowPrivateUrls: boolean;
+  };
+  /** Development only: run the worker inside the web process. */
+  inProcessWorker: boolean;
   limits: {
     tokenPerIp: number;
     tokenPerKey: number;
@@ -123,6 +138,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     bcryptCost: e.BCRYPT_COST,
     logLevel: e.LOG_LEVEL,
     dataDir,
+    calls: Object.freeze({
+      cost: e.CALL_COST,
+      claimMinutes: e.CALL_CLAIM_MINUTES,
+      resultTimeoutMinutes: e.CALL_RESULT_TIMEOUT_MINUTES,
+      allowPrivateUrls: e.ALLOW_PRIVATE_URLS === undefined ? !isProduction : e.ALLOW_PRIVATE_URLS === 'true',
+    }),
+    inProcessWorker: e.NODE_ENV === 'development' && e.WORKER === 'on',
     limits: Object.freeze({
       tokenPerIp: e.TOKEN_LIMIT_PER_IP,
       tokenPerKey: e.TOKEN_LIMIT_PER_KEY,

@@ -8,6 +8,8 @@ import { createKnex, createSessionPool } from './db/knex';
 import { migrateLatest } from './db/migrate';
 import { createRedis, redisReady } from './db/redis';
 import { createLogger } from './logger';
+import { prepareJobs } from './db/jobs';
+import { RunningWorker, startWorker } from './worker';
 
 const SHUTDOWN_DEADLINE_MS = 25_000;
 
@@ -34,6 +36,13 @@ async function main(): Promise<void> {
     const applied = await migrateLatest(knex);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   }
+  let worker: RunningWorker | undefined;
+  if (config.inProcessWorker) {
+    // Development: the one command shows the whole loop. Production runs `worker:` dynos instead.
+    worker = await startWorker(config, databaseUrl, logger);
+  } else if (!config.isProduction) {
+    await prepareJobs(databaseUrl);
+  }
   const sessionPool = createSessionPool(databaseUrl, (err) => logger.error({ err }, 'session pool error'));
 
   let redis: Redis | undefined;
@@ -52,6 +61,7 @@ async function main(): Promise<void> {
       server.listen(config.port, resolve);
     });
   } catch (err) {
+    await worker?.stop();
     await Promise.allSettled([knex.destroy(), sessionPool.end(), redis?.quit()]);
     await embedded?.stop();
     throw new StartupError(listenProblem(err as NodeJS.ErrnoException, config.port));
@@ -73,6 +83,7 @@ async function main(): Promise<void> {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    await worker?.stop();
     await Promise.allSettled([knex.destroy(), sessionPool.end(), redis?.quit()]);
     await embedded?.stop();
     logger.info('stopped');

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { ROOT } from '../config';
+import { Jobs } from '../db/jobs';
 import { createServices } from '../services';
 import { hashKey } from '../services/api-keys';
 import type { BaselinePlan } from './baseline';
@@ -74,7 +75,11 @@ export async function capturePlan(
   accounts: { small: Account; writer: Account },
   publishableKey: string,
 ): Promise<BaselinePlan> {
-  const services = createServices(knex, { bcryptCost: 4, jwtSecret: service.secrets.JWT_SECRET, publicBaseUrl: PUBLIC_BASE_URL, publishableKey });
+  const services = createServices(
+    knex,
+    { bcryptCost: 4, jwtSecret: service.secrets.JWT_SECRET, publicBaseUrl: PUBLIC_BASE_URL, publishableKey, isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true } },
+    new Jobs(knex),
+  );
   const order = { clientName: 'Capture Client', phone: '+212612345678', storeName: 'Capture Store', productsName: 'Capture Products', address: 'Capture Address' };
   const bodyInputs = Object.fromEntries(Object.entries(order).map(([field, value]) => [`body.${field}`, value]));
   const [key] = await createKeys(service.url, accounts.small, 1);

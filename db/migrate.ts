@@ -3,6 +3,7 @@ import * as accounts from './migrations/20261122_01_accounts';
 import * as orders from './migrations/20261122_02_orders';
 import * as keysAndCredits from './migrations/20261122_03_keys_and_credits';
 import * as idempotency from './migrations/20261122_04_idempotency';
+import * as confirmationLoop from './migrations/20261122_05_confirmation_loop';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -16,6 +17,7 @@ const migrations: Array<[string, Migration]> = [
   ['20261122_02_orders', orders],
   ['20261122_03_keys_and_credits', keysAndCredits],
   ['20261122_04_idempotency', idempotency],
+  ['20261122_05_confirmation_loop', confirmationLoop],
 ];
 
 const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,67 +1,157 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { NotFoundError } from './errors';
+import { checkEndpointUrl, UrlPolicy } from '../integrations/url-guard';
+import { newSigningSecret } from '../integrations/signing';
+import { NotFoundError, ValidationError } from './errors';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
+
+export const AGENT_KINDS = ['human', 'voice'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
 
 export interface Agent {
   id: string;
   name: string;
+  kind: AgentKind;
   is_order_handler: boolean;
+  endpoint_url: string | null;
   created_at: string;
+  /** Only in the answers that reveal it (creation, rotation). */
+  secret?: string;
 }
 
 const name = requiredText('Name', 200);
 const orderHandler = z.boolean({ error: 'orderHandler must be true or false' }).optional();
-const createSchema = z.object({ name, orderHandler });
+const kind = z.enum(AGENT_KINDS, { error: 'kind must be human or voice' }).optional();
+const createSchema = z.object({ name, orderHandler, kind });
 const editSchema = z.object({ name: name.optional(), orderHandler });
 
-/** `name` and `orderHandler` (or `order_handler`; camelCase wins) from a JSON body. */
-function agentInput(body: unknown): { name?: unknown; orderHandler?: unknown } {
+/** The agent fields of a JSON body, camelCase or snake_case (camelCase wins). */
+function agentInput(body: unknown) {
   const source = bodyFields(body);
   return {
     name: Object.hasOwn(source, 'name') ? source.name : undefined,
     orderHandler: camelOrSnake(source, 'orderHandler', 'order_handler'),
+    kind: Object.hasOwn(source, 'kind') ? source.kind : undefined,
+    endpointUrl: camelOrSnake(source, 'endpointUrl', 'endpoint_url'),
   };
 }
 
-const AGENT_FIELDS = ['id', 'name', 'is_order_handler', 'created_at'];
+const AGENT_FIELDS = ['id', 'name', 'kind', 'is_order_handler', 'endpoint_url', 'created_at'];
 
-function toAgent(row: Omit<Agent, 'created_at'> & { created_at: Date }): Agent {
-  return { id: row.id, name: row.name, is_order_handler: row.is_order_handler, created_at: row.created_at.toISOString() };
+type AgentRow = Omit<Agent, 'created_at' | 'secret'> & { created_at: Date; secret?: string | null };
+
+function toAgent(row: AgentRow, withSecret = false): Agent {
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    is_order_handler: row.is_order_handler,
+    endpoint_url: row.endpoint_url ?? null,
+    created_at: row.created_at.toISOString(),
+    ...(withSecret && row.secret ? { secret: row.secret } : {}),
+  };
 }
 
 /** Agents of one workspace; at most one of them is the order handler. */
 export class AgentService {
-  constructor(private readonly knex: Knex) {}
+  constructor(
+    private readonly knex: Knex,
+    private readonly urlPolicy: UrlPolicy,
+  ) {}
+
+  async get(workspaceId: string, id: string): Promise<Agent> {
+    if (!isUuid(id)) throw agentNotFound();
+    const row = await this.knex('agents').where({ id, workspace_id: workspaceId }).first(AGENT_FIELDS);
+    if (!row) throw agentNotFound();
+    return toAgent(row);
+  }
+
+  /** A voice agent's signing secret, for the members of its workspace (the agent's page). */
+  async secret(workspaceId: string, id: string): Promise<string> {
+    if (!isUuid(id)) throw agentNotFound();
+    const row = await this.knex('agents').where({ id, workspace_id: workspaceId, kind: 'voice' }).first('secret');
+    if (!row) throw agentNotFound();
+    return row.secret;
+  }
+
+  /** A new signing secret for a voice agent; the old one stops working at once. */
+  async rotateSecret(workspaceId: string, id: string): Promise<Agent> {
+    if (!isUuid(id)) throw agentNotFound();
+    const [row] = await this.knex('agents')
+      .where({ id, workspace_id: workspaceId, kind: 'voice' })
+      .update({ secret: newSigningSecret() })
+      .returning([...AGENT_FIELDS, 'secret']);
+    if (!row) throw agentNotFound();
+    return toAgent(row, true);
+  }
 
   async list(workspaceId: string): Promise<Agent[]> {
     const rows = await this.knex('agents')
       .where({ workspace_id: workspaceId })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .select(AGENT_FIELDS);
-    return rows.map(toAgent);
+    return rows.map((row) => toAgent(row));
   }
 
   async create(workspaceId: string, body: unknown): Promise<Agent> {
-    const data = parse(createSchema, agentInput(body));
+    const input = agentInput(body);
+    const fields: Record<string, string> = {};
+    let data: z.infer<typeof createSchema> | undefined;
+    try {
+      data = parse(createSchema, input);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      Object.assign(fields, err.fields);
+    }
+    const isVoice = (data?.kind ?? input.kind) === 'voice';
+    let endpointUrl: string | null = null;
+    if (isVoice) {
+      try {
+        endpointUrl = await checkEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        Object.assign(fields, err.fields);
+      }
+    } else if (input.endpointUrl !== undefined && input.endpointUrl !== null) {
+      fields.endpointUrl = 'endpointUrl is only for voice agents';
+    }
+    if (Object.keys(fields).length > 0 || !data) throw new ValidationError(fields);
+    const row = {
+      workspace_id: workspaceId,
+      name: data.name,
+      is_order_handler: data.orderHandler ?? false,
+      kind: data.kind ?? 'human',
+      endpoint_url: endpointUrl,
+      secret: isVoice ? newSigningSecret() : null,
+    };
     return this.knex.transaction(async (trx) => {
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);
-      const [row] = await trx('agents')
-        .insert({ workspace_id: workspaceId, name: data.name, is_order_handler: data.orderHandler ?? false })
-        .returning(AGENT_FIELDS);
-      return toAgent(row);
+      const [created] = await trx('agents').insert(row).returning([...AGENT_FIELDS, 'secret']);
+      return toAgent(created, true);
     });
   }
 
   /** Renames and/or (un)sets the handler; making this agent the handler unsets the previous one. */
   async update(workspaceId: string, id: string, body: unknown): Promise<Agent> {
     if (!isUuid(id)) throw agentNotFound();
-    const data = parse(editSchema, agentInput(body));
+    const input = agentInput(body);
+    const data = parse(editSchema, input);
+    if (input.kind !== undefined) {
+      const current = await this.get(workspaceId, id);
+      if (input.kind !== current.kind) throw new ValidationError({ kind: 'The kind of an agent never changes' });
+    }
+    let endpointUrl: string | undefined;
+    if (input.endpointUrl !== undefined) {
+      const current = await this.get(workspaceId, id);
+      if (current.kind !== 'voice') throw new ValidationError({ endpointUrl: 'endpointUrl is only for voice agents' });
+      endpointUrl = await checkEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
+    }
     return this.knex.transaction(async (trx) => {
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);
       const patch = {
         ...(data.name !== undefined ? { name: data.name } : {}),
         ...(data.orderHandler !== undefined ? { is_order_handler: data.orderHandler } : {}),
+        ...(endpointUrl !== undefined ? { endpoint_url: endpointUrl } : {}),
       };
       const query = trx('agents').where({ id, workspace_id: workspaceId });
       const [row] = Object.keys(patch).length > 0

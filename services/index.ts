@@ -1,25 +1,39 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
+import { Jobs } from '../db/jobs';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';
+import { CallSettingsService } from './call-settings';
+import { CallService } from './calls';
 import { CreditService } from './credits';
 import { IdempotencyService } from './idempotency';
+import { OperationService } from './operations';
 import { OrderService } from './orders';
+import { SweepService } from './sweep';
 import { TokenService } from './tokens';
 import { UserService } from './users';
 import { WorkspaceService } from './workspaces';
 
 export type Services = ReturnType<typeof createServices>;
 
-/** Wires every service to one Knex instance; routes and the CLI receive this object. */
-export function createServices(knex: Knex, config: Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey'>) {
+type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction'>;
+
+/** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
+export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const workspaces = new WorkspaceService(knex);
+  const operations = new OperationService(knex, jobs);
+  const callSettings = new CallSettingsService(knex);
+  const calls = new CallService(knex, jobs, callSettings, config.calls);
   return {
     workspaces,
     users: new UserService(knex, workspaces, config.bcryptCost),
     credits: new CreditService(knex),
-    agents: new AgentService(knex),
-    orders: new OrderService(knex, new IdempotencyService(knex)),
+    agents: new AgentService(knex, { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction }),
+    orders: new OrderService(knex, new IdempotencyService(knex), operations),
+    operations,
+    callSettings,
+    calls,
+    sweep: new SweepService(knex, jobs, calls),
     apiKeys: new ApiKeyService(knex),
     tokens: new TokenService({
       secret: config.jwtSecret,

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
+import { CANCELLING_STATUSES, OperationService } from './operations';
 import { moroccanPhone } from './phone';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
 
@@ -95,7 +96,7 @@ const ORDER_FIELDS = [
 ];
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
-function toOrder(row: Omit<Order, 'created_at'> & { created_at: Date | string }): Order {
+export function toOrder(row: Omit<Order, 'created_at'> & { created_at: Date | string }): Order {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
@@ -121,6 +122,7 @@ export class OrderService {
   constructor(
     private readonly knex: Knex,
     private readonly idempotency: IdempotencyService,
+    private readonly operations: OperationService,
   ) {}
 
   /** Newest first (id breaks ties), each with its operation, in one query. */
@@ -168,13 +170,17 @@ export class OrderService {
     const patch = { ...content, ...(status ? { status } : {}) };
     if (Object.keys(patch).length === 0) return this.get(workspaceId, id);
 
-    const updated = this.knex('orders')
-      .where({ id, workspace_id: workspaceId })
-      .modify((query) => {
-        if (editsContent) query.where('status', 'pending');
-      })
-      .update(patch, '*');
-    const row = await this.withOperation(this.knex.with('updated', updated).from('updated as o')).first();
+    const row = await this.knex.transaction(async (trx) => {
+      const updated = trx('orders')
+        .where({ id, workspace_id: workspaceId })
+        .modify((query) => {
+          if (editsContent) query.where('status', 'pending');
+        })
+        .update(patch, '*');
+      const order = await this.withOperation(trx.with('updated', updated).from('updated as o')).first();
+      if (order && status && CANCELLING_STATUSES.includes(status)) await this.operations.cancelOpen(trx, id);
+      return order;
+    });
     if (row) return toOrder(row);
     const exists = await this.knex('orders').where({ id, workspace_id: workspaceId }).first('id');
     if (!exists) throw orderNotFound();
@@ -195,17 +201,15 @@ export class OrderService {
       throw new AppError(422, 'Set an agent as order handler before creating orders', 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
     }
     const [order] = await trx('orders').insert({ ...columns, workspace_id: workspaceId }, '*');
-    const [operation] = await trx('operations')
-      .insert({ workspace_id: workspaceId, order_id: order.id, agent_id: handler.id, direction: 'outbound', status: 'pending' })
-      .returning('id');
-    return toOrder({ ...order, operation_id: operation.id });
+    const operationId = await this.operations.open(trx, workspaceId, order.id, handler.id);
+    return toOrder({ ...order, operation_id: operationId });
   }
 
-  /** Orders (aliased `o` in `query`) with the id of their first operation. */
+  /** Orders (aliased `o` in `query`) with the id of their current (latest) operation. */
   private withOperation(query: Knex.QueryBuilder) {
     return query
       .joinRaw(
-        'LEFT JOIN LATERAL (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at, id LIMIT 1) op ON true',
+        'LEFT JOIN LATERAL (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1) op ON true',
       )
       .select(ORDER_FIELDS);
   }

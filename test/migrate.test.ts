@@ -22,12 +22,15 @@ describe('npm run migrate (the release step)', function () {
       const fresh = createKnex(url.toString(), 1);
       try {
         const tables = await fresh('pg_tables').where({ schemaname: 'public' }).pluck('tablename');
-        expect(tables).to.include.members(['users', 'workspaces', 'workspace_members', 'invitations', 'agents', 'orders', 'operations', 'api_keys', 'credit_ledger', 'session', 'idempotency_keys']);
+        expect(tables).to.include.members(['users', 'workspaces', 'workspace_members', 'invitations', 'agents', 'orders', 'operations', 'api_keys', 'credit_ledger', 'session', 'idempotency_keys', 'calls', 'call_settings', 'call_reports']);
+        // The release step also creates the job engine's schema and our queues.
+        const queues = await fresh('pgboss.queue').pluck('name');
+        expect(queues).to.include.members(['operation-due', 'call-request', 'call-timeout', 'claim-expiry', 'sweep']);
       } finally {
         await fresh.destroy();
       }
       const again = await runScript('bin/migrate.js', [], { DATABASE_URL: url.toString() });
-      expect(again.stdout.trim()).to.equal('Already up to date');
+      expect(again.stdout.trim()).to.equal('Already up to date\nJob queues ready');
     } finally {
       await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
     }
@@ -36,14 +39,14 @@ describe('npm run migrate (the release step)', function () {
   it('records the same migration names as the tests’ own run, so the two paths never disagree', async () => {
     const result = await runScript('bin/migrate.js', [], { DATABASE_URL: testDatabaseUrl() });
     expect(result.code, result.stderr).to.equal(0);
-    expect(result.stdout.trim()).to.equal('Already up to date');
+    expect(result.stdout.trim()).to.equal('Already up to date\nJob queues ready');
     const names = await testKnex()('knex_migrations').orderBy('id').pluck('name');
-    expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency']);
+    expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency', '20261122_05_confirmation_loop']);
   });
 
-  it('the Procfile releases with npm run migrate and serves the compiled server', () => {
+  it('the Procfile releases with npm run migrate, serves the compiled server and runs the worker', () => {
     const lines = fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8').trim().split('\n');
-    expect(lines).to.deep.equal(['release: npm run migrate', 'web: node dist/server.js']);
+    expect(lines).to.deep.equal(['release: npm run migrate', 'web: node dist/server.js', 'worker: node dist/worker.js']);
     const scripts = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
     expect(scripts.migrate).to.contain('node dist/bin/migrate.js');
   });

@@ -111,10 +111,16 @@ describe('npm start for a newcomer, with nothing configured', function () {
     let dataDir: string | undefined;
     try {
       checkoutAt(app);
+      // Start from a machine that has never copied the binaries, so the copy is part of what is proven.
+      for (const entry of fs.existsSync(ROOT_RUNTIME_DIR) ? fs.readdirSync(ROOT_RUNTIME_DIR) : []) {
+        if (entry.startsWith('postgres-')) fs.rmSync(path.join(ROOT_RUNTIME_DIR, entry), { recursive: true, force: true });
+      }
       const server = await startServer(NOTHING_SET, { root: app, timeoutMs: 120_000 });
       dataDir = loggedDataDir(server);
       expect(dataDir.startsWith(`${ROOT_RUNTIME_DIR}/clusters/`), 'kept where the postgres user can reach it').to.equal(true);
       expect(server.output()).not.to.match(/EACCES|Error:/);
+      const copies = fs.readdirSync(ROOT_RUNTIME_DIR).filter((e) => e.startsWith('postgres-'));
+      expect(copies, 'the binaries were copied where the postgres user can run them').to.have.length(1);
       await serveThenStop(server, dataDir);
 
       // The data outlives the process: a second start finds the same cluster and the applied migrations.

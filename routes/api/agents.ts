@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 
-/** /api/agents: the caller's workspace's agents and its order handler. */
+/** /api/agents: the caller's workspace's agents, its order handler, voice agents' signing secrets. */
 export function agentsRouter(services: Services): Router {
   const router = Router();
   router.use(requireApiWorkspace);
@@ -11,10 +11,17 @@ export function agentsRouter(services: Services): Router {
     res.json({ agents: await services.agents.list(workspaceOf(req).workspace.id) });
   });
   router.post('/', async (req, res) => {
-    res.status(201).json(await services.agents.create(workspaceOf(req).workspace.id, req.body));
+    const agent = await services.agents.create(workspaceOf(req).workspace.id, req.body);
+    // A voice agent's answer carries its secret: never cached.
+    if (agent.secret) res.set('Cache-Control', 'no-store');
+    res.status(201).json(agent);
   });
   router.put('/:id', async (req, res) => {
     res.json(await services.agents.update(workspaceOf(req).workspace.id, req.params.id, req.body));
+  });
+  router.post('/:id/rotate-secret', async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    res.json(await services.agents.rotateSecret(workspaceOf(req).workspace.id, req.params.id));
   });
   return router;
 }

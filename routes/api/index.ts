@@ -2,8 +2,10 @@ import { Router } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { agentsRouter } from './agents';
+import { callsRouter } from './calls';
 import { keysRouter } from './keys';
 import { ordersRouter } from './orders';
+import { settingsRouter } from './settings';
 
 /** Session-cookie JSON routes under /api. */
 export function apiRouter(services: Services): Router {
@@ -14,5 +16,7 @@ export function apiRouter(services: Services): Router {
   router.use('/orders', ordersRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', keysRouter(services));
+  router.use('/settings', settingsRouter(services));
+  router.use('/calls', callsRouter(services));
   return router;
 }

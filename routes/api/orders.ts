@@ -23,6 +23,12 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
   router[updateMethod]('/:id', async (req, res) => {
     res.json(await services.orders.update(workspaceOf(req).workspace.id, req.params.id, req.body));
   });
+  router.get('/:id/operations', async (req, res) => {
+    res.json({ operations: await services.operations.list(workspaceOf(req).workspace.id, req.params.id) });
+  });
+  router.post('/:id/operations', async (req, res) => {
+    res.status(201).json(await services.operations.requeue(workspaceOf(req).workspace.id, req.params.id));
+  });
   router.delete('/:id', async (req, res) => {
     await services.orders.remove(workspaceOf(req).workspace.id, req.params.id);
     res.status(204).end();

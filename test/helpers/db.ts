@@ -5,6 +5,7 @@ import { ROOT } from '../../config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from '../../db/embedded';
 import { createKnex, createSessionPool } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
+import { JOB_SCHEMA, prepareJobs } from '../../db/jobs';
 
 let embedded: EmbeddedDatabase | undefined;
 let url: string | undefined;
@@ -20,6 +21,9 @@ export async function startTestDatabase(): Promise<void> {
   }
   knex = createKnex(url);
   await migrateLatest(knex);
+  await prepareJobs(url);
+  // Jobs left by an earlier run point at its data: each run starts with an empty queue.
+  await knex.raw(`DELETE FROM ${JOB_SCHEMA}.job`);
   sessionPool = createSessionPool(url, () => {});
 }
 

@@ -1,0 +1,89 @@
+import type { Knex } from 'knex';
+import PgBoss from 'pg-boss';
+
+/** The job engine's schema in our database. */
+export const JOB_SCHEMA = 'pgboss';
+
+/**
+ * Our queues and their settings. Handlers are idempotent (each locks its rows and checks their state),
+ * so a job run twice — a retry after a crash, or a duplicate — does no harm.
+ * `expireInSeconds` is a little more than a handler's longest run: a job held by a worker killed
+ * with `kill -9` comes back that long after it started.
+ */
+export const QUEUES = {
+  /** An operation may be due: dispatch it (voice), cancel it, or wait for the calling hours. */
+  operationDue: { name: 'operation-due', policy: 'short', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
+  /** Send (or re-send) a call.requested to a voice agent. */
+  callRequest: { name: 'call-request', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
+  /** A voice call's result deadline. */
+  callTimeout: { name: 'call-timeout', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
+  /** A human call's claim deadline. */
+  claimExpiry: { name: 'claim-expiry', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
+  /** The safety net: whatever fell due without a job of its own (credits granted, missed deadlines). */
+  sweep: { name: 'sweep', policy: 'short', expireInSeconds: 60, retryLimit: 2, retryDelay: 5 },
+} as const satisfies Record<string, PgBoss.Queue>;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];
+
+export function createBoss(databaseUrl: string, options: Partial<PgBoss.ConstructorOptions> = {}): PgBoss {
+  return new PgBoss({
+    connectionString: databaseUrl,
+    schema: JOB_SCHEMA,
+    application_name: 'ocs-jobs',
+    max: 4,
+    // Expired jobs (a killed worker's) are found by maintenance: often enough to recover within 2 minutes.
+    maintenanceIntervalSeconds: 30,
+    ...options,
+  } as PgBoss.ConstructorOptions);
+}
+
+/** Creates or migrates the job engine's schema and our queues (the release step, and every start). */
+export async function prepareJobs(databaseUrl: string): Promise<void> {
+  const boss = createBoss(databaseUrl, { supervise: false, schedule: false, max: 1 });
+  boss.on('error', () => {});
+  await boss.start();
+  try {
+    await createQueues(boss);
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+  }
+}
+
+export async function createQueues(boss: PgBoss): Promise<void> {
+  const existing = new Set((await boss.getQueues()).map((q) => q.name));
+  for (const queue of Object.values(QUEUES)) {
+    if (!existing.has(queue.name)) await boss.createQueue(queue.name, { ...queue });
+  }
+}
+
+/**
+ * pg-boss runs its SQL through this when a job must be part of our own transaction: the job exists
+ * if and only if the change that needs it commits. pg-boss writes `$n` placeholders; knex wants `?`.
+ */
+function executorOn(db: Knex | Knex.Transaction): PgBoss.Db {
+  return {
+    async executeSql(text: string, values: unknown[] = []) {
+      const bindings: unknown[] = [];
+      const sql = text.replace(/\?/g, '\\?').replace(/\$(\d+)/g, (_, n: string) => {
+        bindings.push(values[Number(n) - 1] ?? null);
+        return '?';
+      });
+      const result = await db.raw(sql, bindings as Knex.RawBinding[]);
+      return { rows: result.rows };
+    },
+  };
+}
+
+/** Enqueues jobs on the caller's connection or transaction. */
+export class Jobs {
+  private readonly boss: PgBoss;
+
+  constructor(knex: Knex) {
+    // Never started: it only writes jobs, on our own connections.
+    this.boss = new PgBoss({ db: executorOn(knex), schema: JOB_SCHEMA });
+  }
+
+  async send(db: Knex | Knex.Transaction, queue: QueueName, data: object, options: PgBoss.SendOptions = {}): Promise<void> {
+    await this.boss.send(queue, data, { ...options, db: executorOn(db) });
+  }
+}

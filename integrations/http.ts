@@ -1,0 +1,95 @@
+import http from 'node:http';
+import https from 'node:https';
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { signedHeaders } from './signing';
+
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** How much of an answer we read: enough to log, never a large body. */
+const MAX_RESPONSE_BYTES = 4096;
+
+export interface DeliveryResult {
+  delivered: boolean;
+  status: number | null;
+  /** Why it was not delivered (status, time-out, refused connection, blocked address…). */
+  error: string | null;
+  body: string;
+  durationMs: number;
+}
+
+export interface SignedMessage {
+  url: string;
+  secret: string;
+  messageId: string;
+  body: string;
+}
+
+/**
+ * The one place that sends signed HTTP to the outside (voice agents, webhook endpoints): Standard
+ * Webhooks headers, a 10 s time-out, no redirects (a 3xx is a failure), at most a few kB of the
+ * answer read, and — unless private addresses are allowed — an agent that checks the address at
+ * connect time. 2xx is delivered; anything else is for the caller to retry.
+ */
+export class SignedSender {
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+
+  constructor(allowPrivateUrls: boolean) {
+    const filter = { allowPrivateIPAddress: allowPrivateUrls, allowMetaIPAddress: false, keepAlive: true, maxSockets: 50 };
+    this.httpAgent = new RequestFilteringHttpAgent(filter);
+    this.httpsAgent = new RequestFilteringHttpsAgent(filter);
+  }
+
+  send(message: SignedMessage): Promise<DeliveryResult> {
+    const started = Date.now();
+    const result = (delivered: boolean, status: number | null, error: string | null, body = ''): DeliveryResult => ({
+      delivered, status, error, body, durationMs: Date.now() - started,
+    });
+    return new Promise((resolve) => {
+      let url: URL;
+      try {
+        url = new URL(message.url);
+      } catch {
+        resolve(result(false, null, 'invalid URL'));
+        return;
+      }
+      const client = url.protocol === 'https:' ? https : http;
+      const headers = {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(message.body),
+        'user-agent': 'order-confirmation-service',
+        ...signedHeaders(message.secret, message.messageId, message.body),
+      };
+      const req = client.request(url, {
+        method: 'POST',
+        headers,
+        agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
+        timeout: DELIVERY_TIMEOUT_MS,
+        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', (err) => resolve(result(false, null, err.name === 'AbortError' ? 'timed out' : err.message)));
+      req.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (body.length < MAX_RESPONSE_BYTES) body += chunk.slice(0, MAX_RESPONSE_BYTES - body.length);
+          else res.destroy();
+        });
+        const done = () => {
+          const ok = status >= 200 && status < 300;
+          resolve(result(ok, status, ok ? null : status >= 300 && status < 400 ? `redirect ${status} not followed` : `HTTP ${status}`, body));
+        };
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
+      });
+      req.end(message.body);
+    });
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}

@@ -1,0 +1,58 @@
+import dns from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { ValidationError } from '../services/errors';
+
+export interface UrlPolicy {
+  /** Loopback and private addresses allowed (development and tests, or ALLOW_PRIVATE_URLS=true). */
+  allowPrivateUrls: boolean;
+  /** Only https is accepted in production. */
+  httpsOnly: boolean;
+}
+
+const MAX_URL_LENGTH = 2000;
+
+/** Only ordinary public unicast addresses; loopback, private, link-local, unique-local, multicast, metadata… are not. */
+export function isPublicAddress(address: string): boolean {
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed.range() === 'unicast';
+}
+
+/**
+ * Checks an endpoint URL given by a user; throws a ValidationError naming `field`. Refuses hosts that
+ * are or resolve to non-public addresses unless the policy allows them. The same rule is applied
+ * again at connect time by the delivery agent, so a later DNS change cannot aim us inside the network.
+ */
+export async function checkEndpointUrl(value: unknown, field: string, policy: UrlPolicy): Promise<string> {
+  const refuse = (message: string): never => {
+    throw new ValidationError({ [field]: message });
+  };
+  if (typeof value !== 'string' || value.trim() === '') return refuse('Endpoint URL is required');
+  const text = value.trim();
+  if (text.length > MAX_URL_LENGTH) refuse(`Endpoint URL must be at most ${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return refuse('Endpoint URL must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') refuse('Endpoint URL must be an absolute http or https URL');
+  if (policy.httpsOnly && url.protocol !== 'https:') refuse('Endpoint URL must use https');
+  if (url.username || url.password) refuse('Endpoint URL must not contain a user name or password');
+  if (!policy.allowPrivateUrls) {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    let addresses: string[];
+    if (ipaddr.isValid(host)) addresses = [host];
+    else {
+      try {
+        addresses = (await dns.lookup(host, { all: true })).map((a) => a.address);
+      } catch {
+        return refuse('Endpoint URL host could not be resolved');
+      }
+    }
+    if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
+      refuse('Endpoint URL must point to a public address (not loopback, private, link-local or metadata)');
+    }
+  }
+  return url.toString();
+}

@@ -1,0 +1,70 @@
+import express, { Router } from 'express';
+import { z } from 'zod';
+import { verifySignature } from '../integrations/signing';
+import type { Services } from '../services';
+import { ConflictError, ValidationError } from '../services/errors';
+import { OUTCOMES } from '../services/operations';
+import { parse } from '../services/validation';
+
+const ended = z
+  .object({
+    outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
+    duration_seconds: z.number({ error: 'duration_seconds must be a whole number ≥ 0' }).int('duration_seconds must be a whole number ≥ 0').min(0, 'duration_seconds must be a whole number ≥ 0').max(86_400, 'duration_seconds is too large'),
+    summary: z.string({ error: 'summary must be text' }).max(2000, 'summary must be at most 2,000 characters').nullable().optional(),
+    changes: z.string({ error: 'changes must be text' }).max(2000, 'changes must be at most 2,000 characters').nullable().optional(),
+    callback_at: z.iso.datetime({ offset: true, error: 'callback_at must be an ISO 8601 date-time' }).nullable().optional(),
+  }, { error: 'data must be an object' })
+  .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: 'callback_at is required for postponed' });
+
+function readReport(raw: Buffer) {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new ValidationError({ body: 'The body must be JSON' });
+  }
+  const type = (body as { type?: unknown })?.type;
+  if (type === 'call.started') return { type } as const;
+  if (type !== 'call.ended') throw new ValidationError({ type: 'type must be call.started or call.ended' });
+  const data = parse(ended, (body as { data?: unknown }).data);
+  return {
+    type,
+    outcome: data.outcome,
+    durationSeconds: data.duration_seconds,
+    summary: data.summary ?? null,
+    changes: data.changes ?? null,
+    callbackAt: data.callback_at ? new Date(data.callback_at) : null,
+  } as const;
+}
+
+/**
+ * /hooks/calls/:callId: a voice agent's reports, authenticated by their Standard Webhooks signature
+ * alone (no session, no CSRF token), verified over the raw bytes; idempotent by webhook-id.
+ */
+export function hooksRouter(services: Services): Router {
+  const router = Router();
+  router.post('/calls/:callId', express.raw({ type: () => true, limit: '100kb' }), async (req, res) => {
+    const secret = await services.calls.reportSecret(req.params.callId);
+    if (!secret) {
+      res.status(404).json({ error: 'not_found' });
+      return;
+    }
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (!verifySignature(secret, raw, req.headers)) {
+      res.status(401).json({ error: 'invalid_signature' });
+      return;
+    }
+    const report = readReport(raw);
+    try {
+      await services.calls.agentReport(req.params.callId, String(req.headers['webhook-id']), report);
+    } catch (err) {
+      if (err instanceof ConflictError) {
+        res.status(409).json({ error: 'call_closed' });
+        return;
+      }
+      throw err;
+    }
+    res.json({ ok: true });
+  });
+  return router;
+}

@@ -1,0 +1,43 @@
+import type { Knex } from 'knex';
+import type { Jobs } from '../db/jobs';
+import type { CallService } from './calls';
+
+const BATCH = 500;
+
+/**
+ * The worker's safety net, run every few seconds by the job engine: due voice operations get their
+ * job again (those waiting for credits go out soon after a grant; the queue's singleton policy keeps
+ * one job per operation), expired claims are dropped and overdue results time out even if their
+ * own jobs were lost.
+ */
+export class SweepService {
+  constructor(
+    private readonly knex: Knex,
+    private readonly jobs: Jobs,
+    private readonly calls: CallService,
+  ) {}
+
+  async run(): Promise<{ requeued: number; claimsExpired: number; timedOut: number }> {
+    const due = await this.knex('operations as op')
+      .join('agents as a', 'a.id', 'op.agent_id')
+      .where({ 'op.status': 'pending', 'a.kind': 'voice' })
+      .where('op.next_attempt_at', '<=', this.knex.fn.now())
+      .orderBy('op.next_attempt_at')
+      .limit(BATCH)
+      .pluck('op.id');
+    for (const operationId of due) await this.jobs.send(this.knex, 'operation-due', { operationId }, { singletonKey: operationId });
+
+    const claimsExpired = await this.calls.expireClaims();
+
+    const overdue = await this.knex('calls')
+      .where({ kind: 'voice' })
+      .whereNull('ended_at')
+      .whereNull('dropped_at')
+      .where('result_due_at', '<=', this.knex.fn.now())
+      .limit(BATCH)
+      .pluck('id');
+    let timedOut = 0;
+    for (const callId of overdue) if (await this.calls.fail(callId, 'no result from agent', true)) timedOut += 1;
+    return { requeued: due.length, claimsExpired, timedOut };
+  }
+}

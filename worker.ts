@@ -1,0 +1,75 @@
+import { ConfigError, loadConfig } from './config';
+import { createKnex } from './db/knex';
+import { createBoss, createQueues, Jobs, prepareJobs } from './db/jobs';
+import { SignedSender } from './integrations/http';
+import { registerHandlers } from './jobs';
+import { createLogger, Logger } from './logger';
+import { createServices } from './services';
+import type { Config } from './config';
+
+export const WORKER_DRAIN_MS = 20_000;
+
+export interface RunningWorker {
+  stop(): Promise<void>;
+}
+
+/**
+ * The background half of the service: dispatching due calls, retries, time-outs, expired claims.
+ * Runs on pg-boss in our own Postgres; any number may run side by side.
+ */
+export async function startWorker(config: Readonly<Config>, databaseUrl: string, logger: Logger): Promise<RunningWorker> {
+  await prepareJobs(databaseUrl);
+  const knex = createKnex(databaseUrl, 10, logger);
+  const services = createServices(knex, config, new Jobs(knex));
+  const sender = new SignedSender(config.calls.allowPrivateUrls);
+  const boss = createBoss(databaseUrl);
+  boss.on('error', (err) => logger.error({ err }, 'job engine error'));
+  await boss.start();
+  await createQueues(boss);
+  await registerHandlers(boss, services, sender, logger, config.publicBaseUrl);
+  logger.info('worker started');
+  return {
+    async stop() {
+      // Finish the jobs in hand (a delivery takes at most 10 s), take no new ones.
+      await boss.stop({ graceful: true, wait: true, timeout: WORKER_DRAIN_MS });
+      sender.close();
+      await knex.destroy();
+      logger.info('worker stopped');
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    process.exit(1);
+  }
+  if (!config.databaseUrl) {
+    console.error('The worker could not start: DATABASE_URL is not set.\nTo fix it: set DATABASE_URL to the same database as the web process (in development, `npm start` runs the worker for you).');
+    process.exit(1);
+  }
+  const logger = createLogger(config.logLevel);
+  const worker = await startWorker(config, config.databaseUrl, logger);
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'worker shutting down: finishing the jobs in hand');
+    setTimeout(() => process.exit(1), 25_000).unref();
+    await worker.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(`The worker could not start: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}
