@@ -60,7 +60,8 @@ function loggedDataDir(server: RunningServer): string {
 async function serveThenStop(server: RunningServer, dataDir: string): Promise<void> {
   expect(await status(`${server.url}/healthz`)).to.equal(200);
   expect(await status(`${server.url}/login`)).to.equal(200);
-  expect(postgresPids(dataDir), 'the embedded Postgres runs').to.have.length(1);
+  // A freshly forked backend shows the postmaster's command line until it renames itself: count ≥ 1.
+  expect(postgresPids(dataDir), 'the embedded Postgres runs').to.have.length.at.least(1);
   server.child.kill('SIGTERM');
   expect(await server.exited).to.equal(0);
   expect(postgresPids(dataDir), 'the embedded Postgres stopped with the server').to.deep.equal([]);
