@@ -58,18 +58,19 @@ export async function createQueues(boss: PgBoss): Promise<void> {
 
 /**
  * pg-boss runs its SQL through this when a job must be part of our own transaction: the job exists
- * if and only if the change that needs it commits. pg-boss writes `$n` placeholders; knex wants `?`.
+ * if and only if the change that needs it commits. The SQL goes to the transaction's own pg client
+ * as pg-boss wrote it (`$n` parameters, some used twice), so Postgres types it exactly as for pg-boss.
  */
 function executorOn(db: Knex | Knex.Transaction): PgBoss.Db {
+  const onTransaction = async (trx: Knex.Transaction, text: string, values: unknown[]) => {
+    // Inside a knex transaction, acquireConnection hands back that transaction's connection.
+    const client = (await trx.client.acquireConnection()) as { query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> };
+    const result = await client.query(text, values);
+    return { rows: result.rows };
+  };
   return {
-    async executeSql(text: string, values: unknown[] = []) {
-      const bindings: unknown[] = [];
-      const sql = text.replace(/\?/g, '\\?').replace(/\$(\d+)/g, (_, n: string) => {
-        bindings.push(values[Number(n) - 1] ?? null);
-        return '?';
-      });
-      const result = await db.raw(sql, bindings as Knex.RawBinding[]);
-      return { rows: result.rows };
+    executeSql(text: string, values: unknown[] = []) {
+      return (db as Knex.Transaction).isTransaction ? onTransaction(db as Knex.Transaction, text, values) : db.transaction((trx) => onTransaction(trx, text, values));
     },
   };
 }
