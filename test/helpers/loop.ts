@@ -58,7 +58,7 @@ export const spendsOf = async (callId: string) => testKnex()('credit_ledger').wh
 export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
-  json: { type: string; data: { call_id: string; callback_url: string; order: { phone: string }; attempt: number } };
+  json: { type: string; data: { call_id: string; callback_url: string; order: { id: string; phone: string }; attempt: number } };
 }
 
 /** A voice agent double: a real HTTP server on 127.0.0.1 that records requests and answers as told. */
