@@ -62,7 +62,7 @@ export interface Received {
 }
 
 /** A voice agent double: a real HTTP server on 127.0.0.1 that records requests and answers as told. */
-export async function agentDouble(answer: (req: Received, n: number) => number | 'hang' | 'reset' = () => 202) {
+export async function agentDouble(answer: (req: Received, n: number) => number | 'hang' | 'reset' = () => 202, delayMs = 0) {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -78,7 +78,7 @@ export async function agentDouble(answer: (req: Received, n: number) => number |
       }
       if (action >= 300 && action < 400) res.setHeader('Location', 'http://127.0.0.1:1/elsewhere');
       res.statusCode = action;
-      res.end('{}');
+      setTimeout(() => res.end('{}'), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
