@@ -12,7 +12,7 @@ export function newMessageId(): string {
 }
 
 /** The three headers of a signed message (`webhook-id`, `webhook-timestamp`, `webhook-signature`). */
-export function signedHeaders(secret: string, messageId: string, body: string, at = new Date()): Record<string, string> {
+export function signedHeaders(secret: string, messageId: string, body: string | Buffer, at = new Date()): Record<string, string> {
   return {
     'webhook-id': messageId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
@@ -34,7 +34,7 @@ export function verifySignature(secret: string, rawBody: Buffer, headers: Record
       'webhook-id': pick('webhook-id'),
       'webhook-timestamp': pick('webhook-timestamp'),
       'webhook-signature': pick('webhook-signature'),
-    });
+    }, { jsonParse: false });
     return true;
   } catch (err) {
     if (err instanceof WebhookVerificationError) return false;
