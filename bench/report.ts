@@ -1,4 +1,5 @@
 import type { Measured } from './load';
+import type { LoopReport } from './loop';
 
 export interface ScenarioResult {
   id: string;
@@ -20,6 +21,23 @@ export interface Report {
   scale?: { result: ScenarioResult; of: ScenarioResult; explain: string; seedSeconds: number };
   memory: { serverPeakMb: number; serverBeforeLoadMb: number; baselinePeakMb: number };
   statements: Array<{ scenario: string; sql: string[] }>;
+  loop?: LoopReport;
+}
+
+function loopSection(loop: LoopReport): string[] {
+  return [
+    '## Confirmation loop',
+    '',
+    'The service (production settings) and one worker process (`node dist/worker.js`, the Procfile\'s `worker:`), a voice agent double on loopback that accepts every call at once.',
+    '',
+    '| Measure | Result | Target | |',
+    '|---|---:|---:|---|',
+    `| dispatch throughput: ${loop.dispatched.toLocaleString('en-US')} orders due at once → \`call.requested\` received per second | ${loop.dispatchPerSecond.toFixed(0)}/s | ≥ 200/s | ${mark(loop.dispatchPerSecond >= 200)} |`,
+    `| dispatch latency, new order → \`call.requested\`, idle worker (${loop.latency.samples} samples), p50 | ${loop.latency.p50Ms.toFixed(0)} ms | ≤ 500 ms | ${mark(loop.latency.p50Ms <= 500)} |`,
+    `| the same, p99 | ${loop.latency.p99Ms.toFixed(0)} ms | ≤ 1,500 ms | ${mark(loop.latency.p99Ms <= 1500)} |`,
+    `| result processing: signed \`call.ended\` reports answered per second (16 at a time) | ${loop.reportsPerSecond.toFixed(0)}/s | ≥ 300/s | ${mark(loop.reportsPerSecond >= 300)} |`,
+    '',
+  ];
 }
 
 const PEAK_RSS_TARGET_MB = 150;
@@ -123,6 +141,7 @@ export function renderReport(report: Report): string {
     "Statements the baseline replays, captured from the service's own calls on this run's database:",
     '',
     ...report.statements.flatMap((s) => [`${s.scenario}:`, '', '```sql', ...s.sql, '```', '']),
+    ...(report.loop ? loopSection(report.loop) : []),
     ...(report.scale
       ? [
           '## Scale check',

@@ -5,9 +5,11 @@ import type { Knex } from 'knex';
 import { ROOT } from '../config';
 import { createKnex } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
+import { prepareJobs } from '../db/jobs';
 import { Cleanup, freshDatabase, machine, redisUrl } from './infra';
 import { CpuMeter, MemorySampler } from './meters';
 import { compare, LoadOptions, probe } from './load';
+import { loopBench } from './loop';
 import { renderReport, Report, ScenarioResult } from './report';
 import { Scenario, scenarios } from './scenarios';
 import { createKeys, fillerWorkspaces, insertOrders, signUp } from './seed';
@@ -106,7 +108,9 @@ async function main(cleanup: Cleanup): Promise<void> {
   const redis = await redisUrl(cleanup);
   const knex = createKnex(db.url);
   cleanup.add('bench database pool', () => knex.destroy());
+  // What the release step does: migrations, then the job engine's schema and queues.
   await timed('migrations', () => migrateLatest(knex));
+  await timed('job queues', () => prepareJobs(db.url));
 
   const where = { databaseUrl: db.url, redisUrl: redis.url, cleanup };
   const service = await startService({ ...where, logFile: path.join(tmp, 'service.log') }, env);
@@ -141,6 +145,12 @@ async function main(cleanup: Cleanup): Promise<void> {
     results.push({ ...(await runScenario(scenario, sides)), serverRssMb: serverMemory.mark() });
   }
 
+  let loop: Report['loop'];
+  if (wanted('loop')) {
+    const account = await signUp(service.url, knex, `loop-${Date.now()}@bench.invalid`, 'Loop shop');
+    loop = await loopBench({ knex, databaseUrl: db.url, service, account, tmp, cleanup, log });
+  }
+
   let scale: Report['scale'];
   const first = results.find((r) => r.id === 'a');
   if (first && wanted('scale')) {
@@ -170,6 +180,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     ],
     scenarios: results,
     scale,
+    loop,
     memory,
     statements: [
       { scenario: 'List (a, b, e)', sql: plan.list.map((s) => s.sql) },

@@ -90,8 +90,8 @@ export async function insertOrders(knex: Knex, workspaceIds: string[], perWorksp
          FROM unnest(?::uuid[]) AS w(id) CROSS JOIN generate_series(1, ?) AS g
        RETURNING id, workspace_id, created_at
      )
-     INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, created_at)
-     SELECT i.workspace_id, i.id, a.id, 'outbound', 'pending', i.created_at
+     INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, next_attempt_at, created_at)
+     SELECT i.workspace_id, i.id, a.id, 'outbound', 'pending', i.created_at, i.created_at
        FROM inserted i JOIN agents a ON a.workspace_id = i.workspace_id AND a.is_order_handler`,
     [workspaceIds, perWorkspace],
   );
