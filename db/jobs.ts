@@ -87,4 +87,10 @@ export class Jobs {
   async send(db: Knex | Knex.Transaction, queue: QueueName, data: object, options: PgBoss.SendOptions = {}): Promise<void> {
     await this.boss.send(queue, data, { ...options, db: executorOn(db) });
   }
+
+  /** Many jobs of one queue in one statement. */
+  async sendMany(db: Knex | Knex.Transaction, queue: QueueName, jobs: Array<{ data: object; startAfter?: Date; singletonKey?: string }>): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.boss.insert(jobs.map((job) => ({ name: queue, ...job })), { db: executorOn(db) });
+  }
 }

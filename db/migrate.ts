@@ -4,6 +4,7 @@ import * as orders from './migrations/20261122_02_orders';
 import * as keysAndCredits from './migrations/20261122_03_keys_and_credits';
 import * as idempotency from './migrations/20261122_04_idempotency';
 import * as confirmationLoop from './migrations/20261122_05_confirmation_loop';
+import * as openCallsIndex from './migrations/20261122_06_open_calls_index';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -18,6 +19,7 @@ const migrations: Array<[string, Migration]> = [
   ['20261122_03_keys_and_credits', keysAndCredits],
   ['20261122_04_idempotency', idempotency],
   ['20261122_05_confirmation_loop', confirmationLoop],
+  ['20261122_06_open_calls_index', openCallsIndex],
 ];
 
 const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -34,12 +34,20 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
   const poll = { pollingIntervalSeconds: 0.5 };
   const requestCall = callRequestHandler(services, sender, logger, publicBaseUrl);
 
+  // Due operations are dispatched a batch per transaction.
   for (let i = 0; i < 2; i += 1) {
-    await boss.work<Data>(QUEUES.operationDue.name, { ...poll, batchSize: 20 }, each('operation-due', (d) => services.calls.dispatch(d.operationId!)));
+    await boss.work<Data>(QUEUES.operationDue.name, { ...poll, batchSize: 50 }, async (jobs) => {
+      try {
+        await services.calls.dispatchMany(jobs.map((job) => job.data.operationId!));
+      } catch (err) {
+        logger.error({ err, queue: 'operation-due', jobs: jobs.length }, 'job failed; it will be retried');
+        throw err;
+      }
+    });
   }
   // Deliveries wait on the network: several pollers, so slow agents never block the rest.
-  for (let i = 0; i < 6; i += 1) {
-    await boss.work<Data>(QUEUES.callRequest.name, { ...poll, batchSize: 5 }, each('call-request', (d) => requestCall(d.callId!, d.try ?? 1)));
+  for (let i = 0; i < 8; i += 1) {
+    await boss.work<Data>(QUEUES.callRequest.name, { ...poll, batchSize: 10 }, each('call-request', (d) => requestCall(d.callId!, d.try ?? 1)));
   }
   await boss.work<Data>(QUEUES.callTimeout.name, { ...poll, batchSize: 20 }, each('call-timeout', (d) => services.calls.fail(d.callId!, 'no result from agent', true)));
   await boss.work<Data>(QUEUES.claimExpiry.name, { ...poll, batchSize: 20 }, each('claim-expiry', (d) => services.calls.expireClaims(undefined, d.callId)));

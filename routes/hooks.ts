@@ -2,7 +2,7 @@ import express, { Router } from 'express';
 import { z } from 'zod';
 import { verifySignature } from '../integrations/signing';
 import type { Services } from '../services';
-import { ConflictError, ValidationError } from '../services/errors';
+import { ConflictError, NotFoundError, ValidationError } from '../services/errors';
 import { OUTCOMES } from '../services/operations';
 import { parse } from '../services/validation';
 
@@ -37,6 +37,9 @@ function readReport(raw: Buffer) {
   } as const;
 }
 
+/** The signature did not verify (missing headers, wrong signature, timestamp outside the 5-minute window). */
+class InvalidSignature extends Error {}
+
 /**
  * /hooks/calls/:callId: a voice agent's reports, authenticated by their Standard Webhooks signature
  * alone (no session, no CSRF token), verified over the raw bytes; idempotent by webhook-id.
@@ -44,24 +47,16 @@ function readReport(raw: Buffer) {
 export function hooksRouter(services: Services): Router {
   const router = Router();
   router.post('/calls/:callId', express.raw({ type: () => true, limit: '100kb' }), async (req, res) => {
-    const secret = await services.calls.reportSecret(req.params.callId);
-    if (!secret) {
-      res.status(404).json({ error: 'not_found' });
-      return;
-    }
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    if (!verifySignature(secret, raw, req.headers)) {
-      res.status(401).json({ error: 'invalid_signature' });
-      return;
-    }
-    const report = readReport(raw);
     try {
-      await services.calls.agentReport(req.params.callId, String(req.headers['webhook-id']), report);
+      await services.calls.agentReport(req.params.callId, (secret) => {
+        if (!verifySignature(secret, raw, req.headers)) throw new InvalidSignature();
+        return { webhookId: String(req.headers['webhook-id']), ...readReport(raw) };
+      });
     } catch (err) {
-      if (err instanceof ConflictError) {
-        res.status(409).json({ error: 'call_closed' });
-        return;
-      }
+      if (err instanceof NotFoundError) return void res.status(404).json({ error: 'not_found' });
+      if (err instanceof InvalidSignature) return void res.status(401).json({ error: 'invalid_signature' });
+      if (err instanceof ConflictError) return void res.status(409).json({ error: 'call_closed' });
       throw err;
     }
     res.json({ ok: true });

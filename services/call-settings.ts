@@ -33,6 +33,11 @@ function minutesOf(hhmm: string): number {
 
 type Row = { max_attempts: number; retry_interval_minutes: number; hours_start: string; hours_end: string };
 
+/** Settings from a row that may come from a LEFT JOIN (null columns: the workspace has the defaults). */
+export function settingsFrom(row: Partial<Row> | null | undefined): CallSettings {
+  return toSettings(row?.max_attempts == null ? DEFAULT_SETTINGS : (row as Row));
+}
+
 function toSettings(row: Row): CallSettings {
   return {
     max_attempts: row.max_attempts,

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
 import { newMessageId } from '../integrations/signing';
-import { CallSettingsService, isOpen, nextOpening } from './call-settings';
+import { CallSettingsService, isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
 import { CANCELLING_STATUSES, Call, CALL_FIELDS, Operation, operationWithCalls, Outcome, OUTCOMES, toCall } from './operations';
 import { Order, OrderStatus, toOrder } from './orders';
@@ -25,6 +25,15 @@ export interface OutcomeDetails {
   summary?: string | null;
   durationSeconds?: number | null;
 }
+
+/** A report a voice agent sent, authenticated. */
+export type AgentReport = { webhookId: string } & ({ type: 'call.started' } | ({ type: 'call.ended' } & OutcomeDetails));
+
+/** A call row with what ending it needs (see lockCall). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type LockedCall = Record<string, any>;
+
+export type DispatchResult = 'dispatched' | 'cancelled' | 'waiting' | 'not-due' | 'human';
 
 export interface CallView {
   call: Call;
@@ -127,7 +136,7 @@ export class CallService {
     if (!isUuid(callId)) throw callNotFound();
     await this.expireClaims(workspaceId);
     return this.knex.transaction(async (trx) => {
-      const call = await trx('calls').where({ id: callId, workspace_id: workspaceId }).forUpdate().first();
+      const call = await this.lockCall(trx, callId, workspaceId);
       if (!call) throw callNotFound();
       if (call.kind !== 'human' || call.ended_at || call.dropped_at || call.made_by !== userId) {
         throw new ConflictError('This call is no longer open for you: it has ended, its claim expired, or another member has it', 'CALL_NOT_OPEN');
@@ -171,62 +180,109 @@ export class CallService {
 
   // ---- voice agents -----------------------------------------------------------------------
 
-  /**
-   * The worker's step for an operation that may be due: cancel it (the order has a final status),
-   * wait (hours closed: a job at the next opening; no credits: the sweep tries again), or — for a
-   * voice agent — open the call and queue its call.requested, all in one transaction.
-   */
-  async dispatch(operationId: string): Promise<'dispatched' | 'cancelled' | 'waiting' | 'not-due' | 'human'> {
-    const now = this.now();
-    return this.knex.transaction(async (trx) => {
-      const op = await trx('operations as op')
-        .join('agents as a', 'a.id', 'op.agent_id')
-        .where({ 'op.id': operationId, 'op.status': 'pending' })
-        .forUpdate('op')
-        .first('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
-      if (!op) return 'not-due';
-      if (op.next_attempt_at > now) {
-        await this.jobs.send(trx, 'operation-due', { operationId }, { startAfter: op.next_attempt_at, singletonKey: operationId });
-        return 'not-due';
-      }
-      const order = await trx('orders').where({ id: op.order_id }).forUpdate().first('status');
-      if (CANCELLING_STATUSES.includes(order.status)) {
-        await trx('operations').where({ id: op.id }).update({ status: 'cancelled', next_attempt_at: null });
-        return 'cancelled';
-      }
-      if (op.kind !== 'voice') return 'human';
-      const settings = await this.settings.get(op.workspace_id, trx);
-      if (!isOpen(settings, now)) {
-        await this.jobs.send(trx, 'operation-due', { operationId }, { startAfter: nextOpening(settings, now), singletonKey: operationId });
-        return 'waiting';
-      }
-      // Dispatches of one workspace take turns here, so two workers never both spend the last credit.
-      const workspace = await trx('workspaces').where({ id: op.workspace_id }).forNoKeyUpdate().first('owner_id');
-      if (!(await this.canPayAnotherCall(trx, op.workspace_id, workspace.owner_id))) return 'waiting';
-      const callId = await this.openCall(trx, op.workspace_id, op.id, order.status, { kind: 'voice', request_id: newMessageId() });
-      await trx('orders').where({ id: op.order_id }).update({ status: 'processing' });
-      await this.jobs.send(trx, 'call-request', { callId, try: 1 });
-      return 'dispatched';
-    });
+  /** The worker's step for one operation (see dispatchMany). */
+  async dispatch(operationId: string): Promise<DispatchResult> {
+    return (await this.dispatchMany([operationId]))[operationId] ?? 'not-due';
   }
 
-  /** credits − cost × open voice calls ≥ cost (spec §9). */
-  private async canPayAnotherCall(trx: Knex.Transaction, workspaceId: string, ownerId: string): Promise<boolean> {
-    if (this.config.cost === 0) return true;
+  /**
+   * The worker's step for operations that may be due, a batch at a time: cancel those whose order
+   * has a final status, wait (hours closed: a job at the next opening; no credits: the sweep tries
+   * again), or — for voice agents — open the calls and queue their call.requested, all in one
+   * transaction. Dispatches of one workspace take turns on its row, so two workers never both
+   * spend the last credit.
+   */
+  async dispatchMany(operationIds: string[]): Promise<Record<string, DispatchResult>> {
+    const now = this.now();
+    const results: Record<string, DispatchResult> = {};
+    if (operationIds.length === 0) return results;
+    await this.knex.transaction(async (trx) => {
+      const ops = await trx('operations as op')
+        .join('agents as a', 'a.id', 'op.agent_id')
+        .whereIn('op.id', [...new Set(operationIds)])
+        .where('op.status', 'pending')
+        .orderBy('op.id')
+        .forUpdate('op')
+        .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
+      if (ops.length === 0) return;
+      const orders = new Map<string, string>(
+        (await trx('orders').whereIn('id', ops.map((op) => op.order_id)).orderBy('id').forUpdate().select('id', 'status')).map((o) => [o.id, o.status]),
+      );
+      const later: Array<{ data: object; startAfter: Date; singletonKey: string }> = [];
+      const cancelled: string[] = [];
+      const byWorkspace = new Map<string, typeof ops>();
+      for (const op of ops) {
+        if (op.next_attempt_at > now) {
+          later.push({ data: { operationId: op.id }, startAfter: op.next_attempt_at, singletonKey: op.id });
+          results[op.id] = 'not-due';
+        } else if (CANCELLING_STATUSES.includes(orders.get(op.order_id) as OrderStatus)) {
+          cancelled.push(op.id);
+          results[op.id] = 'cancelled';
+        } else if (op.kind !== 'voice') {
+          results[op.id] = 'human';
+        } else {
+          byWorkspace.set(op.workspace_id, [...(byWorkspace.get(op.workspace_id) ?? []), op]);
+        }
+      }
+      if (cancelled.length > 0) await trx('operations').whereIn('id', cancelled).update({ status: 'cancelled', next_attempt_at: null });
+
+      const requests: Array<{ data: object }> = [];
+      for (const [workspaceId, due] of byWorkspace) {
+        const settings = await this.settings.get(workspaceId, trx);
+        if (!isOpen(settings, now)) {
+          const opening = nextOpening(settings, now);
+          for (const op of due) {
+            later.push({ data: { operationId: op.id }, startAfter: opening, singletonKey: op.id });
+            results[op.id] = 'waiting';
+          }
+          continue;
+        }
+        const workspace = await trx('workspaces').where({ id: workspaceId }).forNoKeyUpdate().first('owner_id');
+        const capacity = await this.callsWeCanPay(trx, workspaceId, workspace.owner_id);
+        due.sort((x, y) => x.next_attempt_at - y.next_attempt_at);
+        const going = due.slice(0, capacity);
+        for (const op of due.slice(capacity)) results[op.id] = 'waiting';
+        if (going.length === 0) continue;
+        const counts = new Map<string, number>(
+          (await trx('calls').whereIn('operation_id', going.map((op) => op.id)).whereNull('dropped_at').groupBy('operation_id').select('operation_id', trx.raw('count(*)::int AS n'))).map((r) => [r.operation_id, r.n]),
+        );
+        const calls = await trx('calls')
+          .insert(going.map((op) => ({
+            workspace_id: workspaceId, operation_id: op.id, kind: 'voice', attempt: (counts.get(op.id) ?? 0) + 1,
+            started_at: now, order_status_before: orders.get(op.order_id), request_id: newMessageId(),
+          })))
+          .returning(['id', 'operation_id']);
+        const callOf = new Map<string, string>(calls.map((c: { id: string; operation_id: string }) => [c.operation_id, c.id]));
+        await trx('operations').whereIn('id', going.map((op) => op.id)).update({ status: 'in_progress', next_attempt_at: null });
+        await trx('orders').whereIn('id', going.map((op) => op.order_id)).update({ status: 'processing' });
+        for (const op of going) {
+          results[op.id] = 'dispatched';
+          requests.push({ data: { callId: callOf.get(op.id)!, try: 1 } });
+        }
+      }
+      await this.jobs.sendMany(trx, 'operation-due', later);
+      await this.jobs.sendMany(trx, 'call-request', requests);
+    });
+    return results;
+  }
+
+  /** How many more voice calls the balance pays for: credits − cost × open voice calls, in calls (spec §9). */
+  private async callsWeCanPay(trx: Knex.Transaction, workspaceId: string, ownerId: string): Promise<number> {
+    if (this.config.cost === 0) return Number.MAX_SAFE_INTEGER;
     const { rows } = await trx.raw(
       `SELECT
          (SELECT coalesce(sum(CASE WHEN kind = 'grant' THEN amount ELSE -amount END), 0) FROM credit_ledger WHERE user_id = ?) AS credits,
          (SELECT count(*) FROM calls WHERE workspace_id = ? AND kind = 'voice' AND ended_at IS NULL AND dropped_at IS NULL) AS open_calls`,
       [ownerId, workspaceId],
     );
-    return Number(rows[0].credits) - this.config.cost * Number(rows[0].open_calls) >= this.config.cost;
+    return Math.max(0, Math.floor((Number(rows[0].credits) - this.config.cost * Number(rows[0].open_calls)) / this.config.cost));
   }
 
   /** Whether the workspace's voice calls are paused for lack of credits (the dashboard's banner). */
   async pausedForCredits(workspaceId: string, ownerId: string): Promise<boolean> {
     const voice = await this.knex('agents').where({ workspace_id: workspaceId, kind: 'voice' }).first('id');
     if (!voice) return false;
-    return this.knex.transaction(async (trx) => !(await this.canPayAnotherCall(trx, workspaceId, ownerId)));
+    return this.knex.transaction(async (trx) => (await this.callsWeCanPay(trx, workspaceId, ownerId)) === 0);
   }
 
   /** What a call.requested needs: the open, not yet accepted call, its agent and its order. */
@@ -268,50 +324,57 @@ export class CallService {
   /** The worker gives up on a call (agent unreachable, no result): `failed`, nothing charged. */
   async fail(callId: string, summary: string, onlyIfOverdue = false): Promise<boolean> {
     return this.knex.transaction(async (trx) => {
-      const call = await trx('calls').where({ id: callId }).whereNull('ended_at').whereNull('dropped_at').forUpdate().first();
-      if (!call) return false;
+      const call = await this.lockCall(trx, callId);
+      if (!call || call.ended_at || call.dropped_at) return false;
       if (onlyIfOverdue && !(call.result_due_at && call.result_due_at <= this.now())) return false;
       await this.finish(trx, call, { outcome: 'failed', summary }, 'system');
       return true;
     });
   }
 
-  /** The secret that signs a voice call's reports, or null when there is no such voice call. */
-  async reportSecret(callId: string): Promise<string | null> {
-    if (!isUuid(callId)) return null;
-    const row = await this.knex('calls as c')
-      .join('operations as op', 'op.id', 'c.operation_id')
-      .join('agents as a', 'a.id', 'op.agent_id')
-      .where({ 'c.id': callId, 'c.kind': 'voice', 'a.kind': 'voice' })
-      .first('a.secret');
-    return row?.secret ?? null;
-  }
-
   /**
-   * A signed report from the agent. `already` when this webhook-id was processed before (200,
-   * nothing more changes); throws ConflictError('call_closed') for a different result of an ended call.
+   * A report from the voice agent, in one transaction: the call (and its operation) locked, the
+   * report authenticated with the secret of the call's agent (`authenticate` throws for a bad
+   * signature or payload), then applied. `already` when this webhook-id was processed before (200,
+   * nothing more changes); ConflictError('call_closed') for a different result of an ended call.
    */
-  async agentReport(callId: string, webhookId: string, report: { type: 'call.started' } | ({ type: 'call.ended' } & OutcomeDetails)): Promise<'ok' | 'already'> {
+  async agentReport(callId: string, authenticate: (secret: string) => AgentReport): Promise<'ok' | 'already'> {
+    if (!isUuid(callId)) throw callNotFound();
     return this.knex.transaction(async (trx) => {
-      const call = await trx('calls').where({ id: callId }).forUpdate().first();
-      if (!call) throw callNotFound();
-      const [seen] = await trx('call_reports').insert({ call_id: callId, webhook_id: webhookId, type: report.type }).onConflict(['call_id', 'webhook_id']).ignore().returning('webhook_id');
+      const call = await this.lockCall(trx, callId);
+      if (!call || call.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
+      const report = authenticate(call.agent_secret);
+      const [seen] = await trx('call_reports').insert({ call_id: callId, webhook_id: report.webhookId, type: report.type }).onConflict(['call_id', 'webhook_id']).ignore().returning('webhook_id');
       if (!seen) return 'already';
       if (report.type === 'call.started') {
-        if (!call.ended_at) {
-          const op = await trx('operations').where({ id: call.operation_id }).first('status', 'order_id');
-          if (op.status === 'in_progress') await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
-        }
+        if (!call.ended_at && call.op_status === 'in_progress') await trx('orders').where({ id: call.order_id }).update({ status: 'calling' });
         return 'ok';
       }
       if (call.ended_at) {
-        const same = call.ended_by === 'agent' && call.outcome === report.outcome;
-        if (same) return 'ok';
+        if (call.ended_by === 'agent' && call.outcome === report.outcome) return 'ok';
         throw new ConflictError('call_closed', 'CALL_CLOSED');
       }
       await this.finish(trx, call, report, 'agent');
       return 'ok';
     });
+  }
+
+  /** The call with what ending it needs (its operation, agent, owner, settings), call and operation locked. */
+  private async lockCall(trx: Knex.Transaction, callId: string, workspaceId?: string): Promise<LockedCall | undefined> {
+    return trx('calls as c')
+      .join('operations as op', 'op.id', 'c.operation_id')
+      .join('agents as a', 'a.id', 'op.agent_id')
+      .join('workspaces as w', 'w.id', 'c.workspace_id')
+      .leftJoin('call_settings as s', 's.workspace_id', 'c.workspace_id')
+      .where('c.id', callId)
+      .modify((q) => {
+        if (workspaceId) q.where('c.workspace_id', workspaceId);
+      })
+      .forUpdate('c', 'op')
+      .first(
+        'c.*', 'op.status as op_status', 'op.attempts as op_attempts', 'op.order_id', 'a.kind as agent_kind', 'a.secret as agent_secret', 'w.owner_id',
+        's.max_attempts', 's.retry_interval_minutes', 's.hours_start', 's.hours_end',
+      );
   }
 
   // ---- the rules of an ended call (spec §6, §7, §9) --------------------------------------
@@ -321,8 +384,7 @@ export class CallService {
    * (anything but `failed`) — all in the caller's transaction. An operation a person cancelled keeps
    * the order as the person left it; the call is still recorded (and charged: it happened).
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private async finish(trx: Knex.Transaction, call: any, details: OutcomeDetails, endedBy: 'member' | 'agent' | 'system'): Promise<void> {
+  private async finish(trx: Knex.Transaction, call: LockedCall, details: OutcomeDetails, endedBy: 'member' | 'agent' | 'system'): Promise<void> {
     const now = this.now();
     const charged = call.kind === 'voice' && details.outcome !== 'failed' ? this.config.cost : 0;
     await trx('calls').where({ id: call.id }).update({
@@ -336,20 +398,16 @@ export class CallService {
       ended_by: endedBy,
     });
     if (charged > 0) {
-      const { owner_id: ownerId } = await trx('workspaces').where({ id: call.workspace_id }).first('owner_id');
       await trx('credit_ledger')
-        .insert({ user_id: ownerId, kind: 'spend', amount: charged, call_id: call.id, note: `Call ${call.id}` })
+        .insert({ user_id: call.owner_id, kind: 'spend', amount: charged, call_id: call.id, note: `Call ${call.id}` })
         .onConflict('call_id')
         .ignore();
     }
+    if (call.op_status === 'cancelled') return;
+    await trx('orders').where({ id: call.order_id }).update({ status: details.outcome as OrderStatus });
 
-    const op = await trx('operations').where({ id: call.operation_id }).forUpdate().first();
-    if (op.status === 'cancelled') return;
-    await trx('orders').where({ id: op.order_id }).update({ status: details.outcome as OrderStatus });
-
-    const settings = await this.settings.get(call.workspace_id, trx);
-    const callsMade = Number((await trx('calls').where({ operation_id: op.id }).whereNull('dropped_at').count({ n: '*' }))[0].n);
-    let attempts = op.attempts;
+    const settings = settingsFrom(call);
+    let attempts = call.op_attempts;
     let next: Date | null = null;
     if (details.outcome === 'postponed') {
       next = nextOpening(settings, details.callbackAt ?? now);
@@ -357,9 +415,10 @@ export class CallService {
       attempts += 1;
       if (attempts < settings.max_attempts) next = nextOpening(settings, new Date(now.getTime() + settings.retry_interval_minutes * 60_000));
     }
-    if (callsMade >= MAX_CALLS_PER_OPERATION) next = null;
-    await trx('operations').where({ id: op.id }).update({ attempts, status: next ? 'pending' : 'completed', next_attempt_at: next });
-    if (next) await this.jobs.send(trx, 'operation-due', { operationId: op.id }, { startAfter: next, singletonKey: op.id });
+    // A call's attempt number is the count of the operation's calls that count, itself included.
+    if (call.attempt >= MAX_CALLS_PER_OPERATION) next = null;
+    await trx('operations').where({ id: call.operation_id }).update({ attempts, status: next ? 'pending' : 'completed', next_attempt_at: next });
+    if (next) await this.jobs.send(trx, 'operation-due', { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
   }
 
   private async openCall(trx: Knex.Transaction, workspaceId: string, operationId: string, orderStatus: string, fields: Record<string, unknown>): Promise<string> {
