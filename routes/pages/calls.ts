@@ -91,6 +91,7 @@ export function callPages(services: Services): Router {
       const errors = errorsByInput(err, FORM_FIELD, LABELS);
       if (errors.outcome) errors.outcome = 'Choose what happened on the call';
       if (errors.callback_at && callbackAt === typedCallback) errors.callback_at = 'Enter a date and a time, Morocco time';
+      else if (errors.callback_at && !callbackAt) errors.callback_at = 'Enter when to call back, Morocco time';
       await renderCall(req, res, 400, { values, errors });
     }
   });

@@ -30,13 +30,13 @@ export function statusLabel(status: OrderStatus): string {
 
 /** What a member picks on the call page: each outcome in words. */
 export const OUTCOME_LABELS: Record<Outcome, string> = {
-  confirmed: 'Confirmed: the customer wants the order',
-  unconfirmed: 'Declined: the customer does not want it',
-  'order-changed': 'Changed: another product, quantity or address',
-  unrecognized: 'Unrecognized: the customer does not know this order',
-  postponed: 'Call back later, at a time the customer chose',
+  confirmed: 'Confirmed',
+  unconfirmed: 'Declined (unconfirmed)',
+  'order-changed': 'Order changed',
+  unrecognized: 'Does not know this order',
+  postponed: 'Call back later',
   'no-answer': 'No answer',
-  failed: 'Could not call: the number is unreachable',
+  failed: 'Could not call (unreachable)',
 };
 
 export function formatDuration(seconds: number | null): string {
