@@ -4,6 +4,7 @@ import { Jobs } from '../db/jobs';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';
 import { CallSettingsService } from './call-settings';
+import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
 import { IdempotencyService } from './idempotency';
@@ -33,6 +34,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     operations,
     callSettings,
     calls,
+    callViews: new CallViewService(knex),
     sweep: new SweepService(knex, jobs, calls),
     apiKeys: new ApiKeyService(knex),
     tokens: new TokenService({

@@ -47,7 +47,7 @@ function fieldErrors(html: string): Record<string, string> {
   return errors;
 }
 
-const WORKSPACE_PAGES = ['/orders', '/orders/new', `/orders/${ABSENT_ID}`, `/orders/${ABSENT_ID}/delete`, '/agents', '/api-keys', '/credits'];
+const WORKSPACE_PAGES = ['/orders', '/orders/new', `/orders/${ABSENT_ID}`, `/orders/${ABSENT_ID}/delete`, '/agents', `/agents/${ABSENT_ID}`, '/calls', `/calls/${ABSENT_ID}`, '/settings', '/api-keys', '/credits'];
 
 describe('dashboard pages: access and layout', () => {
   it('redirect a signed-out visitor to /login', async () => {
@@ -73,12 +73,15 @@ describe('dashboard pages: access and layout', () => {
   it('render every page for a signed-in user: layout, navigation, _csrf on every form, no inline script or style', async () => {
     const owner = await shop();
     const order = await addOrder(owner);
-    const pages = ['/orders', '/orders/new', `/orders/${order.id}`, `/orders/${order.id}/delete`, '/agents', '/api-keys', '/credits', '/workspace'];
+    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    const callPath = (await owner.post('/calls/next').expect(303)).headers.location;
+    const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
+    const pages = ['/orders', '/orders/new', `/orders/${order.id}`, `/orders/${order.id}/delete`, '/calls', callPath, '/settings', '/agents', `/agents/${voice.id}`, '/api-keys', '/credits', '/workspace'];
     for (const page of pages) {
       const res = await owner.agent.get(page).expect(200);
       expect(res.headers['content-type'], page).to.equal('text/html; charset=utf-8');
       expect(res.text, page).to.contain('<meta charset="utf-8">').and.contain('name="viewport"');
-      for (const link of ['/orders', '/agents', '/api-keys', '/credits', '/workspace']) expect(res.text, page).to.contain(`href="${link}"`);
+      for (const link of ['/orders', '/calls', '/agents', '/settings', '/api-keys', '/credits', '/workspace']) expect(res.text, page).to.contain(`href="${link}"`);
       expect(res.text, page).to.contain('Salma Idrissi').and.contain('action="/logout"');
       const forms = res.text.match(/<form method="post"[^]*?<\/form>/g) ?? [];
       expect(forms.length, page).to.be.greaterThan(0);
@@ -108,8 +111,25 @@ describe('dashboard pages: access and layout', () => {
       keys: await testKnex()('api_keys').where({ workspace_id: owner.workspaceId }).orderBy('id'),
       invitations: await testKnex()('invitations').where({ workspace_id: owner.workspaceId }),
     });
+    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    const done = await addOrder(owner, { clientName: 'Done', status: 'confirmed' });
+    await testKnex()('operations').where({ order_id: done.id }).update({ status: 'cancelled', next_attempt_at: null });
+    const callId = (await owner.agent.post('/api/calls/next').expect(200)).body.call.id;
+    const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
+    const loopSnapshot = async () => ({
+      calls: await testKnex()('calls').where({ workspace_id: owner.workspaceId }).orderBy('id'),
+      operations: await testKnex()('operations').where({ workspace_id: owner.workspaceId }).orderBy('id'),
+      settings: await testKnex()('call_settings').where({ workspace_id: owner.workspaceId }),
+      secrets: await testKnex()('agents').where({ workspace_id: owner.workspaceId }).orderBy('id').pluck('secret'),
+    });
+    const loopBefore = await loopSnapshot();
     const before = await snapshot();
     const posts: Array<[string, Record<string, string>]> = [
+      ['/calls/next', {}],
+      [`/calls/${callId}/outcome`, { outcome: 'confirmed' }],
+      ['/settings', { max_attempts: '9', retry_interval_minutes: '5', hours_start: '01:00', hours_end: '02:00' }],
+      [`/agents/${voice.id}/rotate-secret`, {}],
+      [`/orders/${done.id}/operations`, {}],
       ['/orders', ORDER_FORM],
       [`/orders/${order.id}`, { ...ORDER_FORM, address: 'changed' }],
       [`/orders/${order.id}/status`, { status: 'confirmed' }],
@@ -127,6 +147,7 @@ describe('dashboard pages: access and layout', () => {
       expect(wrong.text, path).to.contain('Your form has expired');
     }
     expect(await snapshot()).to.deep.equal(before);
+    expect(await loopSnapshot()).to.deep.equal(loopBefore);
     // Sign-out too: a forged post cannot end the session.
     await owner.agent.post('/logout').type('form').send({}).expect(403);
     await owner.agent.get('/orders').expect(200);

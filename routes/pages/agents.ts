@@ -1,27 +1,37 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
+import type { Agent } from '../../services/agents';
 import { ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { formValues, redirectWithNotice } from './forms';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
-const AGENT_FIELDS = ['name', 'order_handler'] as const;
+const AGENT_FIELDS = ['name', 'order_handler', 'kind', 'endpoint_url'] as const;
+const FORM_FIELD: Record<string, string> = { endpointUrl: 'endpoint_url' };
+const LABELS: Record<string, string> = { endpointUrl: 'The endpoint URL' };
 const CHECKED = new Set(['1', 'on', 'true']);
+
+/** A response that shows a signing secret: never cached, never compressed (no length side channel). */
+function secretResponse(res: Response): void {
+  res.set('Cache-Control', 'no-store');
+  res.locals.noCompression = true;
+}
 
 export function agentPages(services: Services): Router {
   const router = Router();
   router.use('/agents', requirePageWorkspace);
   const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
 
-  async function renderAgents(req: Request, res: Response, status = 200, form: FormState = {}) {
+  async function renderAgents(req: Request, res: Response, status = 200, form: FormState = {}, created: Agent | null = null) {
     const agents = await services.agents.list(workspaceId(req));
     const hasHandler = agents.some((agent) => agent.is_order_handler);
     res.status(status).render('agents', {
       agents,
       hasHandler,
+      created,
       // With no handler yet, the next agent most likely is the one: the box starts checked.
-      values: form.values ?? { name: '', order_handler: hasHandler ? '' : '1' },
+      values: form.values ?? { name: '', order_handler: hasHandler ? '' : '1', kind: 'human', endpoint_url: '' },
       errors: form.errors ?? {},
     });
   }
@@ -31,13 +41,38 @@ export function agentPages(services: Services): Router {
   router.post('/agents', async (req, res) => {
     const values = formValues(req, AGENT_FIELDS);
     const orderHandler = CHECKED.has(values.order_handler);
+    const endpointUrl = values.endpoint_url.trim();
     try {
-      const agent = await services.agents.create(workspaceId(req), { name: values.name, orderHandler });
-      await redirectWithNotice(req, res, '/agents', orderHandler ? `${agent.name} added as the order handler.` : `${agent.name} added.`);
+      const agent = await services.agents.create(workspaceId(req), {
+        name: values.name,
+        orderHandler,
+        kind: values.kind || 'human',
+        endpointUrl: endpointUrl === '' && values.kind !== 'voice' ? undefined : endpointUrl,
+      });
+      const added = orderHandler ? `${agent.name} added as the order handler.` : `${agent.name} added.`;
+      if (!agent.secret) return redirectWithNotice(req, res, '/agents', added);
+      // A voice agent's secret is in this response: never in the session, a URL or a cache.
+      secretResponse(res);
+      res.locals.notice = `${added} Give its signing secret to the voice agent's service.`;
+      await renderAgents(req, res, 201, {}, agent);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      await renderAgents(req, res, 400, { values, errors: err.fields });
+      await renderAgents(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD, LABELS) });
     }
+  });
+
+  router.get('/agents/:id', async (req, res) => {
+    const agent = await services.agents.get(workspaceId(req), String(req.params.id));
+    const secret = agent.kind === 'voice' ? await services.agents.secret(workspaceId(req), agent.id) : null;
+    if (secret) secretResponse(res);
+    res.render('agent', { agent, secret });
+  });
+
+  router.post('/agents/:id/rotate-secret', async (req, res) => {
+    const agent = await services.agents.rotateSecret(workspaceId(req), String(req.params.id));
+    secretResponse(res);
+    res.locals.notice = 'A new secret was made: the old one stopped working. Give this one to the voice agent\'s service now.';
+    res.render('agent', { agent, secret: agent.secret });
   });
 
   router.post('/agents/:id/order-handler', async (req, res) => {

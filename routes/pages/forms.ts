@@ -18,10 +18,16 @@ export interface FormState {
   errors?: Record<string, string>;
 }
 
-/** A service's field errors keyed by the form's input names (services name fields in camelCase). */
-export function errorsByInput(err: ValidationError, inputNames: Record<string, string> = {}): Record<string, string> {
+/**
+ * A service's field errors keyed by the form's input names (services name fields in camelCase).
+ * `labels` replaces a field's API name at the start of its message with the form's label.
+ */
+export function errorsByInput(err: ValidationError, inputNames: Record<string, string> = {}, labels: Record<string, string> = {}): Record<string, string> {
   const errors: Record<string, string> = {};
-  for (const [field, message] of Object.entries(err.fields)) errors[inputNames[field] ?? field] = message;
+  for (const [field, message] of Object.entries(err.fields)) {
+    const label = labels[field];
+    errors[inputNames[field] ?? field] = label && message.startsWith(field) ? label + message.slice(field.length) : message;
+  }
   return errors;
 }
 

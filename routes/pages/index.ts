@@ -8,8 +8,10 @@ import { csrfToken, requireCsrfToken } from '../middleware/csrf';
 import { agentPages } from './agents';
 import { apiKeyPages } from './api-keys';
 import { authPages } from './auth';
+import { callPages } from './calls';
 import { creditPages } from './credits';
 import { orderPages } from './orders';
+import { settingsPages } from './settings';
 import { workspacePages } from './workspace';
 
 export interface PageDeps {
@@ -47,6 +49,8 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   router.use(authPages(services, deps));
   router.use(workspacePages(services));
   router.use(orderPages(services));
+  router.use(callPages(services));
+  router.use(settingsPages(services));
   router.use(agentPages(services));
   router.use(apiKeyPages(services));
   router.use(creditPages(services));

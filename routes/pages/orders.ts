@@ -48,11 +48,19 @@ export function orderPages(services: Services): Router {
 
   router.get('/orders', async (req, res) => {
     const filter = statusFilter(req);
-    const orders = await services.orders.list(workspaceId(req));
+    const { workspace } = workspaceOf(req);
+    const orders = await services.orders.list(workspace.id);
+    const shown = filter ? orders.filter((order) => order.status === filter) : orders;
+    const [summaries, paused] = await Promise.all([
+      services.callViews.summaries(workspace.id, shown.map((order) => order.id)),
+      services.calls.pausedForCredits(workspace.id, workspace.owner_id),
+    ]);
     const counts = Object.fromEntries(ORDER_STATUSES.map((status) => [status, 0])) as Record<OrderStatus, number>;
     for (const order of orders) counts[order.status] += 1;
     res.render('orders/index', {
-      orders: filter ? orders.filter((order) => order.status === filter) : orders,
+      orders: shown,
+      summaries,
+      paused,
       total: orders.length,
       counts,
       statuses: ORDER_STATUSES,
@@ -87,6 +95,7 @@ export function orderPages(services: Services): Router {
     const order = await services.orders.get(workspaceId(req), String(req.params.id));
     res.status(status).render('orders/show', {
       order,
+      calls: await services.callViews.forOrder(workspaceId(req), order.id),
       statuses: ORDER_STATUSES,
       values: form.values ?? formOf(order),
       errors: form.errors ?? {},
@@ -115,6 +124,20 @@ export function orderPages(services: Services): Router {
     } catch (err) {
       if (!(err instanceof InvalidStatusError)) throw err;
       await renderOrder(req, res, 400, { errors: { status: err.message } });
+    }
+  });
+
+  router.post('/orders/:id/operations', async (req, res) => {
+    const id = String(req.params.id);
+    try {
+      await services.operations.requeue(workspaceId(req), id);
+      await redirectWithNotice(req, res, `/orders/${id}`, 'A new confirmation call is queued: the order is pending again.');
+    } catch (err) {
+      if (err instanceof ConflictError) return redirectWithNotice(req, res, `/orders/${id}`, 'This order already has a confirmation call waiting or in progress.');
+      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') {
+        return redirectWithNotice(req, res, '/agents', 'No call was queued: this workspace has no order handler. Choose one below, then try "Call again" on the order.');
+      }
+      throw err;
     }
   });
 

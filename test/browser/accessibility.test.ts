@@ -101,7 +101,11 @@ describe('accessibility of every page (headless Chromium)', function () {
     await owner.agent.post('/api/keys').send({ name: 'Plugin' }).expect(201);
     await testKnex()('credit_ledger').insert({ user_id: owner.userId, kind: 'grant', amount: 100 });
     const pendingId = orders[0].id;
-    pages = ['/orders', '/orders?status=pending', '/orders/new', `/orders/${pendingId}`, `/orders/${orders[3].id}`, `/orders/${pendingId}/delete`, '/agents', '/api-keys', '/credits', '/workspace', '/no-such-page'];
+    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    const claimed = (await owner.agent.post('/api/calls/next').expect(200)).body;
+    const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
+    pages = ['/orders', '/orders?status=pending', '/orders/new', `/orders/${pendingId}`, `/orders/${orders[3].id}`, `/orders/${pendingId}/delete`,
+      '/calls', `/calls/${claimed.call.id}`, '/settings', '/agents', `/agents/${voice.id}`, '/api-keys', '/credits', '/workspace', '/no-such-page'];
   });
 
   after(async () => {
@@ -134,6 +138,18 @@ describe('accessibility of every page (headless Chromium)', function () {
         await page.getByRole('button', { name: /add order/i }).click();
         await page.waitForLoadState('load');
         await check(page, 'POST /orders (errors)');
+        await page.goto('/settings');
+        await page.fill('#f-max_attempts', '99');
+        await page.fill('#f-hours_start', '22:00');
+        await page.getByRole('button', { name: /save settings/i }).click();
+        await page.waitForLoadState('load');
+        await check(page, 'POST /settings (errors)');
+        await page.goto(pages[7]);
+        await page.selectOption('#f-outcome', 'postponed');
+        await page.getByRole('button', { name: /save the outcome/i }).click();
+        await page.waitForLoadState('load');
+        await check(page, 'POST /calls/:id/outcome (errors)');
+        expect(findings['POST /calls/:id/outcome (errors)'].unannounced).to.deep.equal([]);
         for (const path of ['/login', '/signup']) {
           await signedOut.goto(path);
           await check(signedOut, path);
@@ -142,7 +158,7 @@ describe('accessibility of every page (headless Chromium)', function () {
         await signedOut.waitForLoadState('load');
         await check(signedOut, 'POST /signup (errors)');
         expect(findings['POST /orders (errors)'].unannounced).to.deep.equal([]);
-        expect(Object.keys(findings)).to.have.length(pages.length + 4);
+        expect(Object.keys(findings)).to.have.length(pages.length + 6);
 
         const problems = Object.entries(findings).filter(([, f]) => f.unlabelled.length + f.unannounced.length + f.lowContrast.length + f.focus.length > 0);
         expect(Object.fromEntries(problems)).to.deep.equal({});

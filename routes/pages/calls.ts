@@ -1,0 +1,99 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import { isOpen, nextOpening } from '../../services/call-settings';
+import type { CallView } from '../../services/calls';
+import { ConflictError, ValidationError } from '../../services/errors';
+import { OUTCOMES } from '../../services/operations';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import type { FormState } from './forms';
+import { formatDate, moroccoLocal, moroccoLocalToIso } from './view-helpers';
+
+const OUTCOME_FIELDS = ['outcome', 'callback_at', 'changes', 'notes'] as const;
+const FORM_FIELD: Record<string, string> = { callbackAt: 'callback_at' };
+const LABELS: Record<string, string> = { callbackAt: 'The callback time', changes: 'What changed', notes: 'Notes' };
+
+/** The notice after an outcome: whose order, and what happens next. */
+function outcomeNotice({ call, operation, order }: CallView): string {
+  const who = order.client_name;
+  const next = operation.next_attempt_at ? `the next call is on ${formatDate(operation.next_attempt_at)}` : 'no more calls are planned';
+  switch (call.outcome) {
+    case 'confirmed': return `${who}'s order is confirmed.`;
+    case 'unconfirmed': return `${who} declined the order: it is now unconfirmed.`;
+    case 'order-changed': return `${who}'s order was changed; the changes are on the order's page.`;
+    case 'unrecognized': return `${who} did not recognize the order: it is now unrecognized.`;
+    case 'postponed': return `${who} asked to be called back: ${next}.`;
+    case 'no-answer': return `No answer from ${who}: ${next}.`;
+    default: return `The call to ${who} could not be placed: ${next}.`;
+  }
+}
+
+export function callPages(services: Services): Router {
+  const router = Router();
+  router.use('/calls', requirePageWorkspace);
+
+  router.get('/calls', async (req, res) => {
+    const { user, workspace } = workspaceOf(req);
+    const [due, settings, paused, myCall] = await Promise.all([
+      services.calls.dueCount(workspace.id),
+      services.callSettings.get(workspace.id),
+      services.calls.pausedForCredits(workspace.id, workspace.owner_id),
+      services.callViews.openCallOf(workspace.id, user.id),
+    ]);
+    const now = new Date();
+    const open = isOpen(settings, now);
+    res.render('calls/index', { due, settings, open, opensAt: open ? null : nextOpening(settings, now).toISOString(), paused, myCall });
+  });
+
+  router.post('/calls/next', async (req, res) => {
+    const { user, workspace } = workspaceOf(req);
+    const claimed = await services.calls.claimNext(workspace.id, user.id);
+    if (claimed) return res.redirect(303, `/calls/${claimed.call.id}`);
+    const open = isOpen(await services.callSettings.get(workspace.id), new Date());
+    await redirectWithNotice(req, res, '/calls', open ? 'No call is due right now.' : 'Calling hours are closed: no call can be started now.');
+  });
+
+  async function renderCall(req: Request, res: Response, status = 200, form: FormState = {}) {
+    const { user, workspace } = workspaceOf(req);
+    const page = await services.callViews.callPage(workspace.id, user.id, String(req.params.callId));
+    const order = await services.orders.get(workspace.id, page.order_id);
+    res.status(status).render('calls/show', {
+      ...page,
+      order,
+      outcomes: OUTCOMES,
+      minCallback: moroccoLocal(new Date()),
+      values: form.values ?? { outcome: '', callback_at: '', changes: '', notes: '' },
+      errors: form.errors ?? {},
+    });
+  }
+
+  router.get('/calls/:callId', (req, res) => renderCall(req, res));
+
+  router.post('/calls/:callId/outcome', async (req, res) => {
+    const { user, workspace } = workspaceOf(req);
+    const values = formValues(req, OUTCOME_FIELDS);
+    const typedCallback = values.callback_at.trim();
+    const callbackAt = values.outcome === 'postponed' && typedCallback !== '' ? (moroccoLocalToIso(typedCallback) ?? typedCallback) : undefined;
+    try {
+      const result = await services.calls.recordHumanOutcome(workspace.id, user.id, String(req.params.callId), {
+        outcome: values.outcome,
+        callbackAt,
+        changes: values.changes.trim() || null,
+        notes: values.notes.trim() || null,
+      });
+      await redirectWithNotice(req, res, '/calls', outcomeNotice(result));
+    } catch (err) {
+      if (err instanceof ConflictError && err.code === 'CALL_NOT_OPEN') {
+        return redirectWithNotice(req, res, '/calls', 'That call is no longer yours to record: it has ended, its 15 minutes ran out, or another member has it. Nothing was saved.');
+      }
+      if (!(err instanceof ValidationError)) throw err;
+      const errors = errorsByInput(err, FORM_FIELD, LABELS);
+      if (errors.outcome) errors.outcome = 'Choose what happened on the call';
+      if (errors.callback_at && callbackAt === typedCallback) errors.callback_at = 'Enter a date and a time, Morocco time';
+      else if (errors.callback_at && !callbackAt) errors.callback_at = 'Enter when to call back, Morocco time';
+      await renderCall(req, res, 400, { values, errors });
+    }
+  });
+  return router;
+}

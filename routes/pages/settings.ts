@@ -1,0 +1,57 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import type { CallSettings } from '../../services/call-settings';
+import { ValidationError } from '../../services/errors';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import type { FormState } from './forms';
+
+const SETTINGS_FIELDS = ['max_attempts', 'retry_interval_minutes', 'hours_start', 'hours_end'] as const;
+const FORM_FIELD: Record<string, string> = { maxAttempts: 'max_attempts', retryIntervalMinutes: 'retry_interval_minutes', callingHours: 'hours' };
+const LABELS: Record<string, string> = { maxAttempts: 'Attempts', retryIntervalMinutes: 'The retry interval', callingHours: 'Calling hours' };
+
+function formOf(settings: CallSettings): Record<string, string> {
+  return {
+    max_attempts: String(settings.max_attempts),
+    retry_interval_minutes: String(settings.retry_interval_minutes),
+    hours_start: settings.calling_hours.start,
+    hours_end: settings.calling_hours.end,
+  };
+}
+
+/** Whole numbers go to the service as numbers; anything else as typed, for the service to refuse. */
+function numberOrText(input: string): number | string {
+  const trimmed = input.trim();
+  return /^-?\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+export function settingsPages(services: Services): Router {
+  const router = Router();
+  router.use('/settings', requirePageWorkspace);
+  const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
+
+  async function renderSettings(req: Request, res: Response, status = 200, form: FormState = {}) {
+    const settings = await services.callSettings.get(workspaceId(req));
+    res.status(status).render('settings', { values: form.values ?? formOf(settings), errors: form.errors ?? {} });
+  }
+
+  router.get('/settings', (req, res) => renderSettings(req, res));
+
+  // The whole form is sent every time: PUT semantics over a plain form post.
+  router.post('/settings', async (req, res) => {
+    const values = formValues(req, SETTINGS_FIELDS);
+    try {
+      await services.callSettings.update(workspaceId(req), {
+        maxAttempts: numberOrText(values.max_attempts),
+        retryIntervalMinutes: numberOrText(values.retry_interval_minutes),
+        callingHours: { start: values.hours_start.trim(), end: values.hours_end.trim() },
+      });
+      await redirectWithNotice(req, res, '/settings', 'Call settings saved.');
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await renderSettings(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD, LABELS) });
+    }
+  });
+  return router;
+}

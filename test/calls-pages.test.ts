@@ -1,0 +1,270 @@
+import { expect } from 'chai';
+import type request from 'supertest';
+import { csrfOf, signUp, SignedIn } from './helpers/app';
+import { testKnex } from './helpers/db';
+import { createOrder, openAllDay, operationRow, orderRow } from './helpers/loop';
+
+type Shop = SignedIn & { workspaceId: string; csrf: string; post: (path: string, form?: Record<string, string>) => request.Test };
+
+/** A signed-in member whose workspace has a human order handler and calls all day. */
+async function shop(options: { handler?: 'human' | 'voice' | null } = {}): Promise<Shop> {
+  const user = await signUp({ name: 'Salma Idrissi' });
+  const kind = options.handler === undefined ? 'human' : options.handler;
+  if (kind === 'human') await user.agent.post('/api/agents').send({ name: 'Desk', orderHandler: true }).expect(201);
+  if (kind === 'voice') await user.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls', orderHandler: true }).expect(201);
+  await openAllDay(user);
+  const csrf = await csrfOf(user.agent);
+  const post = (path: string, form: Record<string, string> = {}) => user.agent.post(path).type('form').send({ _csrf: csrf, ...form });
+  return { ...user, workspaceId: user.workspaceId!, csrf, post };
+}
+
+/** Claims the next call through the page form; answers the call's id. */
+async function startCall(owner: Shop): Promise<string> {
+  const res = await owner.post('/calls/next').expect(303);
+  const match = /^\/calls\/([0-9a-f-]{36})$/.exec(res.headers.location);
+  expect(match, res.headers.location).to.not.equal(null);
+  return match![1];
+}
+
+function fieldErrors(html: string): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const m of html.matchAll(/<p class="error" id="f-([\w-]+)-error">([^<]*)<\/p>/g)) errors[m[1]] = m[2];
+  return errors;
+}
+
+async function noticeOn(owner: Shop, page: string): Promise<string> {
+  const res = await owner.agent.get(page).expect(200);
+  return (/<p class="notice" role="status">([^<]*)<\/p>/.exec(res.text)?.[1] ?? '').replaceAll('&#39;', "'");
+}
+
+/** The instant whose Casablanca wall clock reads `local` ("YYYY-MM-DDTHH:MM"), found by trying each whole-hour offset. */
+function casablancaInstant(local: string): string {
+  const format = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+  for (const offset of [0, 1, -1, 2]) {
+    const at = new Date(Date.parse(`${local}:00Z`) - offset * 3600_000);
+    if (format.format(at).replace(' ', 'T') === local) return at.toISOString();
+  }
+  throw new Error(`no instant for ${local}`);
+}
+
+function casablancaLocal(at: Date): string {
+  return new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' }).format(at).replace(' ', 'T');
+}
+
+describe('calls pages (spec §5)', () => {
+  it('/calls shows the due count, the calling hours and the start button; nav links Calls and Settings', async () => {
+    const owner = await shop();
+    await createOrder(owner);
+    const res = await owner.agent.get('/calls').expect(200);
+    expect(res.text).to.contain('href="/calls"').and.contain('href="/settings"');
+    expect(res.text).to.match(/<dt>Due now<\/dt><dd>1<\/dd>/);
+    expect(res.text).to.contain('00:00–24:00').and.contain('action="/calls/next"');
+    expect(res.text).not.to.contain('Calls are paused');
+  });
+
+  it('"Start next call" claims the call (call row, operation in_progress, order calling) and shows the customer', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner, { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2', address: '12 rue de Fès' });
+    const callId = await startCall(owner);
+    const call = await testKnex()('calls').where({ id: callId }).first();
+    expect(call).to.include({ made_by: owner.userId, kind: 'human', attempt: 1 });
+    expect((await operationRow(call.operation_id)).status).to.equal('in_progress');
+    expect((await orderRow(order.id)).status).to.equal('calling');
+
+    const page = await owner.agent.get(`/calls/${callId}`).expect(200);
+    expect(page.text).to.contain('Amina Benali').and.contain('href="tel:+212612345678"').and.contain('Atlas Shop')
+      .and.contain('Argan oil x2').and.contain('12 rue de Fès').and.contain(`action="/calls/${callId}/outcome"`);
+    for (const outcome of ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed']) {
+      expect(page.text).to.contain(`<option value="${outcome}"`);
+    }
+    expect(page.text).to.contain('type="datetime-local"');
+    // /calls now offers the way back to the open call.
+    expect((await owner.agent.get('/calls').expect(200)).text).to.contain(`href="/calls/${callId}"`);
+    // Nothing else is due.
+    await owner.post('/calls/next').expect(303).expect('Location', '/calls');
+    expect(await noticeOn(owner, '/calls')).to.equal('No call is due right now.');
+  });
+
+  it('says when calling hours are closed', async () => {
+    const owner = await shop();
+    await createOrder(owner);
+    const now = casablancaLocal(new Date()).slice(11);
+    // One minute, an hour from now: closed at the time of the test.
+    const hour = (Number(now.slice(0, 2)) + 1) % 23;
+    const start = `${String(hour).padStart(2, '0')}:00`;
+    const end = `${String(hour).padStart(2, '0')}:01`;
+    await owner.agent.put('/api/settings/calls').send({ callingHours: { start, end } }).expect(200);
+    await owner.post('/calls/next').expect(303).expect('Location', '/calls');
+    expect(await noticeOn(owner, '/calls')).to.match(/^Calling hours are closed/);
+    expect(await testKnex()('calls').where({ workspace_id: owner.workspaceId })).to.have.length(0);
+  });
+
+  it('the outcome form moves the order and the operation, and returns to /calls naming the order', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const callId = await startCall(owner);
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'confirmed', notes: 'Wants it Friday' }).expect(303).expect('Location', '/calls');
+    expect(await noticeOn(owner, '/calls')).to.equal("Amina Benali's order is confirmed.");
+    expect((await orderRow(order.id)).status).to.equal('confirmed');
+    const call = await testKnex()('calls').where({ id: callId }).first();
+    expect(call).to.include({ outcome: 'confirmed', summary: 'Wants it Friday' });
+    expect((await operationRow(call.operation_id)).status).to.equal('completed');
+
+    // The call has ended: a second outcome is refused with a notice, changing nothing.
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'unconfirmed' }).expect(303).expect('Location', '/calls');
+    expect(await noticeOn(owner, '/calls')).to.match(/no longer yours to record/);
+    expect((await orderRow(order.id)).status).to.equal('confirmed');
+  });
+
+  it('a callback time typed in Morocco time is stored as the right UTC instant', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const callId = await startCall(owner);
+    const local = `${casablancaLocal(new Date(Date.now() + 3 * 86_400_000)).slice(0, 10)}T19:30`;
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: local }).expect(303);
+    expect(await noticeOn(owner, '/calls')).to.match(/^Amina Benali asked to be called back: the next call is on /);
+    const call = await testKnex()('calls').where({ id: callId }).first();
+    expect(call.callback_at.toISOString()).to.equal(casablancaInstant(local));
+    const op = await operationRow(call.operation_id);
+    expect(op.status).to.equal('pending');
+    expect(op.next_attempt_at.toISOString()).to.equal(casablancaInstant(local));
+    expect((await orderRow(order.id)).status).to.equal('postponed');
+  });
+
+  it('bad outcome input re-renders with messages beside the fields and writes nothing', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const callId = await startCall(owner);
+    const before = await testKnex()('calls').where({ id: callId }).first();
+    const cases: Array<[Record<string, string>, string[]]> = [
+      [{ outcome: '' }, ['outcome']],
+      [{ outcome: 'maybe' }, ['outcome']],
+      [{ outcome: 'postponed', callback_at: '' }, ['callback_at']],
+      [{ outcome: 'postponed', callback_at: 'tomorrow' }, ['callback_at']],
+      [{ outcome: 'postponed', callback_at: '2001-01-01T10:00' }, ['callback_at']],
+      [{ outcome: 'confirmed', notes: 'x'.repeat(2001), changes: 'y'.repeat(2001) }, ['changes', 'notes']],
+    ];
+    for (const [form, fields] of cases) {
+      const res = await owner.post(`/calls/${callId}/outcome`, form).expect(400);
+      const errors = fieldErrors(res.text);
+      expect(Object.keys(errors).sort(), JSON.stringify(form)).to.deep.equal(fields);
+      for (const field of fields) expect(res.text).to.match(new RegExp(`aria-describedby="[^"]*f-${field}-error`));
+      expect(res.text).not.to.contain('callbackAt');
+    }
+    expect(await testKnex()('calls').where({ id: callId }).first()).to.deep.equal(before);
+    expect((await orderRow(order.id)).status).to.equal('calling');
+  });
+
+  it("another workspace's call is 404, on the page and the form; nothing changes", async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const callId = await startCall(owner);
+    const stranger = await shop();
+    const page = await stranger.agent.get(`/calls/${callId}`).expect(404);
+    expect(page.text).to.contain('Page not found');
+    await stranger.post(`/calls/${callId}/outcome`, { outcome: 'confirmed' }).expect(404);
+    await stranger.agent.get('/calls/not-a-uuid').expect(404);
+    expect((await orderRow(order.id)).status).to.equal('calling');
+  });
+});
+
+describe('settings page (spec §3)', () => {
+  it('saves the form with a notice, and re-renders bad values beside their fields without saving', async () => {
+    const owner = await shop();
+    const page = await owner.agent.get('/settings').expect(200);
+    expect(page.text).to.contain('value="3"').and.contain('value="120"').and.contain('value="00:00"').and.contain('value="24:00"');
+    await owner.post('/settings', { max_attempts: '5', retry_interval_minutes: '30', hours_start: '08:30', hours_end: '20:00' }).expect(303).expect('Location', '/settings');
+    expect(await noticeOn(owner, '/settings')).to.equal('Call settings saved.');
+    const saved = await testKnex()('call_settings').where({ workspace_id: owner.workspaceId }).first();
+    expect(saved).to.include({ max_attempts: 5, retry_interval_minutes: 30, hours_start: '08:30', hours_end: '20:00' });
+
+    const bad = await owner.post('/settings', { max_attempts: '11', retry_interval_minutes: 'often', hours_start: '21:00', hours_end: '09:00' }).expect(400);
+    expect(Object.keys(fieldErrors(bad.text)).sort()).to.deep.equal(['hours', 'max_attempts', 'retry_interval_minutes']);
+    expect(bad.text).to.contain('value="often"').and.not.contain('maxAttempts');
+    expect(await testKnex()('call_settings').where({ workspace_id: owner.workspaceId }).first()).to.deep.equal(saved);
+  });
+});
+
+describe('agents page: kinds and secrets (spec §2, §11)', () => {
+  it('adds a voice agent and shows its secret, not cached; the agent page reveals it; rotating replaces it', async () => {
+    const owner = await shop();
+    const created = await owner.post('/agents', { name: 'Robot', kind: 'voice', endpoint_url: 'http://127.0.0.1:9/calls' }).expect(201);
+    expect(created.headers['cache-control']).to.equal('no-store');
+    const agent = await testKnex()('agents').where({ workspace_id: owner.workspaceId, name: 'Robot' }).first();
+    expect(agent.kind).to.equal('voice');
+    expect(created.text).to.contain(`value="${agent.secret}"`);
+
+    const list = await owner.agent.get('/agents').expect(200);
+    expect(list.text).to.contain('Voice agent').and.contain('http://127.0.0.1:9/calls').and.contain(`href="/agents/${agent.id}"`);
+    expect(list.text).not.to.contain(agent.secret);
+
+    const shown = await owner.agent.get(`/agents/${agent.id}`).expect(200);
+    expect(shown.headers['cache-control']).to.equal('no-store');
+    expect(shown.text).to.contain(`value="${agent.secret}"`).and.contain(`action="/agents/${agent.id}/rotate-secret"`);
+
+    const rotated = await owner.post(`/agents/${agent.id}/rotate-secret`).expect(200);
+    expect(rotated.headers['cache-control']).to.equal('no-store');
+    const after = await testKnex()('agents').where({ id: agent.id }).first();
+    expect(after.secret).to.match(/^whsec_/).and.not.equal(agent.secret);
+    expect(rotated.text).to.contain(`value="${after.secret}"`).and.not.contain(agent.secret);
+
+    const stranger = await shop();
+    await stranger.agent.get(`/agents/${agent.id}`).expect(404);
+    await stranger.post(`/agents/${agent.id}/rotate-secret`).expect(404);
+    expect((await testKnex()('agents').where({ id: agent.id }).first()).secret).to.equal(after.secret);
+  });
+
+  it('a voice agent without an endpoint, or a human one with one, re-renders with the message beside the URL', async () => {
+    const owner = await shop();
+    for (const form of [{ name: 'Robot', kind: 'voice', endpoint_url: '' }, { name: 'Nadia', kind: 'human', endpoint_url: 'http://127.0.0.1:9/x' }]) {
+      const res = await owner.post('/agents', form).expect(400);
+      expect(Object.keys(fieldErrors(res.text))).to.deep.equal(['endpoint_url']);
+    }
+    expect(await testKnex()('agents').where({ workspace_id: owner.workspaceId })).to.have.length(1);
+  });
+});
+
+describe('orders pages: calls (spec §11)', () => {
+  it('the order page shows the calls as a timeline, the next call, and "Call again" once nothing is open', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const pending = await owner.agent.get(`/orders/${order.id}`).expect(200);
+    expect(pending.text).to.contain('Next call:').and.not.contain(`action="/orders/${order.id}/operations"`);
+    await owner.post(`/orders/${order.id}/operations`).expect(303).expect('Location', `/orders/${order.id}`);
+    expect(await noticeOn(owner, `/orders/${order.id}`)).to.match(/already has a confirmation call/);
+
+    const callId = await startCall(owner);
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'order-changed', changes: 'Two bottles, not one', notes: 'Friendly' }).expect(303);
+    const page = await owner.agent.get(`/orders/${order.id}`).expect(200);
+    expect(page.text).to.contain('Salma Idrissi').and.contain('Two bottles, not one').and.contain('Friendly')
+      .and.contain('badge-order-changed').and.contain(`action="/orders/${order.id}/operations"`);
+
+    const before = await testKnex()('operations').where({ order_id: order.id });
+    await owner.post(`/orders/${order.id}/operations`).expect(303).expect('Location', `/orders/${order.id}`);
+    const after = await testKnex()('operations').where({ order_id: order.id });
+    expect(after).to.have.length(before.length + 1);
+    expect(after.find((op) => !before.some((b) => b.id === op.id))!.status).to.equal('pending');
+    expect((await orderRow(order.id)).status).to.equal('pending');
+  });
+
+  it('the list shows each order\'s last outcome and next call time', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const callId = await startCall(owner);
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'no-answer' }).expect(303);
+    const next = (await testKnex()('operations').where({ order_id: order.id }).first()).next_attempt_at as Date;
+    const list = await owner.agent.get('/orders').expect(200);
+    const row = /<tr>\s*<td data-label="Client">[^]*?<\/tr>/.exec(list.text)![0];
+    expect(row).to.match(/data-label="Last call"><span class="badge badge-no-answer">/);
+    expect(row).to.contain(`datetime="${next.toISOString()}"`);
+  });
+
+  it('says "Calls are paused: no credits left" on /orders and /calls when a voice workspace has no credits', async () => {
+    const owner = await shop({ handler: 'voice' });
+    for (const page of ['/orders', '/calls']) {
+      expect((await owner.agent.get(page).expect(200)).text, page).to.contain('Calls are paused: no credits left');
+    }
+    const human = await shop();
+    expect((await human.agent.get('/orders').expect(200)).text).not.to.contain('Calls are paused');
+  });
+});
