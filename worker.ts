@@ -53,11 +53,13 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
-  const worker = await startWorker(config, config.databaseUrl, logger);
-  let stopping = false;
+  // Listen for signals before starting, so that a SIGTERM during start-up still drains and exits 0.
+  let stopRequested: string | undefined;
+  let worker: RunningWorker | undefined;
   const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    if (stopRequested) return;
+    stopRequested = signal;
+    if (!worker) return; // start-up finishes first, then stops
     logger.info({ signal }, 'worker shutting down: finishing the jobs in hand');
     setTimeout(() => process.exit(1), 25_000).unref();
     await worker.stop();
@@ -65,6 +67,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  worker = await startWorker(config, config.databaseUrl, logger);
+  if (stopRequested) {
+    const signal = stopRequested;
+    stopRequested = undefined;
+    await shutdown(signal);
+  }
 }
 
 if (require.main === module) {

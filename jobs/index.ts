@@ -47,7 +47,14 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
   }
   // Deliveries wait on the network: several pollers, so slow agents never block the rest.
   for (let i = 0; i < 8; i += 1) {
-    await boss.work<Data>(QUEUES.callRequest.name, { ...poll, batchSize: 10 }, each('call-request', (d) => requestCall(d.callId!, d.try ?? 1)));
+    await boss.work<Data>(QUEUES.callRequest.name, { ...poll, batchSize: 10 }, async (jobs) => {
+      try {
+        await requestCall(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 })));
+      } catch (err) {
+        logger.error({ err, queue: 'call-request', jobs: jobs.length }, 'job failed; it will be retried');
+        throw err;
+      }
+    });
   }
   await boss.work<Data>(QUEUES.callTimeout.name, { ...poll, batchSize: 20 }, each('call-timeout', (d) => services.calls.fail(d.callId!, 'no result from agent', true)));
   await boss.work<Data>(QUEUES.claimExpiry.name, { ...poll, batchSize: 20 }, each('claim-expiry', (d) => services.calls.expireClaims(undefined, d.callId)));

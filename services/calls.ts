@@ -285,22 +285,23 @@ export class CallService {
     return this.knex.transaction(async (trx) => (await this.callsWeCanPay(trx, workspaceId, ownerId)) === 0);
   }
 
-  /** What a call.requested needs: the open, not yet accepted call, its agent and its order. */
-  async requestContext(callId: string) {
-    const row = await this.knex('calls as c')
+  /** What a call.requested needs, for each call still open and not yet accepted: the call, its agent and its order. */
+  async requestContexts(callIds: string[]) {
+    const rows = await this.knex('calls as c')
       .join('operations as op', 'op.id', 'c.operation_id')
       .join('agents as a', 'a.id', 'op.agent_id')
       .join('orders as o', 'o.id', 'op.order_id')
       .join('workspaces as w', 'w.id', 'c.workspace_id')
-      .where({ 'c.id': callId, 'c.kind': 'voice' })
+      .whereIn('c.id', callIds)
+      .where('c.kind', 'voice')
       .whereNull('c.ended_at')
       .whereNull('c.accepted_at')
-      .first(
+      .select(
         'c.id', 'c.attempt', 'c.request_id', 'c.operation_id', 'a.endpoint_url', 'a.secret',
         'o.id as order_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name', 'o.address', 'o.status', 'o.created_at',
         'w.id as workspace_id', 'w.name as workspace_name',
       );
-    return row ?? null;
+    return rows;
   }
 
   get resultTimeoutMinutes(): number {
@@ -312,12 +313,13 @@ export class CallService {
     await this.jobs.send(this.knex, 'call-request', { callId, try: attempt }, { startAfter: delaySeconds });
   }
 
-  /** The agent accepted the call: its result is due within the time-out. */
-  async accepted(callId: string): Promise<void> {
+  /** The agents accepted these calls: their results are due within the time-out. */
+  async accepted(callIds: string[]): Promise<void> {
+    if (callIds.length === 0) return;
     await this.knex.transaction(async (trx) => {
       const due = new Date(this.now().getTime() + this.config.resultTimeoutMinutes * 60_000);
-      const updated = await trx('calls').where({ id: callId }).whereNull('ended_at').whereNull('accepted_at').update({ accepted_at: this.now(), result_due_at: due });
-      if (updated) await this.jobs.send(trx, 'call-timeout', { callId }, { startAfter: due });
+      const updated = await trx('calls').whereIn('id', callIds).whereNull('ended_at').whereNull('accepted_at').update({ accepted_at: this.now(), result_due_at: due }).returning('id');
+      await this.jobs.sendMany(trx, 'call-timeout', updated.map((c: { id: string }) => ({ data: { callId: c.id }, startAfter: due })));
     });
   }
 
@@ -387,25 +389,8 @@ export class CallService {
   private async finish(trx: Knex.Transaction, call: LockedCall, details: OutcomeDetails, endedBy: 'member' | 'agent' | 'system'): Promise<void> {
     const now = this.now();
     const charged = call.kind === 'voice' && details.outcome !== 'failed' ? this.config.cost : 0;
-    await trx('calls').where({ id: call.id }).update({
-      ended_at: now,
-      outcome: details.outcome,
-      duration_seconds: details.durationSeconds ?? null,
-      summary: details.summary ?? null,
-      changes: details.changes ?? null,
-      callback_at: details.callbackAt ?? null,
-      cost: charged,
-      ended_by: endedBy,
-    });
-    if (charged > 0) {
-      await trx('credit_ledger')
-        .insert({ user_id: call.owner_id, kind: 'spend', amount: charged, call_id: call.id, note: `Call ${call.id}` })
-        .onConflict('call_id')
-        .ignore();
-    }
-    if (call.op_status === 'cancelled') return;
-    await trx('orders').where({ id: call.order_id }).update({ status: details.outcome as OrderStatus });
-
+    // A person's cancellation keeps the order and operation as the person left them.
+    const moves = call.op_status !== 'cancelled';
     const settings = settingsFrom(call);
     let attempts = call.op_attempts;
     let next: Date | null = null;
@@ -417,8 +402,27 @@ export class CallService {
     }
     // A call's attempt number is the count of the operation's calls that count, itself included.
     if (call.attempt >= MAX_CALLS_PER_OPERATION) next = null;
-    await trx('operations').where({ id: call.operation_id }).update({ attempts, status: next ? 'pending' : 'completed', next_attempt_at: next });
-    if (next) await this.jobs.send(trx, 'operation-due', { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
+    // One statement: the call ended, its charge (never twice: one row per call), the order, the operation.
+    await trx.raw(
+      `WITH ended AS (
+         UPDATE calls SET ended_at = ?, outcome = ?, duration_seconds = ?, summary = ?, changes = ?, callback_at = ?, cost = ?, ended_by = ?
+          WHERE id = ? RETURNING id
+       ), charge AS (
+         INSERT INTO credit_ledger (user_id, kind, amount, call_id, note)
+         SELECT ?::uuid, 'spend', ?::numeric, id, ? FROM ended WHERE ?::numeric > 0
+         ON CONFLICT (call_id) DO NOTHING RETURNING id
+       ), moved AS (
+         UPDATE orders SET status = ? WHERE id = ? AND ?::boolean RETURNING id
+       )
+       UPDATE operations SET attempts = ?, status = ?, next_attempt_at = ? WHERE id = ? AND ?::boolean`,
+      [
+        now, details.outcome, details.durationSeconds ?? null, details.summary ?? null, details.changes ?? null, details.callbackAt ?? null, charged, endedBy, call.id,
+        call.owner_id, charged, `Call ${call.id}`, charged,
+        details.outcome, call.order_id, moves,
+        attempts, next ? 'pending' : 'completed', next, call.operation_id, moves,
+      ],
+    );
+    if (moves && next) await this.jobs.send(trx, 'operation-due', { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
   }
 
   private async openCall(trx: Knex.Transaction, workspaceId: string, operationId: string, orderStatus: string, fields: Record<string, unknown>): Promise<string> {

@@ -223,7 +223,7 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
         try {
           await testKnex()('agents').where({ endpoint_url: agent.url }).update({ endpoint_url: refusing.url });
           const before = Date.now();
-          await callRequestHandler(services, sender, silentLogger, config.publicBaseUrl)(callId, 1);
+          await callRequestHandler(services, sender, silentLogger, config.publicBaseUrl)([{ callId, attempt: 1 }]);
           expect(refusing.received).to.have.length(1);
           const job = await testKnex()('pgboss.job').where({ name: 'call-request' }).whereRaw("data->>'callId' = ? AND (data->>'try')::int = 2", [callId]).first();
           expect(job, 'retry queued').to.not.equal(undefined);
@@ -242,7 +242,7 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
       const refusing = await agentDouble(() => 503);
       try {
         await testKnex()('agents').where({ endpoint_url: agent.url }).update({ endpoint_url: refusing.url });
-        await callRequestHandler(services, sender, silentLogger, config.publicBaseUrl)(callId, 5);
+        await callRequestHandler(services, sender, silentLogger, config.publicBaseUrl)([{ callId, attempt: 5 }]);
         const [call] = await testKnex()('calls').where({ id: callId });
         expect(call).to.include({ outcome: 'failed', summary: 'agent unreachable' });
         expect(Number(call.cost)).to.equal(0);
