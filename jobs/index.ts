@@ -14,55 +14,51 @@ interface Data {
   try?: number;
 }
 
+interface Pollers {
+  queue: string;
+  /** Independent pollers: a batch held up by a slow agent holds up only its own poller. */
+  count: number;
+  batchSize: number;
+  pollingIntervalSeconds?: number;
+  handle: (jobs: PgBoss.Job<Data>[]) => Promise<unknown>;
+}
+
 /**
- * Registers every handler on a started job engine. Handlers are thin: read the job, call a service.
- * Jobs of a batch run side by side, so one slow agent never holds up the others.
+ * Registers every handler on a started job engine. Handlers are thin: read the jobs, call a service.
  */
 export async function registerHandlers(boss: PgBoss, services: Services, sender: SignedSender, logger: Logger, publicBaseUrl: string): Promise<void> {
-  const each = (name: string, handle: (data: Data) => Promise<unknown>) => async (jobs: PgBoss.Job<Data>[]) => {
-    await Promise.all(
-      jobs.map(async (job) => {
+  const register = async ({ queue, count, batchSize, pollingIntervalSeconds = 0.5, handle }: Pollers) => {
+    for (let i = 0; i < count; i += 1) {
+      let workerId = '';
+      workerId = await boss.work<Data>(queue, { pollingIntervalSeconds, batchSize }, async (jobs) => {
+        // pg-boss waits out its polling interval after every batch; after a full one, more are waiting.
+        if (jobs.length === batchSize) boss.notifyWorker(workerId);
         try {
-          await handle(job.data);
+          await handle(jobs);
         } catch (err) {
-          logger.error({ err, queue: name, jobId: job.id }, 'job failed; it will be retried');
+          logger.error({ err, queue, jobs: jobs.length }, 'job failed; it will be retried');
           throw err;
         }
-      }),
-    );
+      });
+    }
   };
-  const poll = { pollingIntervalSeconds: 0.5 };
+  const each = (handle: (data: Data) => Promise<unknown>) => (jobs: PgBoss.Job<Data>[]) => Promise.all(jobs.map((job) => handle(job.data)));
   const requestCall = callRequestHandler(services, sender, logger, publicBaseUrl);
 
   // Due operations are dispatched a batch per transaction.
-  for (let i = 0; i < 2; i += 1) {
-    await boss.work<Data>(QUEUES.operationDue.name, { ...poll, batchSize: 50 }, async (jobs) => {
-      try {
-        await services.calls.dispatchMany(jobs.map((job) => job.data.operationId!));
-      } catch (err) {
-        logger.error({ err, queue: 'operation-due', jobs: jobs.length }, 'job failed; it will be retried');
-        throw err;
-      }
-    });
-  }
-  // Deliveries wait on the network: several pollers, so slow agents never block the rest.
-  for (let i = 0; i < 8; i += 1) {
-    await boss.work<Data>(QUEUES.callRequest.name, { ...poll, batchSize: 10 }, async (jobs) => {
-      try {
-        await requestCall(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 })));
-      } catch (err) {
-        logger.error({ err, queue: 'call-request', jobs: jobs.length }, 'job failed; it will be retried');
-        throw err;
-      }
-    });
-  }
-  await boss.work<Data>(QUEUES.callTimeout.name, { ...poll, batchSize: 20 }, each('call-timeout', (d) => services.calls.fail(d.callId!, 'no result from agent', true)));
-  await boss.work<Data>(QUEUES.claimExpiry.name, { ...poll, batchSize: 20 }, each('claim-expiry', (d) => services.calls.expireClaims(undefined, d.callId)));
-  await boss.work<Data>(QUEUES.sweep.name, { pollingIntervalSeconds: 2 }, each('sweep', async () => {
-    const result = await services.sweep.run();
-    if (result.requeued + result.claimsExpired + result.timedOut > 0) logger.info(result, 'sweep');
-    await boss.send(QUEUES.sweep.name, {}, { startAfter: SWEEP_EVERY_SECONDS, singletonKey: 'sweep' });
-  }));
+  await register({ queue: QUEUES.operationDue.name, count: 2, batchSize: 50, handle: (jobs) => services.calls.dispatchMany(jobs.map((job) => job.data.operationId!)) });
+  // Deliveries wait on the network, side by side.
+  await register({ queue: QUEUES.callRequest.name, count: 8, batchSize: 10, handle: (jobs) => requestCall(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 }))) });
+  await register({ queue: QUEUES.callTimeout.name, count: 1, batchSize: 20, handle: each((d) => services.calls.fail(d.callId!, 'no result from agent', true)) });
+  await register({ queue: QUEUES.claimExpiry.name, count: 1, batchSize: 20, handle: each((d) => services.calls.expireClaims(undefined, d.callId)) });
+  await register({
+    queue: QUEUES.sweep.name, count: 1, batchSize: 1, pollingIntervalSeconds: 2,
+    handle: async () => {
+      const result = await services.sweep.run();
+      if (result.requeued + result.claimsExpired + result.timedOut > 0) logger.info(result, 'sweep');
+      await boss.send(QUEUES.sweep.name, {}, { startAfter: SWEEP_EVERY_SECONDS, singletonKey: 'sweep' });
+    },
+  });
   await boss.schedule(QUEUES.sweep.name, '* * * * *', {}, { singletonKey: 'sweep' });
   await boss.send(QUEUES.sweep.name, {}, { singletonKey: 'sweep' });
 }
