@@ -12,6 +12,8 @@ import { apiRouter } from './routes/api';
 import { tokenRouter } from './routes/api/token';
 import { dataRouter } from './routes/data';
 import { healthRouter } from './routes/health';
+import { staticAssets } from './routes/assets';
+import { compressAnswers } from './routes/middleware/compression';
 import { hooksRouter } from './routes/hooks';
 import { loadUser } from './routes/middleware/auth';
 import { refuseCrossSite } from './routes/middleware/csrf';
@@ -80,8 +82,11 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
 
+  app.use(compressAnswers());
   app.use('/healthz', healthRouter(deps.knex));
-  app.use('/assets', express.static(path.join(ROOT, 'public'), { maxAge: '1h' }));
+  const assets = staticAssets(path.join(ROOT, 'public'));
+  app.locals.asset = assets.url;
+  app.use('/assets', assets.router, jsonNotFound);
 
   // Bearer-authenticated routes: no session, no cookies, so no cross-site check either.
   const json = express.json({ type: () => true, limit: BODY_LIMIT });

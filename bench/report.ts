@@ -1,5 +1,6 @@
 import type { Measured } from './load';
 import type { LoopReport } from './loop';
+import type { CompressionFigures } from './compression';
 
 export interface ScenarioResult {
   id: string;
@@ -22,6 +23,17 @@ export interface Report {
   memory: { serverPeakMb: number; serverBeforeLoadMb: number; baselinePeakMb: number };
   statements: Array<{ scenario: string; sql: string[] }>;
   loop?: LoopReport;
+  compression?: CompressionFigures;
+}
+
+function compressionLine(c: CompressionFigures): string[] {
+  const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  return [
+    '## Compression',
+    '',
+    `\`/orders\` (50 orders), ${c.requests} requests each way, one at a time on loopback: **${kb(c.plain.bytes)} → ${kb(c.gzip.bytes)}** with \`Accept-Encoding: gzip\` (${((1 - c.gzip.bytes / c.plain.bytes) * 100).toFixed(0)}% fewer bytes), time to the last byte ${c.plain.meanMs.toFixed(1)} ms → ${c.gzip.meanMs.toFixed(1)} ms. The load scenarios above send no \`Accept-Encoding\`.`,
+    '',
+  ];
 }
 
 function loopSection(loop: LoopReport): string[] {
@@ -142,6 +154,7 @@ export function renderReport(report: Report): string {
     '',
     ...report.statements.flatMap((s) => [`${s.scenario}:`, '', '```sql', ...s.sql, '```', '']),
     ...(report.loop ? loopSection(report.loop) : []),
+    ...(report.compression ? compressionLine(report.compression) : []),
     ...(report.scale
       ? [
           '## Scale check',

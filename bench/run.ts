@@ -10,6 +10,7 @@ import { Cleanup, freshDatabase, machine, redisUrl } from './infra';
 import { CpuMeter, MemorySampler } from './meters';
 import { compare, LoadOptions, probe } from './load';
 import { loopBench } from './loop';
+import { compressionFigures } from './compression';
 import { renderReport, Report, ScenarioResult } from './report';
 import { Scenario, scenarios } from './scenarios';
 import { createKeys, fillerWorkspaces, insertOrders, signUp } from './seed';
@@ -145,6 +146,8 @@ async function main(cleanup: Cleanup): Promise<void> {
     results.push({ ...(await runScenario(scenario, sides)), serverRssMb: serverMemory.mark() });
   }
 
+  const compression = wanted('compression') ? await compressionFigures(service.url, accounts.small) : undefined;
+
   let loop: Report['loop'];
   if (wanted('loop')) {
     const account = await signUp(service.url, knex, `loop-${Date.now()}@bench.invalid`, 'Loop shop');
@@ -181,6 +184,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     scenarios: results,
     scale,
     loop,
+    compression,
     memory,
     statements: [
       { scenario: 'List (a, b, e)', sql: plan.list.map((s) => s.sql) },

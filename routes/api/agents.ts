@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+import { doNotCompress } from '../middleware/compression';
 
 /** /api/agents: the caller's workspace's agents, its order handler, voice agents' signing secrets. */
 export function agentsRouter(services: Services): Router {
@@ -13,7 +14,10 @@ export function agentsRouter(services: Services): Router {
   router.post('/', async (req, res) => {
     const agent = await services.agents.create(workspaceOf(req).workspace.id, req.body);
     // A voice agent's answer carries its secret: never cached.
-    if (agent.secret) res.set('Cache-Control', 'no-store');
+    if (agent.secret) {
+      res.set('Cache-Control', 'no-store');
+      doNotCompress(res);
+    }
     res.status(201).json(agent);
   });
   router.put('/:id', async (req, res) => {
@@ -21,6 +25,7 @@ export function agentsRouter(services: Services): Router {
   });
   router.post('/:id/rotate-secret', async (req, res) => {
     res.set('Cache-Control', 'no-store');
+    doNotCompress(res);
     res.json(await services.agents.rotateSecret(workspaceOf(req).workspace.id, req.params.id));
   });
   return router;

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+import { doNotCompress } from '../middleware/compression';
 
 /** /api/keys: session cookie only, so that credentials cannot mint more credentials. */
 export function keysRouter(services: Services): Router {
@@ -13,6 +14,7 @@ export function keysRouter(services: Services): Router {
   router.post('/', async (req, res) => {
     const { user, workspace } = workspaceOf(req);
     res.set('Cache-Control', 'no-store');
+    doNotCompress(res);
     res.status(201).json(await services.apiKeys.create({ userId: user.id, workspaceId: workspace.id }, req.body));
   });
   router.delete('/:id', async (req, res) => {

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { doNotCompress } from '../middleware/compression';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { Agent } from '../../services/agents';
@@ -15,7 +16,7 @@ const CHECKED = new Set(['1', 'on', 'true']);
 /** A response that shows a signing secret: never cached, never compressed (no length side channel). */
 function secretResponse(res: Response): void {
   res.set('Cache-Control', 'no-store');
-  res.locals.noCompression = true;
+  doNotCompress(res);
 }
 
 export function agentPages(services: Services): Router {

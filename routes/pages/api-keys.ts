@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { doNotCompress } from '../middleware/compression';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { ApiKeyView } from '../../services/api-keys';
@@ -46,6 +47,7 @@ export function apiKeyPages(services: Services): Router {
       );
       // The full key is in this response only: never in the session, a URL, or a cache.
       res.set('Cache-Control', 'no-store');
+      doNotCompress(res);
       res.locals.notice = 'API key created. Copy it now: it is shown only this once.';
       await renderKeys(req, res, 201, {}, { name: created.name, key: created.key });
     } catch (err) {

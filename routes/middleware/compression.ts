@@ -1,0 +1,27 @@
+import compression from 'compression';
+import type { Request, RequestHandler, Response } from 'express';
+
+/** Answers smaller than this are sent as they are: compressing them saves nothing worth the CPU. */
+export const COMPRESSION_THRESHOLD = 1024;
+
+/**
+ * Marks a response that shows a secret once (a new API key, a signing secret): it is never
+ * compressed, because a compressed size next to attacker-chosen text can leak the secret (BREACH).
+ */
+export function doNotCompress(res: Response): void {
+  res.locals.noCompression = true;
+}
+
+/** What may be compressed: our HTML, JSON, CSV and SVG — never agent callbacks, event streams or secrets. */
+export function shouldCompress(req: Request, res: Response): boolean {
+  if (req.path.startsWith('/hooks/') || req.originalUrl.startsWith('/hooks/')) return false;
+  if (res.locals.noCompression) return false;
+  const type = String(res.getHeader('Content-Type') ?? '');
+  if (type.startsWith('text/event-stream')) return false;
+  return compression.filter(req, res);
+}
+
+/** gzip, or brotli when the client prefers it; streamed answers are compressed as they stream. */
+export function compressAnswers(): RequestHandler {
+  return compression({ threshold: COMPRESSION_THRESHOLD, filter: shouldCompress });
+}

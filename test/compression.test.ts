@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import type { Request, Response } from 'express';
+import request from 'supertest';
+import { shouldCompress } from '../routes/middleware/compression';
+import { app, signUp, SignedIn } from './helpers/app';
+import { testKnex } from './helpers/db';
+
+let base: string;
+
+/** The bytes of an answer exactly as sent (supertest would decompress them). */
+function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${path}`, { method, headers: { ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function shopWithOrders(n: number): Promise<SignedIn> {
+  const shop = await signUp();
+  await shop.agent.post('/api/agents').send({ name: 'Salma', orderHandler: true }).expect(201);
+  for (let i = 0; i < n; i += 1) {
+    await shop.agent.post('/api/orders').send({ clientName: `Client ${i}`, phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' }).expect(201);
+  }
+  return shop;
+}
+
+describe('compressed answers over a phone network', () => {
+  let shop: SignedIn;
+  let server: http.Server;
+  before(async () => {
+    server = http.createServer(app());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    shop = await shopWithOrders(12);
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  for (const [label, path] of [['a page (/orders)', '/orders'], ['a JSON list (GET /api/orders)', '/api/orders']] as const) {
+    it(`${label}: gzip and brotli when asked, decompressing to the same bytes; nothing compressed when not asked`, async () => {
+      const get = (encoding?: string) => raw('GET', path, { cookie: shop.cookie, ...(encoding ? { 'accept-encoding': encoding } : {}) });
+      const plain = await get('identity');
+      expect(plain.status).to.equal(200);
+      expect(plain.headers['content-encoding']).to.equal(undefined);
+      expect(plain.body.length).to.be.greaterThan(1024);
+      const gzip = await get('gzip');
+      expect(gzip.headers['content-encoding']).to.equal('gzip');
+      expect(gzip.headers.vary).to.match(/Accept-Encoding/i);
+      expect(gzip.body.length).to.be.lessThan(plain.body.length / 2);
+      const br = await get('br');
+      expect(br.headers['content-encoding']).to.equal('br');
+      // Pages carry a per-request CSRF token; compare them with it blanked out.
+      const same = (b: Buffer) => b.toString('utf8').replace(/name="_csrf" value="[^"]+"/g, '_csrf');
+      expect(same(zlib.gunzipSync(gzip.body))).to.equal(same(plain.body));
+      expect(same(zlib.brotliDecompressSync(br.body))).to.equal(same(plain.body));
+      const none = await get();
+      expect(none.headers['content-encoding']).to.equal(undefined);
+    });
+  }
+
+  it('an answer under 1 kB is not compressed', async () => {
+    const res = await raw('GET', '/api/credits', { cookie: shop.cookie, 'accept-encoding': 'gzip' });
+    expect(res.status).to.equal(200);
+    expect(res.body.length).to.be.lessThan(1024);
+    expect(res.headers['content-encoding']).to.equal(undefined);
+  });
+
+  it('answers that show a secret once are never compressed: a new API key (JSON and page), a voice agent’s secret', async () => {
+    const json = { cookie: shop.cookie, 'accept-encoding': 'gzip, br', 'content-type': 'application/json' };
+    const key = await raw('POST', '/api/keys', json, JSON.stringify({ name: 'x'.repeat(100) }));
+    expect(key.status).to.equal(201);
+    expect(key.headers['content-encoding']).to.equal(undefined);
+    expect(JSON.parse(key.body.toString()).key).to.match(/^sk_live_/);
+
+    const page = await shop.agent.get('/api-keys').expect(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1];
+    const form = new URLSearchParams({ _csrf: csrf, name: 'Store plugin', expires_in_days: '' }).toString();
+    const shown = await raw('POST', '/api-keys', { cookie: shop.cookie, 'accept-encoding': 'gzip, br', 'content-type': 'application/x-www-form-urlencoded' }, form);
+    expect(shown.status).to.equal(201);
+    expect(shown.body.length).to.be.greaterThan(1024);
+    expect(shown.headers['content-encoding']).to.equal(undefined);
+    expect(shown.body.toString()).to.match(/sk_live_/);
+
+    const voice = await raw('POST', '/api/agents', json, JSON.stringify({ name: 'Robot '.repeat(30), kind: 'voice', endpointUrl: `http://127.0.0.1:4000/${'a'.repeat(900)}` }));
+    expect(voice.status).to.equal(201);
+    expect(voice.body.length).to.be.greaterThan(1024);
+    expect(voice.headers['content-encoding']).to.equal(undefined);
+    const agentId = JSON.parse(voice.body.toString()).id;
+    const rotated = await raw('POST', `/api/agents/${agentId}/rotate-secret`, json);
+    expect(rotated.headers['content-encoding']).to.equal(undefined);
+    expect((await testKnex()('agents').where({ id: agentId }).first()).secret).to.equal(JSON.parse(rotated.body.toString()).secret);
+  });
+
+  it('/hooks answers are never compressed', async () => {
+    const res = await raw('POST', '/hooks/calls/00000000-0000-4000-8000-000000000000', { 'accept-encoding': 'gzip', 'content-type': 'application/json' }, 'x'.repeat(5000));
+    expect(res.status).to.equal(404);
+    expect(res.headers['content-encoding']).to.equal(undefined);
+  });
+
+  it('the filter: HTML, JSON, CSV and SVG yes; /hooks, event streams and marked secrets no', () => {
+    const req = (path: string) => ({ path, originalUrl: path, headers: {} }) as unknown as Request;
+    const res = (type: string, locals: Record<string, unknown> = {}) => ({ getHeader: () => type, locals }) as unknown as Response;
+    for (const type of ['text/html; charset=utf-8', 'application/json; charset=utf-8', 'text/csv; charset=utf-8', 'image/svg+xml']) {
+      expect(shouldCompress(req('/orders'), res(type)), type).to.equal(true);
+    }
+    expect(shouldCompress(req('/hooks/calls/x'), res('application/json'))).to.equal(false);
+    expect(shouldCompress(req('/events'), res('text/event-stream'))).to.equal(false);
+    expect(shouldCompress(req('/api/keys'), res('application/json', { noCompression: true }))).to.equal(false);
+    expect(shouldCompress(req('/assets/x.png'), res('image/png'))).to.equal(false);
+  });
+});
+
+describe('static assets with a content hash', () => {
+  it('pages link hashed URLs, answered with a one-year immutable cache and the current file; an unknown hash is 404', async () => {
+    const page = await request(app()).get('/login').expect(200);
+    const css = /href="(\/assets\/app\.[0-9a-f]{10}\.css)"/.exec(page.text)?.[1];
+    const icon = /href="(\/assets\/favicon\.[0-9a-f]{10}\.svg)"/.exec(page.text)?.[1];
+    expect(css, 'the stylesheet link is hashed').to.be.a('string');
+    expect(icon, 'the icon link is hashed').to.be.a('string');
+    const res = await request(app()).get(css!).expect(200);
+    expect(res.headers['cache-control']).to.equal('public, max-age=31536000, immutable');
+    expect(res.headers['content-type']).to.match(/text\/css/);
+    const plain = await request(app()).get('/assets/app.css').expect(200);
+    expect(res.text).to.equal(plain.text);
+    expect(plain.headers['cache-control']).not.to.contain('immutable');
+    await request(app()).get('/assets/app.0000000000.css').expect(404);
+    await request(app()).get('/assets/nothing.css').expect(404);
+  });
+});
