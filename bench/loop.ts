@@ -114,13 +114,14 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
   latencies.sort((a, b) => a - b);
 
   // 3. Results: a signed call.ended for each call of the burst, REPORT_CONCURRENCY at a time.
-  const queue = agent.calls.slice(0, BURST);
+  // Signed beforehand: the agent's own signing is not the service's work.
   const body = JSON.stringify({ type: 'call.ended', data: { outcome: 'confirmed', duration_seconds: 30, summary: 'bench' } });
+  const queue = agent.calls.slice(0, BURST).map((callId) => ({ callId, headers: signedHeaders(secret, newMessageId(), body) }));
   const t0 = performance.now();
   let failures = 0;
   await Promise.all(Array.from({ length: REPORT_CONCURRENCY }, async () => {
-    for (let callId = queue.pop(); callId; callId = queue.pop()) {
-      const res = await fetch(`${service.url}/hooks/calls/${callId}`, { method: 'POST', headers: { ...BEHIND_ROUTER, 'content-type': 'application/json', ...signedHeaders(secret, newMessageId(), body) }, body });
+    for (let next = queue.pop(); next; next = queue.pop()) {
+      const res = await fetch(`${service.url}/hooks/calls/${next.callId}`, { method: 'POST', headers: { ...BEHIND_ROUTER, 'content-type': 'application/json', ...next.headers }, body });
       if (res.status !== 200) failures += 1;
       await res.arrayBuffer();
     }

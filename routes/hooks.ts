@@ -16,6 +16,16 @@ const ended = z
   }, { error: 'data must be an object' })
   .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: 'callback_at is required for postponed' });
 
+/** The report's type, read before its signature is checked (kept only if the signature holds). */
+function peekType(raw: Buffer): string {
+  try {
+    const type = (JSON.parse(raw.toString('utf8')) as { type?: unknown })?.type;
+    return typeof type === 'string' ? type.slice(0, 50) : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 function readReport(raw: Buffer) {
   let body: unknown;
   try {
@@ -49,9 +59,10 @@ export function hooksRouter(services: Services): Router {
   router.post('/calls/:callId', express.raw({ type: () => true, limit: '100kb' }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     try {
-      await services.calls.agentReport(req.params.callId, (secret) => {
+      const received = { webhookId: String(req.headers['webhook-id'] ?? ''), type: peekType(raw) };
+      await services.calls.agentReport(req.params.callId, received, (secret) => {
         if (!verifySignature(secret, raw, req.headers)) throw new InvalidSignature();
-        return { webhookId: String(req.headers['webhook-id']), ...readReport(raw) };
+        return { webhookId: received.webhookId, ...readReport(raw) };
       });
     } catch (err) {
       if (err instanceof NotFoundError) return void res.status(404).json({ error: 'not_found' });

@@ -215,8 +215,9 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
     });
     after(() => sender.close());
 
-    for (const answer of [500, 301, 'reset'] as const) {
-      it(`${answer}: not accepted; the next try is queued in about 10 s with the same message`, async () => {
+    for (const answer of [500, 301, 'reset', 'hang'] as const) {
+      it(`${answer === 'hang' ? 'no answer within 10 s' : answer}: not accepted; the next try is queued in about 10 s with the same message`, async function () {
+        this.timeout(60_000);
         const { agent, callId } = await dispatched(() => 'hang');
         await agent.close();
         const refusing = await agentDouble(() => answer);

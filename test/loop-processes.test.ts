@@ -82,12 +82,12 @@ describe('the worker as its own process (spec §10)', function () {
       expect(acceptedBeforeKill.length, 'killed in the middle of the burst').to.be.below(40);
       second = await startWorkerProcess(testDatabaseUrl());
       const ids = new Set(orders.map((o) => o.body.id));
-      await waitFor('every order’s call requested', async () => new Set(agent.received.map((r) => r.json.data.order.id).filter((id) => ids.has(id))).size === 40, 150_000);
+      await waitFor('every order’s call requested', async () => new Set(agent.received.map((r) => r.json.data.order.id).filter((id) => ids.has(id))).size === 40, 120_000);
       // Deliveries the dead worker had in flight come back once their jobs expire, and are accepted.
       await waitFor('every call accepted', async () => {
         const open = await testKnex()('calls').where({ workspace_id: shop.workspaceId }).whereNull('accepted_at');
         return open.length === 0;
-      }, 150_000);
+      }, 120_000);
       const calls = await testKnex()('calls').where({ workspace_id: shop.workspaceId });
       expect(calls, 'one call per order').to.have.length(40);
       const byCall = new Map<string, Set<string>>();
