@@ -153,3 +153,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     }),
   });
 }
+
+/** For process entry points: the configuration, or the list of bad variables on stderr and exit code 1. */
+export function loadConfigOrExit(): Readonly<Config> {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    process.exit(1);
+  }
+}

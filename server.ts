@@ -2,7 +2,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { createApp } from './app';
-import { ConfigError, loadConfig } from './config';
+import { loadConfigOrExit } from './config';
 import { EmbeddedDatabase, EmbeddedPostgresError, startEmbeddedPostgres } from './db/embedded';
 import { createKnex, createSessionPool } from './db/knex';
 import { migrateLatest } from './db/migrate';
@@ -14,14 +14,7 @@ import { RunningWorker, startWorker } from './worker';
 const SHUTDOWN_DEADLINE_MS = 25_000;
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(err.message);
-    process.exit(1);
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
 
   let embedded: EmbeddedDatabase | undefined;

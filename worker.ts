@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { loadConfigOrExit } from './config';
 import { createKnex } from './db/knex';
 import { createBoss, createQueues, Jobs, prepareJobs } from './db/jobs';
 import { SignedSender } from './integrations/http';
@@ -40,14 +40,7 @@ export async function startWorker(config: Readonly<Config>, databaseUrl: string,
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(err.message);
-    process.exit(1);
-  }
+  const config = loadConfigOrExit();
   if (!config.databaseUrl) {
     console.error('The worker could not start: DATABASE_URL is not set.\nTo fix it: set DATABASE_URL to the same database as the web process (in development, `npm start` runs the worker for you).');
     process.exit(1);
