@@ -31,6 +31,8 @@ export function createBoss(databaseUrl: string, options: Partial<PgBoss.Construc
     schema: JOB_SCHEMA,
     application_name: 'ocs-jobs',
     max: 4,
+    // A connection attempt that hangs (Postgres restarting) must fail and be retried, never hold a poller forever.
+    connectionTimeoutMillis: 10_000,
     // Expired jobs (a killed worker's) are found by maintenance: often enough to recover within 2 minutes.
     maintenanceIntervalSeconds: 30,
     ...options,

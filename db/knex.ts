@@ -24,7 +24,7 @@ export function createKnex(databaseUrl: string, poolMax = 10, log: DbLog = quiet
       debug: () => {},
     },
     client: 'pg',
-    connection: { connectionString: databaseUrl, statement_timeout: STATEMENT_TIMEOUT_MS },
+    connection: { connectionString: databaseUrl, statement_timeout: STATEMENT_TIMEOUT_MS, connectionTimeoutMillis: 10_000 },
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
   });

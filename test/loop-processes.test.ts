@@ -153,7 +153,9 @@ describe('the worker as its own process (spec §10)', function () {
         const res = await shop.agent.post('/api/orders').send({ ...ORDER, clientName: 'After restart' }).catch(() => undefined);
         return res?.status === 201 ? res : undefined;
       }, 60_000);
-      await waitFor('the worker dispatches after the restart', async () => agent.received.some((r) => r.json.data.order.id === after.body.id), 90_000);
+      await waitFor('the worker dispatches after the restart', async () => agent.received.some((r) => r.json.data.order.id === after.body.id), 90_000).catch((err) => {
+        throw new Error(`${err.message}\nworker output:\n${worker!.output().slice(-3000)}`);
+      });
       expect(worker.child.exitCode, 'the worker was never restarted').to.equal(null);
       web.child.kill('SIGTERM');
       await web.exited;
