@@ -24,6 +24,7 @@ export async function startWorker(config: Readonly<Config>, databaseUrl: string,
   const sender = new SignedSender(config.calls.allowPrivateUrls);
   const boss = createBoss(databaseUrl);
   boss.on('error', (err) => logger.error({ err }, 'job engine error'));
+  survivePgBossBookkeeping(logger);
   await boss.start();
   await createQueues(boss);
   await registerHandlers(boss, services, sender, logger, config.publicBaseUrl);
@@ -37,6 +38,28 @@ export async function startWorker(config: Readonly<Config>, databaseUrl: string,
       logger.info('worker stopped');
     },
   };
+}
+
+let guarded = false;
+
+/**
+ * pg-boss 10 marks a batch complete or failed without awaiting it, so when Postgres goes away at
+ * that moment the rejection is unhandled and would end the process. Such a job is simply retried
+ * after it expires (our handlers are idempotent), so those rejections are logged; any other
+ * unhandled rejection still ends the process as Node would.
+ */
+function survivePgBossBookkeeping(logger: Logger): void {
+  if (guarded) return;
+  guarded = true;
+  process.on('unhandledRejection', (reason) => {
+    const stack = reason instanceof Error ? String(reason.stack) : '';
+    if (stack.includes('pg-boss')) {
+      logger.error({ err: reason }, 'job engine could not record a job result; the job will be retried');
+      return;
+    }
+    logger.fatal({ err: reason }, 'unhandled rejection');
+    process.exit(1);
+  });
 }
 
 async function main(): Promise<void> {

@@ -154,7 +154,8 @@ describe('the worker as its own process (spec §10)', function () {
         return res?.status === 201 ? res : undefined;
       }, 60_000);
       await waitFor('the worker dispatches after the restart', async () => agent.received.some((r) => r.json.data.order.id === after.body.id), 90_000).catch((err) => {
-        throw new Error(`${err.message}\nworker output:\n${worker!.output().slice(-3000)}`);
+        const lines = worker!.output().split('\n').map((l) => l.slice(0, 400));
+        throw new Error(`${err.message}\nworker output (lines cut at 400 characters):\n${lines.slice(-60).join('\n')}`);
       });
       expect(worker.child.exitCode, 'the worker was never restarted').to.equal(null);
       web.child.kill('SIGTERM');

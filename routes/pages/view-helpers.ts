@@ -1,8 +1,9 @@
+import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
 import type { OrderStatus } from '../../services/orders';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
-export const TIME_ZONE = 'Africa/Casablanca';
+export const TIME_ZONE = TIMEZONE;
 
 const DATE_FORMAT = new Intl.DateTimeFormat('en-GB', {
   timeZone: TIME_ZONE,
