@@ -207,6 +207,16 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
   });
 
   describe('the call-request handler, one try at a time', () => {
+    /**
+     * The running worker's own first try failed when the agent closed; once it has queued its retry,
+     * that retry is removed, so the tries below are this test's alone.
+     */
+    async function leaveToThisTest(callId: string): Promise<void> {
+      const retries = () => testKnex()('pgboss.job').where({ name: 'call-request' }).whereRaw("data->>'callId' = ? AND (data->>'try')::int = 2", [callId]);
+      await waitFor('the worker’s own retry queued', async () => (await retries()).length > 0);
+      await retries().delete();
+    }
+
     const config = loadConfig({ ...TEST_ENV });
     let services: ReturnType<typeof createServices>;
     const sender = new SignedSender(true);
@@ -220,6 +230,7 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
         this.timeout(60_000);
         const { agent, callId } = await dispatched(() => 'hang');
         await agent.close();
+        await leaveToThisTest(callId);
         const refusing = await agentDouble(() => answer);
         try {
           await testKnex()('agents').where({ endpoint_url: agent.url }).update({ endpoint_url: refusing.url });
@@ -240,6 +251,7 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
     it('when the last try fails the call ends failed, "agent unreachable", nothing charged, section 6 applies', async () => {
       const { agent, order, callId } = await dispatched(() => 'hang');
       await agent.close();
+      await leaveToThisTest(callId);
       const refusing = await agentDouble(() => 503);
       try {
         await testKnex()('agents').where({ endpoint_url: agent.url }).update({ endpoint_url: refusing.url });

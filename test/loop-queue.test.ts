@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { isOpen, nextOpening } from '../services/call-settings';
-import { app, signUp } from './helpers/app';
+import { loadConfig } from '../config';
+import { Jobs } from '../db/jobs';
+import { createServices } from '../services';
+import { app, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { callsOf, createOrder, expectIso, humanShop, operationRow, orderRow, ORDER } from './helpers/loop';
 
@@ -95,6 +98,30 @@ describe('GET /api/orders/:id/operations and POST …/operations (call again)', 
       await other.agent.post(`/api/orders/${id}/operations`).expect(404);
     }
     expect(await testKnex()('operations').where({ order_id: order.id })).to.have.length(1);
+  });
+});
+
+describe('the dispatch job is part of the change that needs it', () => {
+  const jobsOf = (operationId: string) => testKnex()('pgboss.job').where({ name: 'operation-due' }).whereRaw("data->>'operationId' = ?", [operationId]);
+
+  it('a created order has its operation-due job; a rolled-back change leaves neither operation nor job', async () => {
+    const shop = await humanShop();
+    const order = await createOrder(shop);
+    expect(await jobsOf(order.operation_id!)).to.have.length(1);
+    await shop.agent.put(`/api/orders/${order.id}`).send({ status: 'unconfirmed' }).expect(200);
+
+    const services = createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex()));
+    let operationId = '';
+    const failed = await testKnex()
+      .transaction(async (trx) => {
+        operationId = await services.operations.open(trx, shop.workspaceId!, order.id, shop.handlerId);
+        expect(await trx('pgboss.job').whereRaw("data->>'operationId' = ?", [operationId])).to.have.length(1);
+        throw new Error('the change fails after its job was written');
+      })
+      .catch((err: Error) => err.message);
+    expect(failed).to.equal('the change fails after its job was written');
+    expect(await testKnex()('operations').where({ id: operationId })).to.have.length(0);
+    expect(await jobsOf(operationId)).to.have.length(0);
   });
 });
 
