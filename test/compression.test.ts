@@ -23,6 +23,16 @@ function raw(method: string, path: string, headers: Record<string, string>, body
   });
 }
 
+/**
+ * Not compressed because the filter refused it, whatever its size: compression adds
+ * `Vary: Accept-Encoding` to every answer its filter lets through, even one left as it is for being
+ * under 1 kB, so a small answer proves its exclusion by that header's absence.
+ */
+function turnedDown(res: { headers: http.IncomingHttpHeaders }): void {
+  expect(res.headers['content-encoding']).to.equal(undefined);
+  expect(res.headers.vary ?? '').not.to.match(/Accept-Encoding/i);
+}
+
 async function shopWithOrders(n: number): Promise<SignedIn> {
   const shop = await signUp();
   await shop.agent.post('/api/agents').send({ name: 'Salma', orderHandler: true }).expect(201);
@@ -70,13 +80,15 @@ describe('compressed answers over a phone network', () => {
     expect(res.status).to.equal(200);
     expect(res.body.length).to.be.lessThan(1024);
     expect(res.headers['content-encoding']).to.equal(undefined);
+    // The filter said yes, the size said no: how `turnedDown` below tells the two apart.
+    expect(res.headers.vary).to.match(/Accept-Encoding/i);
   });
 
   it('answers that show a secret once are never compressed: a new API key (JSON and page), a voice agent’s secret', async () => {
     const json = { cookie: shop.cookie, 'accept-encoding': 'gzip, br', 'content-type': 'application/json' };
     const key = await raw('POST', '/api/keys', json, JSON.stringify({ name: 'x'.repeat(100) }));
     expect(key.status).to.equal(201);
-    expect(key.headers['content-encoding']).to.equal(undefined);
+    turnedDown(key);
     expect(JSON.parse(key.body.toString()).key).to.match(/^sk_live_/);
 
     const page = await shop.agent.get('/api-keys').expect(200);
@@ -85,23 +97,26 @@ describe('compressed answers over a phone network', () => {
     const shown = await raw('POST', '/api-keys', { cookie: shop.cookie, 'accept-encoding': 'gzip, br', 'content-type': 'application/x-www-form-urlencoded' }, form);
     expect(shown.status).to.equal(201);
     expect(shown.body.length).to.be.greaterThan(1024);
-    expect(shown.headers['content-encoding']).to.equal(undefined);
+    turnedDown(shown);
     expect(shown.body.toString()).to.match(/sk_live_/);
 
     const voice = await raw('POST', '/api/agents', json, JSON.stringify({ name: 'Robot '.repeat(30), kind: 'voice', endpointUrl: `http://127.0.0.1:4000/${'a'.repeat(900)}` }));
     expect(voice.status).to.equal(201);
     expect(voice.body.length).to.be.greaterThan(1024);
-    expect(voice.headers['content-encoding']).to.equal(undefined);
+    turnedDown(voice);
     const agentId = JSON.parse(voice.body.toString()).id;
     const rotated = await raw('POST', `/api/agents/${agentId}/rotate-secret`, json);
-    expect(rotated.headers['content-encoding']).to.equal(undefined);
+    turnedDown(rotated);
     expect((await testKnex()('agents').where({ id: agentId }).first()).secret).to.equal(JSON.parse(rotated.body.toString()).secret);
   });
 
-  it('/hooks answers are never compressed', async () => {
-    const res = await raw('POST', '/hooks/calls/00000000-0000-4000-8000-000000000000', { 'accept-encoding': 'gzip', 'content-type': 'application/json' }, 'x'.repeat(5000));
-    expect(res.status).to.equal(404);
-    expect(res.headers['content-encoding']).to.equal(undefined);
+  it('/hooks answers are never compressed, however the path is spelt', async () => {
+    for (const path of ['/hooks/calls/00000000-0000-4000-8000-000000000000', '/HOOKS/calls/00000000-0000-4000-8000-000000000000?x=1']) {
+      const res = await raw('POST', path, { 'accept-encoding': 'gzip', 'content-type': 'application/json' }, 'x'.repeat(5000));
+      expect(res.status, path).to.equal(404);
+      expect(JSON.parse(res.body.toString()), 'answered by the hooks router').to.deep.equal({ error: 'not_found' });
+      turnedDown(res);
+    }
   });
 
   it('the filter: HTML, JSON, CSV and SVG yes; /hooks, event streams and marked secrets no', () => {
@@ -110,7 +125,10 @@ describe('compressed answers over a phone network', () => {
     for (const type of ['text/html; charset=utf-8', 'application/json; charset=utf-8', 'text/csv; charset=utf-8', 'image/svg+xml']) {
       expect(shouldCompress(req('/orders'), res(type)), type).to.equal(true);
     }
-    expect(shouldCompress(req('/hooks/calls/x'), res('application/json'))).to.equal(false);
+    for (const path of ['/hooks/calls/x', '/hooks', '/hooks?x=1', '/Hooks/calls/x', '/HOOKS/']) {
+      expect(shouldCompress(req(path), res('application/json')), path).to.equal(false);
+    }
+    expect(shouldCompress(req('/hooksmith'), res('application/json')), 'only the /hooks prefix').to.equal(true);
     expect(shouldCompress(req('/events'), res('text/event-stream'))).to.equal(false);
     expect(shouldCompress(req('/api/keys'), res('application/json', { noCompression: true }))).to.equal(false);
     expect(shouldCompress(req('/assets/x.png'), res('image/png'))).to.equal(false);

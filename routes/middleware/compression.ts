@@ -12,9 +12,15 @@ export function doNotCompress(res: Response): void {
   res.locals.noCompression = true;
 }
 
+/**
+ * `/hooks` and everything under it, matched as Express routes it (case-insensitively, with or
+ * without a query); read from `originalUrl` because a mounted router rewrites `req.url`.
+ */
+const HOOKS = /^\/hooks(?:[/?]|$)/i;
+
 /** What may be compressed: our HTML, JSON, CSV and SVG — never agent callbacks, event streams or secrets. */
 export function shouldCompress(req: Request, res: Response): boolean {
-  if (req.path.startsWith('/hooks/') || req.originalUrl.startsWith('/hooks/')) return false;
+  if (HOOKS.test(req.originalUrl)) return false;
   if (res.locals.noCompression) return false;
   const type = String(res.getHeader('Content-Type') ?? '');
   if (type.startsWith('text/event-stream')) return false;
