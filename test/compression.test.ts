@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import express from 'express';
 import type { Request, Response } from 'express';
 import request from 'supertest';
-import { shouldCompress } from '../routes/middleware/compression';
+import { compressAnswers, shouldCompress } from '../routes/middleware/compression';
 import { app, signUp, SignedIn } from './helpers/app';
 import { testKnex } from './helpers/db';
 
@@ -151,4 +152,67 @@ describe('static assets with a content hash', () => {
     await request(app()).get('/assets/app.0000000000.css').expect(404);
     await request(app()).get('/assets/nothing.css').expect(404);
   });
+});
+
+/** A promise and the function that settles it, for a route and its client to wait on each other. */
+function signal(): { reached: Promise<void>; reach: () => void } {
+  let reach!: () => void;
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  return { reached, reach };
+}
+
+describe('streamed answers through the compression', () => {
+  const PARTS = 4;
+  const part = (i: number) => `${Array.from({ length: 20 }, (_, j) => `order-${i}-${j},Client ${j},+212612345678,Argan oil x2\n`).join('')}end of part ${i}\n`;
+
+  for (const [encoding, decompressor] of [['gzip', zlib.createGunzip], ['br', zlib.createBrotliDecompress]] as const) {
+    it(`stay streamed (${encoding}): each part reaches the client before the next one is written`, async () => {
+      const arrivals = Array.from({ length: PARTS }, signal);
+      let heldBack: number | undefined;
+      // Our compression in front of a route that streams like a CSV export would.
+      const streaming = express();
+      streaming.use(compressAnswers());
+      streaming.get('/export.csv', async (_req, res) => {
+        res.type('text/csv');
+        for (let i = 0; i < PARTS; i += 1) {
+          res.write(part(i));
+          // A watchdog, not a timing requirement: a part still held back after 5 s will only come
+          // with the end of the answer, so stop there and let the assertions say so.
+          let watchdog: NodeJS.Timeout | undefined;
+          const arrived = await Promise.race([arrivals[i].reached.then(() => true), new Promise<boolean>((resolve) => (watchdog = setTimeout(resolve, 5000, false)))]);
+          clearTimeout(watchdog);
+          if (!arrived) {
+            heldBack = i;
+            break;
+          }
+        }
+        res.end();
+      });
+      const server = http.createServer(streaming);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = server.address() as AddressInfo;
+        const { headers, text } = await new Promise<{ headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+          http
+            .get(`http://127.0.0.1:${port}/export.csv`, { headers: { 'accept-encoding': encoding } }, (res) => {
+              let text = '';
+              res
+                .pipe(decompressor())
+                .on('data', (chunk: Buffer) => {
+                  text += chunk.toString('utf8');
+                  arrivals.forEach((a, i) => text.includes(`end of part ${i}\n`) && a.reach());
+                })
+                .on('end', () => resolve({ headers: res.headers, text }))
+                .on('error', reject);
+            })
+            .on('error', reject);
+        });
+        expect(heldBack, `part ${heldBack} was held back until the end of the answer`).to.equal(undefined);
+        expect(headers['content-encoding']).to.equal(encoding);
+        expect(text).to.equal(Array.from({ length: PARTS }, (_, i) => part(i)).join(''));
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
+  }
 });
