@@ -317,8 +317,10 @@ export class CallService {
   async accepted(callIds: string[]): Promise<void> {
     if (callIds.length === 0) return;
     await this.knex.transaction(async (trx) => {
-      const due = new Date(this.now().getTime() + this.config.resultTimeoutMinutes * 60_000);
-      const updated = await trx('calls').whereIn('id', callIds).whereNull('ended_at').whereNull('accepted_at').update({ accepted_at: this.now(), result_due_at: due }).returning('id');
+      // One reading of the clock: the time-out is exactly resultTimeoutMinutes after acceptance.
+      const acceptedAt = this.now();
+      const due = new Date(acceptedAt.getTime() + this.config.resultTimeoutMinutes * 60_000);
+      const updated = await trx('calls').whereIn('id', callIds).whereNull('ended_at').whereNull('accepted_at').update({ accepted_at: acceptedAt, result_due_at: due }).returning('id');
       await this.jobs.sendMany(trx, 'call-timeout', updated.map((c: { id: string }) => ({ data: { callId: c.id }, startAfter: due })));
     });
   }

@@ -1,5 +1,5 @@
 import compression from 'compression';
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Answers smaller than this are sent as they are: compressing them saves nothing worth the CPU. */
 export const COMPRESSION_THRESHOLD = 1024;
@@ -12,16 +12,44 @@ export function doNotCompress(res: Response): void {
   res.locals.noCompression = true;
 }
 
+/**
+ * `/hooks` and everything under it, matched as Express routes it (case-insensitively, with or
+ * without a query); read from `originalUrl` because a mounted router rewrites `req.url`.
+ */
+const HOOKS = /^\/hooks(?:[/?]|$)/i;
+
 /** What may be compressed: our HTML, JSON, CSV and SVG — never agent callbacks, event streams or secrets. */
 export function shouldCompress(req: Request, res: Response): boolean {
-  if (req.path.startsWith('/hooks/') || req.originalUrl.startsWith('/hooks/')) return false;
+  if (HOOKS.test(req.originalUrl)) return false;
   if (res.locals.noCompression) return false;
   const type = String(res.getHeader('Content-Type') ?? '');
   if (type.startsWith('text/event-stream')) return false;
   return compression.filter(req, res);
 }
 
+/**
+ * A streamed answer (a CSV export, a list written row by row) reaches the client as it is
+ * produced: what was written in one turn of the event loop is flushed through the compressor after
+ * it, rather than waiting for the compressor's 16 kB buffer to fill or the answer to end. Answers
+ * sent whole (`res.json`, `res.render`) end without writing, so they are compressed in one piece.
+ */
+function flushEachBurst(_req: Request, res: Response, next: NextFunction): void {
+  const write = res.write as (...args: unknown[]) => boolean;
+  let flushQueued = false;
+  res.write = function (this: Response, ...args: unknown[]) {
+    if (!flushQueued) {
+      flushQueued = true;
+      setImmediate(() => {
+        flushQueued = false;
+        if (!res.destroyed) res.flush();
+      });
+    }
+    return write.apply(this, args);
+  } as Response['write'];
+  next();
+}
+
 /** gzip, or brotli when the client prefers it; streamed answers are compressed as they stream. */
-export function compressAnswers(): RequestHandler {
-  return compression({ threshold: COMPRESSION_THRESHOLD, filter: shouldCompress });
+export function compressAnswers(): RequestHandler[] {
+  return [compression({ threshold: COMPRESSION_THRESHOLD, filter: shouldCompress }), flushEachBurst];
 }
