@@ -16,23 +16,23 @@ const ended = z
   }, { error: 'data must be an object' })
   .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: 'callback_at is required for postponed' });
 
-/** The report's type, read before its signature is checked (kept only if the signature holds). */
-function peekType(raw: Buffer): string {
+/** The body as JSON, or `undefined` when it is not JSON (read once, before the signature is checked). */
+function parseJson(raw: Buffer): unknown {
   try {
-    const type = (JSON.parse(raw.toString('utf8')) as { type?: unknown })?.type;
-    return typeof type === 'string' ? type.slice(0, 50) : 'unknown';
+    return JSON.parse(raw.toString('utf8'));
   } catch {
-    return 'unknown';
+    return undefined;
   }
 }
 
-function readReport(raw: Buffer) {
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new ValidationError({ body: 'The body must be JSON' });
-  }
+/** The report's type as it claims to be (kept only if the signature holds). */
+function claimedType(body: unknown): string {
+  const type = (body as { type?: unknown } | undefined)?.type;
+  return typeof type === 'string' ? type.slice(0, 50) : 'unknown';
+}
+
+function readReport(body: unknown) {
+  if (body === undefined) throw new ValidationError({ body: 'The body must be JSON' });
   const type = (body as { type?: unknown })?.type;
   if (type === 'call.started') return { type } as const;
   if (type !== 'call.ended') throw new ValidationError({ type: 'type must be call.started or call.ended' });
@@ -59,10 +59,11 @@ export function hooksRouter(services: Services): Router {
   router.post('/calls/:callId', express.raw({ type: () => true, limit: '100kb' }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     try {
-      const received = { webhookId: String(req.headers['webhook-id'] ?? ''), type: peekType(raw) };
+      const body = parseJson(raw);
+      const received = { webhookId: String(req.headers['webhook-id'] ?? ''), type: claimedType(body) };
       await services.calls.agentReport(req.params.callId, received, (secret) => {
         if (!verifySignature(secret, raw, req.headers)) throw new InvalidSignature();
-        return { webhookId: received.webhookId, ...readReport(raw) };
+        return { webhookId: received.webhookId, ...readReport(body) };
       });
     } catch (err) {
       if (err instanceof NotFoundError) return void res.status(404).json({ error: 'not_found' });

@@ -66,6 +66,23 @@ describe('the worker as its own process (spec §10)', function () {
     expect(await off.exited).to.equal(0);
   });
 
+  it('SIGTERM with a delivery in flight: the worker finishes it (the call is accepted), then exits 0', async () => {
+    const agent = await agentDouble(() => 202, 3000);
+    const worker = await startWorkerProcess(testDatabaseUrl());
+    try {
+      const { shop } = await voiceWorkspace(undefined, testKnex(), agent.url, 10);
+      const order = await shop.agent.post('/api/orders').send(ORDER).expect(201);
+      await waitFor('the call.requested in flight', async () => agent.received.some((r) => r.json.data.order.id === order.body.id));
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).to.equal(0);
+      const [call] = await testKnex()('calls').where({ operation_id: order.body.operation_id });
+      expect(call.accepted_at, 'the delivery in hand was finished and recorded').to.not.equal(null);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await agent.close();
+    }
+  });
+
   it('kill -9 in the middle of a burst: every due call is dispatched, none twice, once another worker runs', async () => {
     // A slow agent: deliveries are in flight when the worker dies.
     const agent = await agentDouble(() => 202, 1500);
