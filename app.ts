@@ -33,6 +33,8 @@ export interface AppDeps {
 }
 
 const BODY_LIMIT = '100kb';
+/** The one /api route whose body is not JSON (routing ignores case and a trailing slash). */
+const CSV_ROUTE = /^\/orders\/import\/?$/i;
 const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
 
 /** Builds the Express app; it listens on nothing (server.ts and tests do that). */
@@ -99,8 +101,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(loadUser(services));
   const crossSite = refuseCrossSite(config.publicBaseUrl);
 
-  // JSON routes: the body is read as JSON whatever its Content-Type.
-  app.use('/api', crossSite, json, apiRouter(services), jsonNotFound, jsonErrors);
+  // JSON routes: the body is read as JSON whatever its Content-Type (an import's body is CSV).
+  const jsonUnlessCsv: express.RequestHandler = (req, res, next) => (CSV_ROUTE.test(req.path) ? next() : json(req, res, next));
+  app.use('/api', crossSite, jsonUnlessCsv, apiRouter(services), jsonNotFound, jsonErrors);
 
   app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }));
   app.use(crossSite, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);

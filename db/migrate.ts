@@ -5,6 +5,7 @@ import * as keysAndCredits from './migrations/20261122_03_keys_and_credits';
 import * as idempotency from './migrations/20261122_04_idempotency';
 import * as confirmationLoop from './migrations/20261122_05_confirmation_loop';
 import * as openCallsIndex from './migrations/20261122_06_open_calls_index';
+import * as ordersSearch from './migrations/20261123_01_orders_search';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -20,6 +21,7 @@ const migrations: Array<[string, Migration]> = [
   ['20261122_04_idempotency', idempotency],
   ['20261122_05_confirmation_loop', confirmationLoop],
   ['20261122_06_open_calls_index', openCallsIndex],
+  ['20261123_01_orders_search', ordersSearch],
 ];
 
 const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -8,8 +8,12 @@ import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
 import { IdempotencyService } from './idempotency';
+import { ImportService } from './imports';
+import { exportCsv } from './order-export';
+import type { OrderFilters } from './order-filters';
 import { OperationService } from './operations';
 import { OrderService } from './orders';
+import { StatsService } from './stats';
 import { SweepService } from './sweep';
 import { TokenService } from './tokens';
 import { UserService } from './users';
@@ -25,12 +29,17 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const operations = new OperationService(knex, jobs);
   const callSettings = new CallSettingsService(knex);
   const calls = new CallService(knex, jobs, callSettings, config.calls);
+  const idempotency = new IdempotencyService(knex);
+  const orders = new OrderService(knex, idempotency, operations);
   return {
     workspaces,
     users: new UserService(knex, workspaces, config.bcryptCost),
     credits: new CreditService(knex),
     agents: new AgentService(knex, { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction }),
-    orders: new OrderService(knex, new IdempotencyService(knex), operations),
+    orders,
+    imports: new ImportService(knex, idempotency, orders),
+    exportCsv: (workspaceId: string, filters: OrderFilters) => exportCsv(knex, workspaceId, filters),
+    stats: new StatsService(knex),
     operations,
     callSettings,
     calls,

@@ -1,9 +1,12 @@
+import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
 import { CANCELLING_STATUSES, OperationService } from './operations';
 import { moroccanPhone } from './phone';
+import { applyFilters, applyPosition, encodeCursor, POSITION_AT } from './order-filters';
+import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
 
 export const ORDER_STATUSES = [
@@ -80,9 +83,17 @@ const contentSchema = z.object({
 });
 const editSchema = contentSchema.partial();
 
+export type ValidOrder = z.infer<typeof contentSchema> & { status: OrderStatus };
+
+/** A new order's fields by the rules of POST /api/orders (status defaults to pending), or the errors. */
+export function validNewOrder(input: OrderInput): ValidOrder {
+  const status = checkStatus(input.status) ?? 'pending';
+  return { ...parse(contentSchema, input), status };
+}
+
 type Columns = Partial<Record<(typeof FIELD_COLUMNS)[OrderField], string | null>>;
 
-function toColumns(data: Record<string, string | null | undefined>): Columns {
+function toColumns(data: Partial<Record<OrderField, string | null | undefined>>): Columns {
   const columns: Columns = {};
   for (const [field, value] of Object.entries(data)) {
     if (value !== undefined) columns[FIELD_COLUMNS[field as OrderField]] = value;
@@ -111,6 +122,32 @@ export function toOrder(row: Omit<Order, 'created_at'> & { created_at: Date | st
   };
 }
 
+/** One page of a listing, newest first, with the positions to page on from either end. */
+export interface OrderPage {
+  orders: Order[];
+  /** More orders lie beyond this page in the direction it was read. */
+  more: boolean;
+  newest: Position | null;
+  oldest: Position | null;
+}
+
+export interface PageRequest {
+  limit: number;
+  position: Position | null;
+  direction: 'older' | 'newer';
+}
+
+/** The other orders of a customer (same phone), newest first, and a count of each status among them. */
+export interface CustomerHistory {
+  orders: Order[];
+  total: number;
+  earlier: number;
+  by_status: Partial<Record<OrderStatus, number>>;
+}
+
+/** Rows read per query when a whole list is streamed. */
+const STREAM_BATCH = 1000;
+
 export interface CreatedOrder {
   order: Order;
   /** True when an Idempotency-Key retry returned the order created by the first request. */
@@ -133,6 +170,67 @@ export class OrderService {
     return rows.map(toOrder);
   }
 
+  /** One page of the workspace's orders matching the filters, by keyset on (created_at, id). */
+  async page(workspaceId: string, filters: OrderFilters, request: PageRequest): Promise<OrderPage> {
+    const query = this.withOperation(this.knex.from('orders as o')).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
+    applyFilters(this.knex, query, filters);
+    applyPosition(query, request.position, request.direction).limit(request.limit + 1);
+    const rows = await query;
+    const more = rows.length > request.limit;
+    const shown = rows.slice(0, request.limit);
+    if (request.direction === 'newer') shown.reverse();
+    const position = (row: { position_at: string; id: string } | undefined) => (row ? { at: row.position_at, id: row.id } : null);
+    return { orders: shown.map(toOrder), more, newest: position(shown[0]), oldest: position(shown[shown.length - 1]) };
+  }
+
+  /** A paged API answer: `{orders, next_cursor}`. */
+  async listPage(workspaceId: string, filters: OrderFilters, limit: number, cursor: Position | null): Promise<{ orders: Order[]; next_cursor: string | null }> {
+    const page = await this.page(workspaceId, filters, { limit, position: cursor, direction: 'older' });
+    return { orders: page.orders, next_cursor: page.more && page.oldest ? encodeCursor(page.oldest) : null };
+  }
+
+  /** Every order of the workspace, newest first, handed over a batch at a time (memory stays flat). */
+  async *batches(workspaceId: string, filters: OrderFilters = { statuses: [], q: null, from: null, to: null }): AsyncGenerator<Order[]> {
+    let position: Position | null = null;
+    for (;;) {
+      const page = await this.page(workspaceId, filters, { limit: STREAM_BATCH, position, direction: 'older' });
+      if (page.orders.length > 0) yield page.orders;
+      if (!page.more) return;
+      position = page.oldest;
+    }
+  }
+
+  /** How many orders of the workspace are in each status, from one grouped query. */
+  async statusCounts(workspaceId: string): Promise<Record<OrderStatus, number>> {
+    const rows: Array<{ status: OrderStatus; n: number }> = await this.knex('orders')
+      .where({ workspace_id: workspaceId })
+      .groupBy('status')
+      .select('status', this.knex.raw('count(*)::int AS n'));
+    const counts = Object.fromEntries(ORDER_STATUSES.map((status) => [status, 0])) as Record<OrderStatus, number>;
+    for (const row of rows) counts[row.status] = row.n;
+    return counts;
+  }
+
+  /** The customer's other orders (same phone in the workspace): the newest 20, and their statuses. */
+  async history(workspaceId: string, order: Order, shown = 20): Promise<CustomerHistory> {
+    const others = () => this.knex.from('orders as o').where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone }).whereNot('o.id', order.id);
+    const [rows, counts] = await Promise.all([
+      this.withOperation(others()).orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }]).limit(shown),
+      others()
+        .groupBy('o.status')
+        .select('o.status', this.knex.raw('count(*)::int AS n'), this.knex.raw('count(*) FILTER (WHERE (o.created_at, o.id) < (?::timestamptz, ?::uuid))::int AS earlier', [order.created_at, order.id])),
+    ]);
+    const byStatus: Partial<Record<OrderStatus, number>> = {};
+    let total = 0;
+    let earlier = 0;
+    for (const row of counts) {
+      byStatus[row.status as OrderStatus] = row.n;
+      total += row.n;
+      earlier += row.earlier;
+    }
+    return { orders: rows.map(toOrder), total, earlier, by_status: byStatus };
+  }
+
   async get(workspaceId: string, id: string): Promise<Order> {
     if (!isUuid(id)) throw orderNotFound();
     const row = await this.withOperation(this.knex.from('orders as o')).where({ 'o.workspace_id': workspaceId, 'o.id': id }).first();
@@ -142,9 +240,7 @@ export class OrderService {
 
   /** Creates the order and its pending outbound operation for the handler agent, both or neither. */
   async create(workspaceId: string, body: unknown, options: { idempotencyKey?: string } = {}): Promise<CreatedOrder> {
-    const input = normalizeOrderInput(body);
-    const status = checkStatus(input.status) ?? 'pending';
-    const data = { ...parse(contentSchema, input), status };
+    const data = validNewOrder(normalizeOrderInput(body));
     const insert = (trx: Knex.Transaction) => this.insert(trx, workspaceId, toColumns(data));
     if (options.idempotencyKey === undefined) {
       return { order: await this.knex.transaction(insert), replayed: false };
@@ -196,13 +292,42 @@ export class OrderService {
   }
 
   private async insert(trx: Knex.Transaction, workspaceId: string, columns: Columns): Promise<Order> {
-    const handler = await trx('agents').where({ workspace_id: workspaceId, is_order_handler: true }).first('id');
+    const handlerId = await this.orderHandler(trx, workspaceId);
+    const [order] = await trx('orders').insert({ ...columns, workspace_id: workspaceId }, '*');
+    const operationId = await this.operations.open(trx, workspaceId, order.id, handlerId);
+    return toOrder({ ...order, operation_id: operationId });
+  }
+
+  /**
+   * Creates many validated orders in the caller's transaction, a batch per statement, each with its
+   * operation and dispatch job exactly as `create` makes them. Returns their ids in the given order;
+   * later rows are newer (a microsecond apart), so the list shows a file's last row first.
+   */
+  async insertMany(trx: Knex.Transaction, workspaceId: string, orders: ValidOrder[], batchSize = 1000): Promise<string[]> {
+    const handlerId = await this.orderHandler(trx, workspaceId);
+    const ids: string[] = [];
+    for (let start = 0; start < orders.length; start += batchSize) {
+      const rows = orders.slice(start, start + batchSize).map((data, i) => ({
+        ...toColumns(data),
+        id: crypto.randomUUID(),
+        workspace_id: workspaceId,
+        created_at: trx.raw("now() + ? * interval '1 microsecond'", [start + i]),
+      }));
+      await trx('orders').insert(rows);
+      const batchIds = rows.map((row) => row.id);
+      await this.operations.openMany(trx, workspaceId, batchIds, handlerId);
+      ids.push(...batchIds);
+    }
+    return ids;
+  }
+
+  /** The workspace's order handler, whom every new order is queued for; 422 when there is none. */
+  async orderHandler(db: Knex | Knex.Transaction, workspaceId: string): Promise<string> {
+    const handler = await db('agents').where({ workspace_id: workspaceId, is_order_handler: true }).first('id');
     if (!handler) {
       throw new AppError(422, 'Set an agent as order handler before creating orders', 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
     }
-    const [order] = await trx('orders').insert({ ...columns, workspace_id: workspaceId }, '*');
-    const operationId = await this.operations.open(trx, workspaceId, order.id, handler.id);
-    return toOrder({ ...order, operation_id: operationId });
+    return handler.id;
   }
 
   /** Orders (aliased `o` in `query`) with the id of their current (latest) operation. */

@@ -4,7 +4,8 @@ import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
 import { keysRouter } from './keys';
-import { ordersRouter } from './orders';
+import { orderFilesRouter, ordersRouter } from './orders';
+import { readPeriod } from '../../services/stats';
 import { settingsRouter } from './settings';
 
 /** Session-cookie JSON routes under /api. */
@@ -13,6 +14,10 @@ export function apiRouter(services: Services): Router {
   router.get('/credits', requireApiWorkspace, async (req, res) => {
     res.json(await services.credits.balance(workspaceOf(req).workspace));
   });
+  router.get('/stats', requireApiWorkspace, async (req, res) => {
+    res.json(await services.stats.forPeriod(workspaceOf(req).workspace.id, readPeriod(req.query)));
+  });
+  router.use('/orders', orderFilesRouter(services));
   router.use('/orders', ordersRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', keysRouter(services));

@@ -1,6 +1,36 @@
-import { Router } from 'express';
+import express, { Router } from 'express';
+import type { Response } from 'express';
 import type { Services } from '../../services';
+import { asksForPages, readFilters, readListingQuery } from '../../services/order-filters';
+import { ORDER_STATUSES } from '../../services/orders';
+import type { Order } from '../../services/orders';
+import { IMPORT_MAX_BYTES } from '../../services/imports';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+import { firstThenRest, sendChunks } from '../stream';
+
+/**
+ * Writes `{"orders":[…]}` a batch at a time, byte for byte what `res.json` would send for the
+ * whole list, with memory bounded by one batch. The first batch is read before anything is sent,
+ * so a failing database still answers a clean 500.
+ */
+async function streamOrders(res: Response, batches: AsyncGenerator<Order[]>): Promise<void> {
+  const rest = await firstThenRest(batches);
+  async function* body() {
+    yield '{"orders":[';
+    let separator = '';
+    for await (const batch of rest) {
+      let chunk = '';
+      for (const order of batch) {
+        chunk += separator + JSON.stringify(order);
+        separator = ',';
+      }
+      yield chunk;
+    }
+    yield ']}';
+  }
+  res.type('application/json');
+  await sendChunks(res, body());
+}
 
 /** The caller's workspace's orders: /api/orders (update by PUT) and /data/v1/orders (by PATCH). */
 export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' = 'put'): Router {
@@ -8,7 +38,10 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
   router.use(requireApiWorkspace);
 
   router.get('/', async (req, res) => {
-    res.json({ orders: await services.orders.list(workspaceOf(req).workspace.id) });
+    const workspaceId = workspaceOf(req).workspace.id;
+    if (!asksForPages(req.query)) return streamOrders(res, services.orders.batches(workspaceId));
+    const { limit, cursor, ...filters } = readListingQuery(req.query, ORDER_STATUSES);
+    res.json(await services.orders.listPage(workspaceId, filters, limit, cursor));
   });
   router.post('/', async (req, res) => {
     const { order, replayed } = await services.orders.create(workspaceOf(req).workspace.id, req.body, {
@@ -32,6 +65,37 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
   router.delete('/:id', async (req, res) => {
     await services.orders.remove(workspaceOf(req).workspace.id, req.params.id);
     res.status(204).end();
+  });
+  return router;
+}
+
+/** The day's date for a file name, in Morocco. */
+function fileDate(): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca' }).format(new Date());
+}
+
+/** CSV in and out (session API only): POST /api/orders/import and GET /api/orders/export.csv. */
+export function orderFilesRouter(services: Services): Router {
+  const router = Router();
+  const csvBody = express.raw({ type: () => true, limit: IMPORT_MAX_BYTES });
+
+  router.post('/import', requireApiWorkspace, csvBody, async (req, res) => {
+    const file = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const { result, replayed } = await services.imports.importCsv(workspaceOf(req).workspace.id, file, {
+      idempotencyKey: req.get('Idempotency-Key'),
+    });
+    if (replayed) res.set('Idempotent-Replayed', 'true');
+    res.json(result);
+  });
+  router.get('/export.csv', requireApiWorkspace, async (req, res) => {
+    const filters = readFilters(req.query, ORDER_STATUSES);
+    const rows = await firstThenRest(services.exportCsv(workspaceOf(req).workspace.id, filters));
+    res.set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="orders-${fileDate()}.csv"`,
+      'Cache-Control': 'no-store',
+    });
+    await sendChunks(res, rows);
   });
   return router;
 }

@@ -6,13 +6,18 @@ interface HttpError {
   statusCode?: number;
   type?: string;
   expose?: boolean;
+  limit?: number;
+}
+
+function size(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MB` : `${Math.round(bytes / 1024)} kB`;
 }
 
 /** Errors raised by body parsing and routing (they carry `type` and/or a 4xx `status`). */
 function requestError(err: unknown): AppError | undefined {
   const e = err as HttpError;
   if (e?.type === 'entity.parse.failed') return new AppError(400, 'Request body is not valid JSON', 'INVALID_JSON');
-  if (e?.type === 'entity.too.large') return new AppError(413, 'Request body is too large (limit 100 kB)', 'PAYLOAD_TOO_LARGE');
+  if (e?.type === 'entity.too.large') return new AppError(413, `Request body is too large (limit ${size(e.limit ?? 100 * 1024)})`, 'PAYLOAD_TOO_LARGE');
   // Any other client error raised by Express itself (e.g. a path that does not URL-decode).
   const status = e?.status ?? e?.statusCode;
   if (status && status >= 400 && status < 500) {

@@ -1,0 +1,174 @@
+import crypto from 'node:crypto';
+import { parse as parseCsv, CsvError } from 'csv-parse/sync';
+import type { Knex } from 'knex';
+import { AppError, ValidationError } from './errors';
+import type { FieldErrors } from './errors';
+import type { IdempotencyService } from './idempotency';
+import { requestHash } from './idempotency';
+import { validNewOrder } from './orders';
+import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders';
+
+export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
+export const IMPORT_MAX_ROWS = 20_000;
+
+export interface ImportResult {
+  imported: number;
+  skipped: number;
+  errors: Array<{ line: number; fields: FieldErrors }>;
+  order_ids: string[];
+}
+
+/** Column names each field is known by, in English, French and Arabic (compared without case or accents). */
+export const COLUMN_NAMES: Record<OrderField, string[]> = {
+  clientName: ['client_name', 'clientName', 'name', 'client', 'nom', 'nom complet', 'الاسم'],
+  phone: ['phone', 'telephone', 'téléphone', 'tel', 'mobile', 'الهاتف'],
+  storeName: ['store_name', 'storeName', 'store', 'boutique', 'magasin', 'المتجر'],
+  productsName: ['products_name', 'productsName', 'products', 'product', 'produit', 'produits', 'article', 'المنتج'],
+  address: ['address', 'adresse', 'العنوان'],
+  status: ['status'],
+};
+const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
+const FIELD_LABEL: Record<OrderField, string> = {
+  clientName: 'client name', phone: 'phone', storeName: 'store', productsName: 'products', address: 'address', status: 'status',
+};
+
+/** `Téléphone`, `telephone ` and `TELEPHONE` are one name; so are `client_name`, `Client Name` and `clientName`. */
+function columnKey(name: string): string {
+  return name.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/[\s_-]+/g, '');
+}
+
+const FIELD_BY_KEY = new Map<string, OrderField>(
+  (Object.entries(COLUMN_NAMES) as Array<[OrderField, string[]]>).flatMap(([field, names]) => names.map((name) => [columnKey(name), field] as const)),
+);
+
+/** The text of the file: UTF-8 (a BOM is dropped), one kind of line ending; anything else is refused. */
+function fileText(file: Buffer): string {
+  if (file.length === 0) throw new ValidationError({ file: 'The file is empty' });
+  if (file.length > IMPORT_MAX_BYTES) throw new AppError(413, 'The file is larger than 10 MB: split it and import each part', 'PAYLOAD_TOO_LARGE');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(file);
+  } catch {
+    throw new ValidationError({ file: 'The file is not UTF-8 text. In your spreadsheet, save it as "CSV UTF-8" and import that file' });
+  }
+  if (text.includes('\u0000')) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
+  // Quoted fields may span lines; a file saved by several tools may mix CRLF, LF and CR.
+  return text.replace(/\r\n?/g, '\n');
+}
+
+/** Excel in French locales separates with `;`: the header line tells which separator the file uses. */
+function separatorOf(text: string): ';' | ',' {
+  const header = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
+  const count = (c: string) => header.split(c).length - 1;
+  return count(';') > count(',') ? ';' : ',';
+}
+
+interface Row {
+  line: number;
+  cells: string[];
+}
+
+function records(text: string): Row[] {
+  try {
+    const parsed = parseCsv(text, {
+      delimiter: separatorOf(text),
+      record_delimiter: '\n',
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+      info: true,
+      raw: true,
+    }) as unknown as Array<{ record: string[]; raw: string; info: { lines: number } }>;
+    // `lines` is where a record ends; a quoted field with line breaks makes it start earlier.
+    return parsed.map(({ record, raw, info }) => ({
+      line: info.lines - (raw.replace(/^\n+/, '').replace(/\n$/, '').split('\n').length - 1),
+      cells: record,
+    }));
+  } catch (err) {
+    if (!(err instanceof CsvError)) throw err;
+    const at = (err as CsvError & { lines?: number }).lines;
+    const reason = err.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quoted field is never closed' : 'this line is not valid CSV';
+    throw new ValidationError({ file: `Line ${at ?? '?'}: ${reason}` });
+  }
+}
+
+/** Which cell holds each field, from the header; a file missing a required column is refused whole. */
+function columnsOf(header: string[]): Partial<Record<OrderField, number>> {
+  const columns: Partial<Record<OrderField, number>> = {};
+  const fields: FieldErrors = {};
+  header.forEach((name, index) => {
+    const field = FIELD_BY_KEY.get(columnKey(name));
+    if (!field) return;
+    if (columns[field] !== undefined) {
+      fields[field] = `Two columns hold the ${FIELD_LABEL[field]}: "${header[columns[field]!].trim()}" and "${name.trim()}"; keep one`;
+    }
+    columns[field] ??= index;
+  });
+  for (const field of REQUIRED) {
+    if (columns[field] === undefined) fields[field] = `No column for the ${FIELD_LABEL[field]}: name one ${COLUMN_NAMES[field].join(', ')}`;
+  }
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields, 'The header row does not name the columns an order needs');
+  return columns;
+}
+
+/** Reads and checks a CSV file of orders: the valid rows, and the reasons of the others by line. */
+export function readOrdersCsv(file: Buffer): { valid: ValidOrder[]; errors: ImportResult['errors'] } {
+  const [header, ...rest] = records(fileText(file));
+  if (!header) throw new ValidationError({ file: 'The file is empty' });
+  const columns = columnsOf(header.cells);
+  const rows = rest.filter((row) => row.cells.some((cell) => cell.trim() !== ''));
+  if (rows.length === 0) throw new ValidationError({ file: 'The file has a header row but no orders' });
+  if (rows.length > IMPORT_MAX_ROWS) {
+    throw new AppError(413, `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has ${rows.length.toLocaleString('en')}. Split it and import each part`, 'TOO_MANY_ROWS');
+  }
+  const valid: ValidOrder[] = [];
+  const errors: ImportResult['errors'] = [];
+  for (const row of rows) {
+    if (row.cells.slice(header.cells.length).some((cell) => cell.trim() !== '')) {
+      errors.push({ line: row.line, fields: { line: `This line has ${row.cells.length} cells; the header names ${header.cells.length} columns` } });
+      continue;
+    }
+    const input: OrderInput = {};
+    for (const [field, index] of Object.entries(columns) as Array<[OrderField, number]>) {
+      const cell = row.cells[index] ?? '';
+      if (field === 'status') input.status = cell.trim() === '' ? undefined : cell.trim().toLowerCase();
+      else input[field] = cell;
+    }
+    try {
+      valid.push(validNewOrder(input));
+    } catch (err) {
+      if (err instanceof ValidationError) errors.push({ line: row.line, fields: err.fields });
+      else if (err instanceof AppError && err.code === 'INVALID_STATUS') errors.push({ line: row.line, fields: { status: err.message } });
+      else throw err;
+    }
+  }
+  return { valid, errors };
+}
+
+/** Imports a CSV file of orders: every valid row by the rules of POST /api/orders, all in one transaction. */
+export class ImportService {
+  constructor(
+    private readonly knex: Knex,
+    private readonly idempotency: IdempotencyService,
+    private readonly orders: OrderService,
+  ) {}
+
+  async importCsv(workspaceId: string, file: Buffer, options: { idempotencyKey?: string } = {}): Promise<{ result: ImportResult; replayed: boolean }> {
+    // Refused whole before anything is read: no order can be created without a handler.
+    await this.orders.orderHandler(this.knex, workspaceId);
+    const { valid, errors } = readOrdersCsv(file);
+    const perform = async (trx: Knex.Transaction) => {
+      const ids = await this.orders.insertMany(trx, workspaceId, valid);
+      const result: ImportResult = { imported: ids.length, skipped: errors.length, errors, order_ids: ids };
+      return { status: 200, body: result };
+    };
+    if (options.idempotencyKey === undefined) {
+      return { result: (await this.knex.transaction(perform)).body, replayed: false };
+    }
+    const hash = requestHash({ import: crypto.createHash('sha256').update(file).digest('hex') });
+    const stored = await this.idempotency.once(workspaceId, options.idempotencyKey, hash, perform);
+    // Stored as jsonb, which reorders keys: answer in the same order as the first time.
+    const { imported, skipped, errors: lines, order_ids: orderIds } = stored.body;
+    return { result: { imported, skipped, errors: lines, order_ids: orderIds }, replayed: stored.replayed };
+  }
+}

@@ -1,0 +1,192 @@
+import type { Knex } from 'knex';
+import { ValidationError } from './errors';
+import type { FieldErrors } from './errors';
+import { isUuid } from './validation';
+
+/** Morocco's time zone: dates without an offset (filters, statistics, the export) are read in it. */
+export const SHOP_TIME_ZONE = 'Africa/Casablanca';
+
+export const MAX_LIMIT = 500;
+export const DEFAULT_LIMIT = 50;
+/** The query parameters that switch a listing from the contract's whole list to pages. */
+export const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'q', 'from', 'to'] as const;
+
+/** Where a page starts: after (older than) or before (newer than) an order, by (created_at, id). */
+export interface Position {
+  at: string;
+  id: string;
+}
+
+export interface OrderFilters {
+  statuses: string[];
+  q: string | null;
+  from: string | null;
+  to: string | null;
+}
+
+export interface ListingQuery extends OrderFilters {
+  limit: number;
+  cursor: Position | null;
+}
+
+type Query = Record<string, unknown>;
+
+/** A parameter given once; repeated parameters are refused rather than silently picking one. */
+function single(query: Query, name: string, fields: FieldErrors): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    fields[name] = `Give ${name} once, as text`;
+    return undefined;
+  }
+  if (value.includes('\u0000')) {
+    fields[name] = `${name} must not contain NUL characters`;
+    return undefined;
+  }
+  return value;
+}
+
+const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+export function encodeCursor(position: Position): string {
+  return Buffer.from(JSON.stringify([position.at, position.id])).toString('base64url');
+}
+
+/** A cursor this service gave out, or null: anything else (edited, foreign, garbage) is not read. */
+export function decodeCursor(cursor: string): Position | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return null;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 2) return null;
+    const [at, id] = value;
+    if (typeof at !== 'string' || !CURSOR_AT.test(at) || !isRealDateTime(at) || !isUuid(id)) return null;
+    return { at, id };
+  } catch {
+    return null;
+  }
+}
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** A calendar date (and time) that exists: 2026-02-30 and 24:00 are refused before Postgres sees them. */
+function isRealDateTime(value: string): boolean {
+  const m = DATE_TIME.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((part) => (part === undefined ? undefined : Number(part))) as number[];
+  if (year < 1970 || year > 9999) return false;
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+    && date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+}
+
+/** `2026-11-01` and `2026-11-01T08:00` are Morocco time; a value with `Z` or an offset is that instant. */
+export function dateBound(value: string): { text: string; local: boolean } | null {
+  if (!isRealDateTime(value)) return null;
+  return { text: value, local: !/(Z|[+-]\d{2}:?\d{2})$/.test(value) || /^\d{4}-\d{2}-\d{2}$/.test(value) };
+}
+
+function readDate(query: Query, name: 'from' | 'to', fields: FieldErrors): string | null {
+  const value = single(query, name, fields);
+  if (value === undefined || value.trim() === '') return null;
+  if (!dateBound(value.trim())) {
+    fields[name] = `${name} must be an ISO 8601 date (2026-11-22) or date-time (2026-11-22T08:00:00Z)`;
+    return null;
+  }
+  return value.trim();
+}
+
+/** Reads the filters shared by the listing and the export (`status`, `q`, `from`, `to`). */
+export function readFilters(query: Query, statuses: readonly string[], fields: FieldErrors = {}): OrderFilters {
+  const given = query.status;
+  const parts = (Array.isArray(given) ? given : given === undefined ? [] : [given]).flatMap((part) => (typeof part === 'string' ? part.split(',') : [null]));
+  const wanted = parts.map((part) => (typeof part === 'string' ? part.trim() : part)).filter((part) => part !== '');
+  const unknown = wanted.filter((part) => typeof part !== 'string' || !statuses.includes(part));
+  if (unknown.length > 0) fields.status = `Unknown status; use one or several (comma-separated) of: ${statuses.join(', ')}`;
+  const q = single(query, 'q', fields)?.trim() ?? '';
+  if (q.length > 200) fields.q = 'q must be at most 200 characters';
+  const filters = {
+    statuses: [...new Set(wanted as string[])],
+    q: q === '' ? null : q,
+    from: readDate(query, 'from', fields),
+    to: readDate(query, 'to', fields),
+  };
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields);
+  return filters;
+}
+
+/** Reads a paged listing's parameters; every bad one is named in one 400 VALIDATION_ERROR. */
+export function readListingQuery(query: Query, statuses: readonly string[]): ListingQuery {
+  const fields: FieldErrors = {};
+  const limitText = single(query, 'limit', fields);
+  let limit = DEFAULT_LIMIT;
+  if (limitText !== undefined) {
+    if (!/^\d{1,4}$/.test(limitText.trim()) || Number(limitText) < 1 || Number(limitText) > MAX_LIMIT) {
+      fields.limit = `limit must be a whole number from 1 to ${MAX_LIMIT}`;
+    } else {
+      limit = Number(limitText);
+    }
+  }
+  const cursorText = single(query, 'cursor', fields);
+  let cursor: Position | null = null;
+  if (cursorText !== undefined && cursorText !== '') {
+    cursor = decodeCursor(cursorText);
+    if (!cursor) fields.cursor = 'cursor is not one this service gave: use next_cursor from a previous page';
+  }
+  return { ...readFilters(query, statuses, fields), limit, cursor };
+}
+
+/** True when the query asks for pages (any listing parameter is present). */
+export function asksForPages(query: Query): boolean {
+  return LISTING_PARAMETERS.some((name) => query[name] !== undefined);
+}
+
+/** `%`, `_` and `\` in what a person typed are matched as themselves. */
+function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * The national digits a search names when it looks like a phone number (`0612`, `+212 6 12`,
+ * `00212612…`, `612345678`), or null when it is not phone-like.
+ */
+export function phoneDigits(q: string): string | null {
+  if (!/^[\d\s+().\-/]+$/.test(q)) return null;
+  let digits = q.replace(/\D/g, '');
+  if (digits.startsWith('00212')) digits = digits.slice(5);
+  else if (q.trim().startsWith('+212') || (digits.startsWith('212') && digits.length >= 12)) digits = digits.slice(3);
+  else if (digits.startsWith('0')) digits = digits.slice(1);
+  return digits.length >= 2 ? digits : null;
+}
+
+function instant(knex: Knex, value: string): Knex.Raw {
+  const bound = dateBound(value)!;
+  return bound.local ? knex.raw('(?::timestamp AT TIME ZONE ?)', [bound.text, SHOP_TIME_ZONE]) : knex.raw('?::timestamptz', [bound.text]);
+}
+
+/** Applies the filters to a query over `orders as o` already scoped to one workspace. */
+export function applyFilters(knex: Knex, query: Knex.QueryBuilder, filters: OrderFilters): Knex.QueryBuilder {
+  if (filters.statuses.length === 1) query.where('o.status', filters.statuses[0]);
+  else if (filters.statuses.length > 1) query.whereIn('o.status', filters.statuses);
+  if (filters.from) query.where('o.created_at', '>=', instant(knex, filters.from));
+  if (filters.to) query.where('o.created_at', '<', instant(knex, filters.to));
+  if (filters.q) {
+    const text = filters.q;
+    const digits = phoneDigits(text);
+    const doc = 'order_search_text(o.client_name, o.store_name, o.products_name, o.phone)';
+    query.where((match) => {
+      match.whereRaw(`${doc} LIKE '%' || search_pattern_text(?) || '%'`, [likeEscape(text)]);
+      if (digits) match.orWhereRaw(`${doc} LIKE ?`, [`%${digits}%`]);
+    });
+  }
+  return query;
+}
+
+/** The column a page's position is read from: created_at to the microsecond, as text in UTC. */
+export const POSITION_AT = "to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS position_at";
+
+/** Orders after (older than) or before (newer than) a position; newest first either way once read. */
+export function applyPosition(query: Knex.QueryBuilder, position: Position | null, direction: 'older' | 'newer'): Knex.QueryBuilder {
+  const order = direction === 'older' ? 'desc' : 'asc';
+  if (position) query.whereRaw(`(o.created_at, o.id) ${direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, [position.at, position.id]);
+  return query.orderBy([{ column: 'o.created_at', order }, { column: 'o.id', order }]);
+}

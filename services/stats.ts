@@ -1,0 +1,137 @@
+import type { Knex } from 'knex';
+import { ValidationError } from './errors';
+import type { FieldErrors } from './errors';
+import { SHOP_TIME_ZONE } from './order-filters';
+import { ORDER_STATUSES } from './orders';
+import type { OrderStatus } from './orders';
+
+export const DEFAULT_DAYS = 30;
+export const MAX_DAYS = 366;
+
+export interface Stats {
+  from: string;
+  to: string;
+  orders: number;
+  by_status: Record<OrderStatus, number>;
+  confirmation_rate: number | null;
+  calls: number;
+  answered_rate: number | null;
+  average_calls_to_confirm: number | null;
+  by_day: Array<{ date: string; orders: number; confirmed: number }>;
+  by_store: Array<{ store_name: string; orders: number; confirmed: number }>;
+}
+
+const DAY_MS = 86_400_000;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function isoDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+/** Today's date in Morocco. */
+export function shopToday(now = new Date()): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: SHOP_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+}
+
+function readDay(query: Record<string, unknown>, name: 'from' | 'to', fields: FieldErrors): Date | null {
+  const value = query[name];
+  if (value === undefined || value === '') return null;
+  const text = typeof value === 'string' ? value.trim() : '';
+  const m = DATE.exec(text);
+  const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
+  if (!date || isoDay(date) !== text || date.getUTCFullYear() < 1970) {
+    fields[name] = `${name} must be a date such as 2026-11-22`;
+    return null;
+  }
+  return date;
+}
+
+/** The period asked for: dates in Morocco time, both included; by default the last 30 days. */
+export function readPeriod(query: Record<string, unknown>, today = shopToday()): { from: string; to: string } {
+  const fields: FieldErrors = {};
+  const from = readDay(query, 'from', fields);
+  let to = readDay(query, 'to', fields);
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields);
+  to ??= new Date(Date.parse(today));
+  const start = from ?? new Date(to.getTime() - (DEFAULT_DAYS - 1) * DAY_MS);
+  if (start > to) throw new ValidationError({ from: 'from must be on or before to' });
+  if ((to.getTime() - start.getTime()) / DAY_MS + 1 > MAX_DAYS) throw new ValidationError({ from: `At most ${MAX_DAYS} days at a time` });
+  return { from: isoDay(start), to: isoDay(to) };
+}
+
+const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 100) / 100);
+
+/** Confirmation figures of one workspace over a period. */
+export class StatsService {
+  constructor(private readonly knex: Knex) {}
+
+  async forPeriod(workspaceId: string, period: { from: string; to: string }): Promise<Stats> {
+    const bounds = [period.from, SHOP_TIME_ZONE, period.to, SHOP_TIME_ZONE];
+    // From the first day's midnight in Morocco to the midnight after the last day.
+    const within = (column: string) => `${column} >= (?::date)::timestamp AT TIME ZONE ? AND ${column} < (?::date + 1)::timestamp AT TIME ZONE ?`;
+    const [groups, calls, confirming] = await Promise.all([
+      this.knex.raw(
+        `WITH o AS (
+           SELECT o.status, o.store_name, (o.created_at AT TIME ZONE ?)::date AS day,
+                  (SELECT op.status FROM operations op WHERE op.order_id = o.id ORDER BY op.created_at DESC, op.id DESC LIMIT 1) IN ('completed', 'cancelled') AS finished
+             FROM orders o
+            WHERE o.workspace_id = ? AND ${within('o.created_at')})
+         SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
+                count(*)::int AS orders,
+                count(*) FILTER (WHERE status = 'confirmed')::int AS confirmed,
+                count(*) FILTER (WHERE finished)::int AS finished,
+                count(*) FILTER (WHERE finished AND status = 'confirmed')::int AS confirmed_finished
+           FROM o GROUP BY GROUPING SETS ((status), (day), (store_name), ())`,
+        [SHOP_TIME_ZONE, workspaceId, ...bounds],
+      ),
+      this.knex.raw(
+        `SELECT count(*)::int AS calls, count(*) FILTER (WHERE outcome NOT IN ('no-answer', 'failed'))::int AS answered
+           FROM calls WHERE workspace_id = ? AND dropped_at IS NULL AND outcome IS NOT NULL
+            AND ${within('started_at')}`,
+        [workspaceId, ...bounds],
+      ),
+      this.knex.raw(
+        `SELECT avg(n)::float AS average FROM (
+           SELECT count(*) AS n FROM orders o
+             JOIN operations op ON op.order_id = o.id
+             JOIN calls c ON c.operation_id = op.id AND c.dropped_at IS NULL AND c.outcome IS NOT NULL
+            WHERE o.workspace_id = ? AND o.status = 'confirmed'
+              AND ${within('o.created_at')}
+            GROUP BY o.id) per_order`,
+        [workspaceId, ...bounds],
+      ),
+    ]);
+    return this.assemble(period, groups.rows, calls.rows[0], confirming.rows[0].average);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private assemble(period: { from: string; to: string }, rows: any[], calls: { calls: number; answered: number }, average: number | null): Stats {
+    // GROUPING() is a bit mask over (status, day, store_name): 0b011 = by status, 0b101 = by day, 0b110 = by store.
+    const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0 };
+    const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<OrderStatus, number>;
+    for (const r of rows.filter((row) => row.grouping === 0b011)) byStatus[r.status as OrderStatus] = r.orders;
+    const days = new Map(rows.filter((r) => r.grouping === 0b101).map((r) => [r.day, r]));
+    const byDay: Stats['by_day'] = [];
+    for (let t = Date.parse(period.from); t <= Date.parse(period.to); t += DAY_MS) {
+      const date = isoDay(new Date(t));
+      byDay.push({ date, orders: days.get(date)?.orders ?? 0, confirmed: days.get(date)?.confirmed ?? 0 });
+    }
+    const byStore = rows
+      .filter((r) => r.grouping === 0b110)
+      .map((r) => ({ store_name: r.store_name as string, orders: r.orders as number, confirmed: r.confirmed as number }))
+      .sort((a, b) => b.orders - a.orders || a.store_name.localeCompare(b.store_name))
+      .slice(0, 50);
+    return {
+      from: period.from,
+      to: period.to,
+      orders: total.orders,
+      by_status: byStatus,
+      confirmation_rate: ratio(total.confirmed_finished, total.finished),
+      calls: calls.calls,
+      answered_rate: ratio(calls.answered, calls.calls),
+      average_calls_to_confirm: average === null ? null : Math.round(average * 100) / 100,
+      by_day: byDay,
+      by_store: byStore,
+    };
+  }
+}

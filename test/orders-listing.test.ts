@@ -1,0 +1,220 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { loadConfig } from '../config';
+import type { Order } from '../services/orders';
+import { signUp, SignedIn, TEST_ENV, app } from './helpers/app';
+import { testKnex } from './helpers/db';
+import { createKey, randomIp } from './helpers/keys';
+
+const ORDER = { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' };
+type Shop = SignedIn & { workspaceId: string };
+
+async function shop(): Promise<Shop> {
+  const s = await signUp();
+  await s.agent.post('/api/agents').send({ name: 'Handler', orderHandler: true }).expect(201);
+  return { ...s, workspaceId: s.workspaceId! };
+}
+
+async function create(s: Shop, body: object = {}): Promise<Order> {
+  return (await s.agent.post('/api/orders').send({ ...ORDER, ...body }).expect(201)).body;
+}
+
+/** `n` orders by SQL (they only need to exist), a second apart, the last one newest; returns their ids newest first. */
+async function bulk(s: Shop, n: number, fields: (i: number) => object = () => ({})): Promise<string[]> {
+  const rows = Array.from({ length: n }, (_, i) => ({
+    workspace_id: s.workspaceId, client_name: `Client ${i}`, phone: '+212600000000', store_name: 'Bulk', products_name: 'Item',
+    status: 'pending', created_at: new Date(Date.UTC(2026, 0, 1) + i * 1000), ...fields(i),
+  }));
+  const inserted = await testKnex()('orders').insert(rows, ['id']);
+  return inserted.map((r: { id: string }) => r.id).reverse();
+}
+
+const ids = (body: { orders: Order[] }) => body.orders.map((o) => o.id);
+
+describe('GET /api/orders with parameters (orders-at-scale §1)', () => {
+  it('without parameters: exactly the contract answer, every order newest first, no next_cursor', async () => {
+    const s = await shop();
+    const all = await bulk(s, 1205);
+    const res = await s.agent.get('/api/orders').expect(200).expect('Content-Type', /application\/json/);
+    expect(Object.keys(res.body)).to.deep.equal(['orders']);
+    expect(ids(res.body)).to.deep.equal(all);
+    // Byte for byte what JSON.stringify gives for the same list.
+    expect(res.text).to.equal(JSON.stringify({ orders: res.body.orders }));
+  });
+
+  it('limit and cursor page through every order once, newest first, even while orders are added', async () => {
+    const s = await shop();
+    const all = await bulk(s, 23);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: request.Response = await s.agent.get('/api/orders').query({ limit: 5, ...(cursor ? { cursor } : {}) }).expect(200);
+      expect(Object.keys(res.body)).to.deep.equal(['orders', 'next_cursor']);
+      expect(res.body.orders.length).to.be.at.most(5);
+      seen.push(...ids(res.body));
+      cursor = res.body.next_cursor;
+      pages += 1;
+      // A newer order arriving between pages neither repeats nor hides one.
+      if (pages === 2) await create(s, { clientName: 'Late arrival' });
+    } while (cursor);
+    expect(pages).to.equal(5);
+    expect(seen).to.deep.equal(all);
+  });
+
+  it('limit defaults to 50; the last page has next_cursor null', async () => {
+    const s = await shop();
+    const all = await bulk(s, 60);
+    const first = await s.agent.get('/api/orders?status=pending').expect(200);
+    expect(ids(first.body)).to.deep.equal(all.slice(0, 50));
+    expect(first.body.next_cursor).to.be.a('string');
+    const second = await s.agent.get('/api/orders').query({ status: 'pending', cursor: first.body.next_cursor }).expect(200);
+    expect(ids(second.body)).to.deep.equal(all.slice(50));
+    expect(second.body.next_cursor).to.equal(null);
+  });
+
+  it('orders created in the same microsecond are neither repeated nor skipped across pages', async () => {
+    const s = await shop();
+    await bulk(s, 7, () => ({ created_at: '2026-03-01T10:00:00.123456Z' }));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: request.Response = await s.agent.get('/api/orders').query({ limit: 2, ...(cursor ? { cursor } : {}) }).expect(200);
+      seen.push(...ids(res.body));
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    expect(seen).to.have.length(7);
+    expect(new Set(seen).size).to.equal(7);
+    expect(seen).to.deep.equal([...seen].sort().reverse());
+  });
+
+  it('status: one, or several separated by commas', async () => {
+    const s = await shop();
+    const [c, u, p] = [await create(s, { status: 'confirmed' }), await create(s, { status: 'unconfirmed' }), await create(s)];
+    expect(ids((await s.agent.get('/api/orders?status=confirmed').expect(200)).body)).to.deep.equal([c.id]);
+    expect(ids((await s.agent.get('/api/orders?status=confirmed,pending').expect(200)).body)).to.deep.equal([p.id, c.id]);
+    expect(ids((await s.agent.get('/api/orders?status=unconfirmed&status=pending').expect(200)).body)).to.deep.equal([p.id, u.id]);
+  });
+
+  it('q: name, store and products, case- and accent-insensitive, anywhere in the text', async () => {
+    const s = await shop();
+    const a = await create(s, { clientName: 'Hélène Ouazzani' });
+    const b = await create(s, { storeName: 'Boutique Éclat' });
+    const c = await create(s, { productsName: 'Savon noir BELDI' });
+    const arabic = await create(s, { clientName: 'فاطمة الزهراء' });
+    await create(s, { clientName: 'Someone Else' });
+    expect(ids((await s.agent.get('/api/orders').query({ q: 'helene' }).expect(200)).body)).to.deep.equal([a.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: 'OUAZZ' }).expect(200)).body)).to.deep.equal([a.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: 'eclat' }).expect(200)).body)).to.deep.equal([b.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: 'beldi' }).expect(200)).body)).to.deep.equal([c.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: 'الزهراء' }).expect(200)).body)).to.deep.equal([arabic.id]);
+  });
+
+  it('q: the phone by its digits in any usual form', async () => {
+    const s = await shop();
+    const target = await create(s, { phone: '0612345678' });
+    await create(s, { phone: '0698765432' });
+    for (const q of ['0612', '+212 6 12', '612345678', '06 12 34 56 78', '+212612345678', '00212612345678', '(0612) 34-56-78']) {
+      const res = await s.agent.get('/api/orders').query({ q }).expect(200);
+      expect(ids(res.body), q).to.deep.equal([target.id]);
+    }
+  });
+
+  it('q: %, _, \\ and quotes are matched literally', async () => {
+    const s = await shop();
+    const percent = await create(s, { productsName: 'Remise 50% sur le lot' });
+    const underscore = await create(s, { productsName: 'ref_A1' });
+    const backslash = await create(s, { productsName: 'tissu A\\B' });
+    const quotes = await create(s, { productsName: `l'huile "pure"` });
+    await create(s, { productsName: 'Remise 500 sur refXA1 AB' });
+    expect(ids((await s.agent.get('/api/orders').query({ q: '50%' }).expect(200)).body)).to.deep.equal([percent.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: '%' }).expect(200)).body)).to.deep.equal([percent.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: 'ref_' }).expect(200)).body)).to.deep.equal([underscore.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: 'A\\B' }).expect(200)).body)).to.deep.equal([backslash.id]);
+    expect(ids((await s.agent.get('/api/orders').query({ q: `l'huile "pure"` }).expect(200)).body)).to.deep.equal([quotes.id]);
+  });
+
+  it('from (inclusive) and to (exclusive), as dates in Morocco time or instants', async () => {
+    const s = await shop();
+    const [late, early] = await bulk(s, 2, (i) => ({ created_at: i === 0 ? '2026-05-31T23:30:00Z' : '2026-06-01T00:30:00Z' }));
+    // 2026-06-01T00:30Z is 01:30 on June 1st in Morocco (UTC+1); 2026-05-31T23:30Z is 00:30 on June 1st.
+    expect(ids((await s.agent.get('/api/orders?from=2026-06-01').expect(200)).body)).to.deep.equal([late, early]);
+    expect(ids((await s.agent.get('/api/orders?from=2026-06-01T00:00:00Z').expect(200)).body)).to.deep.equal([late]);
+    expect(ids((await s.agent.get('/api/orders?to=2026-06-01T00:30:00Z').expect(200)).body)).to.deep.equal([early]);
+    expect(ids((await s.agent.get('/api/orders?from=2026-05-31&to=2026-06-01').expect(200)).body)).to.deep.equal([]);
+  });
+
+  it('400 VALIDATION_ERROR naming each bad parameter; nothing else is answered', async () => {
+    const s = await shop();
+    const cases: Array<[string, string[]]> = [
+      ['limit=0', ['limit']], ['limit=501', ['limit']], ['limit=abc', ['limit']], ['limit=1.5', ['limit']], ['limit=', ['limit']],
+      ['status=shipped', ['status']], ['status=confirmed,nope', ['status']],
+      ['cursor=not-ours', ['cursor']], [`cursor=${Buffer.from('["2026-01-01","x"]').toString('base64url')}`, ['cursor']],
+      ['from=2026-02-30', ['from']], ['to=yesterday', ['to']], ['from=2026-13-01&to=2026-01-01T25:00', ['from', 'to']],
+      ['limit=5&limit=6', ['limit']], ['q=a&q=b', ['q']], [`q=${'x'.repeat(201)}`, ['q']],
+    ];
+    for (const [query, fields] of cases) {
+      const res = await s.agent.get(`/api/orders?${query}`).expect(400);
+      expect(res.body.code, query).to.equal('VALIDATION_ERROR');
+      expect(Object.keys(res.body.fields).sort(), query).to.deep.equal(fields);
+    }
+  });
+
+  it('another workspace’s orders are never listed or found', async () => {
+    const s = await shop();
+    const other = await shop();
+    const theirs = await create(other, { clientName: 'Zineb Private' });
+    expect((await s.agent.get('/api/orders').query({ q: 'Zineb' }).expect(200)).body.orders).to.deep.equal([]);
+    expect((await s.agent.get('/api/orders').query({ q: '0612345678' }).expect(200)).body.orders).to.deep.equal([]);
+    expect(ids((await other.agent.get('/api/orders').query({ q: 'Zineb' }).expect(200)).body)).to.deep.equal([theirs.id]);
+  });
+
+  it('at scale, the search is served by the trigram index scoped to the workspace', async () => {
+    const s = await shop();
+    const queries: Array<{ sql: string; bindings: unknown[] }> = [];
+    const record = (q: { sql: string; bindings: unknown[] }) => queries.push(q);
+    testKnex().on('query', record);
+    try {
+      await s.agent.get('/api/orders').query({ q: 'client 1999' }).expect(200);
+    } finally {
+      testKnex().removeListener('query', record);
+    }
+    const search = queries.find((q) => q.sql.includes('order_search_text'))!;
+    // 20,000 orders and fresh statistics, rolled back afterwards: the plan Postgres picks at scale.
+    const rollback = new Error('rollback');
+    let plan = '';
+    await testKnex().transaction(async (trx) => {
+      await trx.raw(
+        `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name)
+         SELECT ?, 'Client ' || g, '+2126' || lpad(g::text, 8, '0'), 'Bulk', 'Item' FROM generate_series(1, 20000) g`,
+        [s.workspaceId],
+      );
+      await trx.raw('ANALYZE orders');
+      const { rows } = await trx.raw(`EXPLAIN ${search.sql.replace(/\$\d+/g, '?')}`, search.bindings as never[]);
+      plan = rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      throw rollback;
+    }).catch((err) => {
+      if (err !== rollback) throw err;
+    });
+    expect(plan).to.contain('Bitmap Index Scan on orders_search_idx');
+  });
+});
+
+describe('GET /data/v1/orders with parameters', () => {
+  it('pages and filters as /api/orders; bad parameters are 400 VALIDATION_ERROR', async () => {
+    const owner = await shop();
+    const confirmed = await create(owner, { status: 'confirmed', clientName: 'Data Client' });
+    await create(owner);
+    const { key } = await createKey(owner);
+    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body.access_token;
+    const get = (query: string) => request(app()).get(`/data/v1/orders${query}`).set('apikey', loadConfig(TEST_ENV).publishableKey).set('Authorization', `Bearer ${token}`);
+    const page = await get('?status=confirmed&limit=1&q=data').expect(200);
+    expect(page.body).to.deep.equal({ orders: [confirmed], next_cursor: null });
+    const all = await get('').expect(200);
+    expect(Object.keys(all.body)).to.deep.equal(['orders']);
+    expect(all.body.orders).to.have.length(2);
+    const bad = await get('?limit=0').expect(400);
+    expect(bad.body).to.include({ code: 'VALIDATION_ERROR' });
+    expect(bad.body.fields).to.have.keys('limit');
+  });
+});
