@@ -57,6 +57,7 @@ export const htmlErrors: ErrorRequestHandler = (err, req, res, _next) => {
   const error = toAppError(err, req.log);
   if (res.headersSent) return res.end();
   const title = error.status === 500 ? 'Something went wrong' : error.status === 404 ? 'Page not found' : 'Request refused';
-  const message = error.status === 500 ? 'Please try again in a moment.' : error.message;
+  const fields = error.extra.fields as Record<string, string> | undefined;
+  const message = error.status === 500 ? 'Please try again in a moment.' : fields ? Object.values(fields).join(' ') : error.message;
   res.status(error.status).render('error', { title, message });
 };

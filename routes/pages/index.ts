@@ -4,14 +4,17 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import type { Services } from '../../services';
+import { requirePageWorkspace } from '../middleware/auth';
 import { csrfToken, requireCsrfToken } from '../middleware/csrf';
 import { agentPages } from './agents';
 import { apiKeyPages } from './api-keys';
 import { authPages } from './auth';
 import { callPages } from './calls';
 import { creditPages } from './credits';
+import { importPages, receiveImportUpload } from './imports';
 import { orderPages } from './orders';
 import { settingsPages } from './settings';
+import { statsPages } from './stats';
 import { workspacePages } from './workspace';
 
 export interface PageDeps {
@@ -42,13 +45,17 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
     }
     next();
   });
+  // A file upload's form fields (its `_csrf` among them) are only readable once the upload is.
+  router.post('/orders/import', requirePageWorkspace, receiveImportUpload);
   router.use(requireCsrfToken);
   router.get('/', (req, res) => {
     res.redirect(303, !req.ctx ? '/login' : req.ctx.workspace ? '/orders' : '/workspace');
   });
   router.use(authPages(services, deps));
   router.use(workspacePages(services));
+  router.use(importPages(services));
   router.use(orderPages(services));
+  router.use(statsPages(services));
   router.use(callPages(services));
   router.use(settingsPages(services));
   router.use(agentPages(services));

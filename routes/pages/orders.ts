@@ -4,6 +4,7 @@ import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError } from '../../services/errors';
 import { FIELD_COLUMNS, InvalidStatusError, ORDER_STATUSES } from '../../services/orders';
 import type { Order, OrderStatus } from '../../services/orders';
+import { decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
@@ -18,6 +19,14 @@ const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
 export const NO_HANDLER_NOTICE =
   'Your order was not saved: every new order is queued for a confirmation call by the order handler agent, ' +
   'and this workspace has none yet. Choose an agent as order handler below, then add the order again.';
+
+/** Orders shown on one page of /orders. */
+export const PAGE_SIZE = 50;
+
+function queryString(params: Record<string, string>): string {
+  const text = new URLSearchParams(params).toString();
+  return text ? `?${text}` : '';
+}
 
 function isStatus(value: unknown): value is OrderStatus {
   return (ORDER_STATUSES as readonly unknown[]).includes(value);
@@ -47,24 +56,37 @@ export function orderPages(services: Services): Router {
   const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
 
   router.get('/orders', async (req, res) => {
-    const filter = statusFilter(req);
     const { workspace } = workspaceOf(req);
-    const orders = await services.orders.list(workspace.id);
-    const shown = filter ? orders.filter((order) => order.status === filter) : orders;
-    const [summaries, paused] = await Promise.all([
-      services.callViews.summaries(workspace.id, shown.map((order) => order.id)),
+    const filter = statusFilter(req);
+    const { q } = readFilters({ q: typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : req.query.q }, ORDER_STATUSES);
+    const filters = { statuses: filter ? [filter] : [], q, from: null, to: null };
+    // A stale or edited page link just shows the newest orders.
+    const older = typeof req.query.cursor === 'string' ? decodeCursor(req.query.cursor) : null;
+    const newer = !older && typeof req.query.before === 'string' ? decodeCursor(req.query.before) : null;
+    const [page, counts, paused] = await Promise.all([
+      services.orders.page(workspace.id, filters, { limit: PAGE_SIZE, position: newer ?? older, direction: newer ? 'newer' : 'older' }),
+      services.orders.statusCounts(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
     ]);
-    const counts = Object.fromEntries(ORDER_STATUSES.map((status) => [status, 0])) as Record<OrderStatus, number>;
-    for (const order of orders) counts[order.status] += 1;
+    const summaries = await services.callViews.summaries(workspace.id, page.orders.map((order) => order.id));
+    const keep = { ...(filter ? { status: filter } : {}), ...(q ? { q } : {}) };
+    const link = (extra: Record<string, string> = {}) => `/orders${queryString({ ...keep, ...extra })}`;
+    // Reading newer orders, "more" means newer ones remain; reading older ones, it means older ones do.
+    const hasNewer = newer ? page.more : older !== null;
+    const hasOlder = newer ? true : page.more;
     res.render('orders/index', {
-      orders: shown,
+      orders: page.orders,
       summaries,
       paused,
-      total: orders.length,
+      total: Object.values(counts).reduce((sum, n) => sum + n, 0),
       counts,
       statuses: ORDER_STATUSES,
       filter,
+      q,
+      chipLink: (status: string | null) => `/orders${queryString({ ...(status ? { status } : {}), ...(q ? { q } : {}) })}`,
+      newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
+      olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
+      exportLink: `/api/orders/export.csv${queryString(keep)}`,
     });
   });
 
@@ -93,9 +115,11 @@ export function orderPages(services: Services): Router {
 
   async function renderOrder(req: Request, res: Response, status = 200, form: FormState = {}) {
     const order = await services.orders.get(workspaceId(req), String(req.params.id));
+    const [calls, history] = await Promise.all([services.callViews.forOrder(workspaceId(req), order.id), services.orders.history(workspaceId(req), order)]);
     res.status(status).render('orders/show', {
       order,
-      calls: await services.callViews.forOrder(workspaceId(req), order.id),
+      calls,
+      history,
       statuses: ORDER_STATUSES,
       values: form.values ?? formOf(order),
       errors: form.errors ?? {},

@@ -1,0 +1,80 @@
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { Router } from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import multer from 'multer';
+import { ROOT } from '../../config';
+import type { Services } from '../../services';
+import { AppError, ValidationError } from '../../services/errors';
+import { COLUMN_NAMES, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../services/imports';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { redirectWithNotice } from './forms';
+
+const NO_HANDLER_IMPORT_NOTICE =
+  'Nothing was imported: every new order is queued for a confirmation call by the order handler agent, ' +
+  'and this workspace has none yet. Choose an agent as order handler below, then import the file again.';
+
+export const SAMPLE_FILE = path.join(ROOT, 'examples', 'orders-import-sample.csv');
+
+const upload = multer({
+  storage: multer.memoryStorage(),
+  limits: { fileSize: IMPORT_MAX_BYTES, files: 1, fields: 5, parts: 7, fieldSize: 1024 },
+}).single('file');
+
+/**
+ * Reads the multipart upload before the CSRF check (which needs the form's `_csrf` field, sent
+ * before the file). A refused upload is kept for the page to explain, not thrown at the visitor.
+ */
+export function receiveImportUpload(req: Request, res: Response, next: NextFunction): void {
+  if (!req.is('multipart/form-data')) return next();
+  upload(req, res, (err: unknown) => {
+    if (err) res.locals.uploadError = err;
+    next();
+  });
+}
+
+function uploadProblem(err: unknown): { status: number; message: string } {
+  if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE') return { status: 413, message: 'The file is larger than 10 MB: split it and import each part.' };
+  return { status: 400, message: 'The upload could not be read: choose one CSV file and try again.' };
+}
+
+/** /orders/import: a CSV file in, a table of what was imported and which lines were skipped out. */
+export function importPages(services: Services): Router {
+  const router = Router();
+  router.use('/orders/import', requirePageWorkspace);
+
+  const render = (res: Response, status: number, locals: Record<string, unknown> = {}) =>
+    res.status(status).render('orders/import', {
+      columns: COLUMN_NAMES,
+      maxRows: IMPORT_MAX_ROWS,
+      importKey: crypto.randomUUID(),
+      error: null,
+      result: null,
+      ...locals,
+    });
+
+  router.get('/orders/import', (_req, res) => render(res, 200));
+  router.get('/orders/import/sample.csv', (_req, res) => {
+    res.attachment('orders-import-sample.csv').type('text/csv; charset=utf-8').sendFile(SAMPLE_FILE);
+  });
+
+  router.post('/orders/import', async (req, res) => {
+    if (res.locals.uploadError) {
+      const problem = uploadProblem(res.locals.uploadError);
+      return render(res, problem.status, { error: problem.message });
+    }
+    if (!req.file || req.file.size === 0) return render(res, 400, { error: 'Choose a CSV file to import.' });
+    const key = typeof req.body?.import_key === 'string' && req.body.import_key !== '' ? req.body.import_key : undefined;
+    try {
+      // A second press of the button sends the same key: the first import is shown again, not repeated.
+      const { result } = await services.imports.importCsv(workspaceOf(req).workspace.id, req.file.buffer, { idempotencyKey: key });
+      render(res, 200, { result });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', NO_HANDLER_IMPORT_NOTICE);
+      if (err instanceof ValidationError) return render(res, 400, { error: `${err.message === 'Validation failed' ? 'The file was not imported' : err.message}: ${Object.values(err.fields).join(' ')}` });
+      if (err instanceof AppError && err.status < 500) return render(res, err.status, { error: err.message });
+      throw err;
+    }
+  });
+  return router;
+}
