@@ -22,6 +22,14 @@ export class MemorySampler {
     }
   }
 
+  /** The RSS right now, in MB; starts a new mark. */
+  now(): number {
+    this.sinceMarkKb = 0;
+    this.sample();
+    const mb = this.sinceMarkKb / 1024;
+    return mb;
+  }
+
   /** The largest RSS sampled since the previous mark, in MB. */
   mark(): number {
     this.sample();

@@ -1,6 +1,8 @@
 import type { Measured } from './load';
 import type { LoopReport } from './loop';
 import type { CompressionFigures } from './compression';
+import { ordersSection } from './orders';
+import type { OrdersAtScale } from './orders';
 
 export interface ScenarioResult {
   id: string;
@@ -23,6 +25,7 @@ export interface Report {
   memory: { serverPeakMb: number; serverBeforeLoadMb: number; baselinePeakMb: number };
   statements: Array<{ scenario: string; sql: string[] }>;
   loop?: LoopReport;
+  orders?: OrdersAtScale;
   compression?: CompressionFigures;
 }
 
@@ -154,6 +157,7 @@ export function renderReport(report: Report): string {
     '',
     ...report.statements.flatMap((s) => [`${s.scenario}:`, '', '```sql', ...s.sql, '```', '']),
     ...(report.loop ? loopSection(report.loop) : []),
+    ...(report.orders ? ordersSection(report.orders) : []),
     ...(report.compression ? compressionLine(report.compression) : []),
     ...(report.scale
       ? [

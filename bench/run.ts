@@ -10,6 +10,7 @@ import { Cleanup, freshDatabase, machine, redisUrl } from './infra';
 import { CpuMeter, MemorySampler } from './meters';
 import { compare, LoadOptions, probe } from './load';
 import { loopBench } from './loop';
+import { ordersAtScale } from './orders';
 import { compressionFigures } from './compression';
 import { renderReport, Report, ScenarioResult } from './report';
 import { Scenario, scenarios } from './scenarios';
@@ -159,13 +160,15 @@ async function main(cleanup: Cleanup): Promise<void> {
   if (first && wanted('scale')) {
     const [, seedSeconds] = await timed(`seed: ${FILLER_WORKSPACES} workspaces × ${FILLER_ORDERS_EACH} orders, ANALYZE`, async () => {
       const fillers = await fillerWorkspaces(knex, FILLER_WORKSPACES);
-      for (let i = 0; i < fillers.length; i += 100) await insertOrders(knex, fillers.slice(i, i + 100), FILLER_ORDERS_EACH);
+      for (let i = 0; i < fillers.length; i += 20) await insertOrders(knex, fillers.slice(i, i + 20), FILLER_ORDERS_EACH);
       await knex.raw('ANALYZE');
     });
     serverMemory.mark();
     const result = { ...(await runScenario(all[0], sides, true)), serverRssMb: serverMemory.mark() };
     scale = { result, of: first, seedSeconds, explain: await explain(knex, plan.list[0], accounts.small.workspaceId) };
   }
+
+  const orders = wanted('orders') ? await ordersAtScale({ knex, serviceUrl: service.url, memory: serverMemory, log }) : undefined;
 
   const memory = { serverPeakMb: serverMemory.stop(), serverBeforeLoadMb: rssBeforeLoad, baselinePeakMb: baselineMemory.stop() };
   const { count: orderCount } = (await knex('orders').count('* as count').first()) as { count: number };
@@ -184,6 +187,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     scenarios: results,
     scale,
     loop,
+    orders,
     compression,
     memory,
     statements: [

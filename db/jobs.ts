@@ -21,6 +21,8 @@ export const QUEUES = {
   claimExpiry: { name: 'claim-expiry', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
   /** The safety net: whatever fell due without a job of its own (credits granted, missed deadlines). */
   sweep: { name: 'sweep', policy: 'short', expireInSeconds: 60, retryLimit: 2, retryDelay: 5 },
+  /** Each minute: fold the per-status order counters' deltas together. */
+  orderCounts: { name: 'order-counts', policy: 'short', expireInSeconds: 60, retryLimit: 2, retryDelay: 30 },
 } as const satisfies Record<string, PgBoss.Queue>;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];

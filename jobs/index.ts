@@ -59,6 +59,8 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
       await boss.send(QUEUES.sweep.name, {}, { startAfter: SWEEP_EVERY_SECONDS, singletonKey: 'sweep' });
     },
   });
+  await register({ queue: QUEUES.orderCounts.name, count: 1, batchSize: 1, pollingIntervalSeconds: 10, handle: () => services.orders.compactStatusCounts() });
+  await boss.schedule(QUEUES.orderCounts.name, '* * * * *', {});
   await boss.schedule(QUEUES.sweep.name, '* * * * *', {}, { singletonKey: 'sweep' });
   await boss.send(QUEUES.sweep.name, {}, { singletonKey: 'sweep' });
 }

@@ -68,10 +68,17 @@ export function decodeCursor(cursor: string): Position | null {
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-/** A calendar date (and time) that exists: 2026-02-30 and 24:00 are refused before Postgres sees them. */
+/** Real offsets run from -12:00 to +14:00; Postgres fails (a 500) on one beyond ±15:59, such as +99:99. */
+function isRealOffset(offset: string | undefined): boolean {
+  if (offset === undefined || offset === 'Z') return true;
+  const digits = offset.slice(1).replace(':', '');
+  return Number(digits.slice(0, 2)) <= 14 && Number(digits.slice(2)) <= 59;
+}
+
+/** A calendar date (and time) that exists: 2026-02-30, 24:00 and +99:99 are refused before Postgres sees them. */
 function isRealDateTime(value: string): boolean {
   const m = DATE_TIME.exec(value);
-  if (!m) return false;
+  if (!m || !isRealOffset(m[7])) return false;
   const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((part) => (part === undefined ? undefined : Number(part))) as number[];
   if (year < 1970 || year > 9999) return false;
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
@@ -173,10 +180,10 @@ export function applyFilters(knex: Knex, query: Knex.QueryBuilder, filters: Orde
     const text = filters.q;
     const digits = phoneDigits(text);
     const doc = 'order_search_text(o.client_name, o.store_name, o.products_name, o.phone)';
-    query.where((match) => {
-      match.whereRaw(`${doc} LIKE '%' || search_pattern_text(?) || '%'`, [likeEscape(text)]);
-      if (digits) match.orWhereRaw(`${doc} LIKE ?`, [`%${digits}%`]);
-    });
+    // A phone-like search is matched by its digits alone: the text holds the phone's national
+    // digits, and any digits typed in a name, store or product are found the same way.
+    if (digits) query.whereRaw(`${doc} LIKE ?`, [`%${digits}%`]);
+    else query.whereRaw(`${doc} LIKE '%' || search_pattern_text(?) || '%'`, [likeEscape(text)]);
   }
   return query;
 }

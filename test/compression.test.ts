@@ -56,7 +56,7 @@ describe('compressed answers over a phone network', () => {
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  for (const [label, path] of [['a page (/orders)', '/orders'], ['a JSON list (GET /api/orders)', '/api/orders']] as const) {
+  for (const [label, path] of [['a page (/orders)', '/orders'], ['a JSON list (GET /api/orders)', '/api/orders'], ['a CSV export (GET /api/orders/export.csv)', '/api/orders/export.csv']] as const) {
     it(`${label}: gzip and brotli when asked, decompressing to the same bytes; nothing compressed when not asked`, async () => {
       const get = (encoding?: string) => raw('GET', path, { cookie: shop.cookie, ...(encoding ? { 'accept-encoding': encoding } : {}) });
       const plain = await get('identity');

@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
 import request from 'supertest';
+import { loadConfig } from '../config';
+import { Jobs } from '../db/jobs';
 import { SAMPLE_FILE } from '../routes/pages/imports';
-import { app, csrfOf, signUp, SignedIn } from './helpers/app';
+import { createServices } from '../services';
+import { app, csrfOf, signUp, SignedIn, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 type Shop = SignedIn & { workspaceId: string; csrf: string };
@@ -49,6 +52,31 @@ describe('the /orders page at scale (orders-at-scale §2)', () => {
     expect(names(front)).to.deep.equal(all.slice(0, 50));
     expect(linkOf(front, 'prev')).to.equal(null);
     expect(first).to.contain('all <span class="count">120</span>');
+  });
+
+  it('the status counts stay true through creates, status changes, imports, deletes and the worker’s folding of the counters', async () => {
+    const s = await shop();
+    const services = createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex()));
+    const truth = async () => {
+      const rows: Array<{ status: string; n: number }> = await testKnex()('orders').where({ workspace_id: s.workspaceId }).groupBy('status').select('status', testKnex().raw('count(*)::int AS n'));
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    };
+    const shown = async () => Object.fromEntries(Object.entries(await services.orders.statusCounts(s.workspaceId)).filter(([, n]) => n !== 0));
+    const body = { clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' };
+    const a = (await s.agent.post('/api/orders').send(body).expect(201)).body;
+    const b = (await s.agent.post('/api/orders').send({ ...body, status: 'confirmed' }).expect(201)).body;
+    await s.agent.put(`/api/orders/${a.id}`).send({ status: 'no-answer' }).expect(200);
+    await s.agent.post('/api/orders/import').type('text/csv').send('name,phone,store,products,status\nX,0612345678,S,P,\nY,0612345678,S,P,postponed\n').expect(200);
+    await s.agent.delete(`/api/orders/${b.id}`).expect(204);
+    await bulk(s, 30);
+    expect(await shown()).to.deep.equal(await truth());
+    expect(await shown()).to.deep.equal({ 'no-answer': 1, pending: 31, postponed: 1 });
+    await services.orders.compactStatusCounts(0);
+    expect(await shown()).to.deep.equal({ 'no-answer': 1, pending: 31, postponed: 1 });
+    const rows = await testKnex()('order_status_counts').where({ workspace_id: s.workspaceId });
+    expect(rows, 'one row per status after folding').to.have.length(3);
+    const page = (await s.agent.get('/orders').expect(200)).text;
+    expect(page).to.contain('all <span class="count">33</span>');
   });
 
   it('the HTML does not grow with the workspace', async () => {

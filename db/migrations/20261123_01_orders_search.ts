@@ -13,8 +13,11 @@ export async function up(knex: Knex): Promise<void> {
   // that names the dictionary: the documented way to index unaccented text.
   await knex.raw(`
     CREATE FUNCTION order_search_text(client_name text, store_name text, products_name text, phone text)
-      RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+      RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT COST 1000
       AS $$ SELECT lower(public.unaccent('public.unaccent'::regdictionary, client_name || ' ' || store_name || ' ' || products_name || ' ' || substr(phone, 5))) $$`);
+  // COST: unaccenting a row's text is dear. At its default cost the planner would rather walk the
+  // newest-first index and compute it for thousands of rows than ask the trigram index for the few
+  // that match (measured: 85 ms against 3 ms at 100,000 orders).
   await knex.raw(`
     CREATE FUNCTION search_pattern_text(pattern text)
       RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT

@@ -1,0 +1,166 @@
+import type { Knex } from 'knex';
+import { Jobs } from '../db/jobs';
+import { createServices } from '../services';
+import { measure } from './load';
+import type { Measured, Target } from './load';
+import type { MemorySampler } from './meters';
+import { Account, fillerWorkspaces, insertOrders, signUp } from './seed';
+
+const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
+const SMALL = 100;
+const LARGE = 100_000;
+const IMPORT_ROWS = 10_000;
+const DATABASE_ORDERS = 1_000_000;
+const LOAD = { connections: 4, warmupSeconds: 2, seconds: 8 };
+
+export interface OrdersAtScale {
+  ordersInDatabase: number;
+  requests: Array<{ what: string; small: Measured; large: Measured }>;
+  importRows: { rows: number; seconds: number; rssGrowthMb: number };
+  exportRows: { rows: number; seconds: number; rssGrowthMb: number };
+  fullList: { rows: number; seconds: number; rssGrowthMb: number; megabytes: number };
+  explain: { name: string; phone: string };
+}
+
+/** Reads a streamed answer to its end without keeping it: its size and its number of lines. */
+async function drain(res: Response): Promise<{ bytes: number; lines: number }> {
+  if (!res.ok || !res.body) throw new Error(`orders bench: HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const byte of chunk) if (byte === 10) lines += 1;
+  }
+  return { bytes, lines };
+}
+
+/** Time and server RSS growth (peak during the work minus RSS just before) of one piece of work. */
+async function watched<T>(memory: MemorySampler, work: () => Promise<T>): Promise<{ value: T; seconds: number; rssGrowthMb: number }> {
+  const before = memory.now();
+  const t0 = performance.now();
+  const value = await work();
+  const seconds = (performance.now() - t0) / 1000;
+  return { value, seconds, rssGrowthMb: Math.max(0, memory.mark() - before) };
+}
+
+async function explainSearch(knex: Knex, workspaceId: string, q: string): Promise<string> {
+  const services = createServices(knex, { bcryptCost: 4, jwtSecret: 'x'.repeat(32), publicBaseUrl: 'https://ocs.bench.invalid', publishableKey: 'pk', isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: false } }, new Jobs(knex));
+  const captured: Array<{ sql: string; bindings: unknown[] }> = [];
+  const record = (query: { sql: string; bindings: unknown[] }) => captured.push(query);
+  knex.on('query', record);
+  try {
+    await services.orders.listPage(workspaceId, { statuses: [], q, from: null, to: null }, 50, null);
+  } finally {
+    knex.removeListener('query', record);
+  }
+  const { sql, bindings } = captured[0];
+  const { rows } = await knex.raw(`EXPLAIN (ANALYZE, BUFFERS) ${sql.replace(/\$\d+/g, '?')}`, bindings as never[]);
+  return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+}
+
+/**
+ * Orders at scale (orders-at-scale.md, and the issue's figures): the same requests against a
+ * workspace of 100 orders and one of 100,000, with 1,000,000 orders in the database; then a
+ * 10,000-row import, a 100,000-row export and the unparameterised list, with the server's RSS growth.
+ */
+export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; memory: MemorySampler; log: (m: string) => void }): Promise<OrdersAtScale> {
+  const { knex, serviceUrl, memory, log } = options;
+  const stamp = Date.now();
+  const small = await signUp(serviceUrl, knex, `orders-small-${stamp}@bench.invalid`, 'Hundred orders');
+  const large = await signUp(serviceUrl, knex, `orders-large-${stamp}@bench.invalid`, 'Year of orders');
+  const importer = await signUp(serviceUrl, knex, `orders-import-${stamp}@bench.invalid`, 'Importer');
+  log(`orders: seeding ${SMALL} and ${LARGE.toLocaleString('en')} orders, calls for a third of them`);
+  await insertOrders(knex, [small.workspaceId], SMALL);
+  for (let done = 0; done < LARGE; done += 20_000) await insertOrders(knex, [large.workspaceId], 20_000);
+  await knex.raw(
+    `INSERT INTO calls (workspace_id, operation_id, kind, attempt, started_at, ended_at, outcome)
+     SELECT op.workspace_id, op.id, 'voice', 1, op.created_at, op.created_at + interval '1 minute', (ARRAY['confirmed','no-answer','unconfirmed'])[1 + floor(random() * 3)::int]
+       FROM operations op WHERE op.workspace_id = ANY(?::uuid[]) AND random() < 0.33`,
+    [[small.workspaceId, large.workspaceId]],
+  );
+  const { n } = (await knex('orders').count('* as n').first()) as { n: string };
+  if (Number(n) < DATABASE_ORDERS) {
+    const missing = DATABASE_ORDERS - Number(n);
+    log(`orders: seeding ${missing.toLocaleString('en')} orders in other workspaces`);
+    const fillers = await fillerWorkspaces(knex, Math.ceil(missing / 1000));
+    for (let i = 0; i < fillers.length; i += 20) await insertOrders(knex, fillers.slice(i, i + 20), 1000);
+  }
+  await knex.raw('ANALYZE');
+  const { count: ordersInDatabase } = (await knex('orders').count('* as count').first()) as { count: string };
+
+  const phoneOf = async (account: Account) => `0${(await knex('orders').where({ workspace_id: account.workspaceId }).orderByRaw('random()').first('phone')).phone.slice(4)}`;
+  const get = (account: Account, path: string): Target => ({ method: 'GET', path, headers: { ...BEHIND_ROUTER, cookie: account.cookie } });
+  const requests: OrdersAtScale['requests'] = [];
+  const cases: Array<[string, (account: Account) => Promise<string>]> = [
+    ['`/orders` page', async () => '/orders'],
+    ['`GET /api/orders?limit=50`', async () => '/api/orders?limit=50'],
+    ['phone search `GET /api/orders?q=06…` (a customer\'s number)', async (account) => `/api/orders?q=${encodeURIComponent(await phoneOf(account))}`],
+    ['name search `GET /api/orders?q=client%2042`', async () => '/api/orders?q=client%2042'],
+  ];
+  for (const [what, path] of cases) {
+    const smallSide = await measure(serviceUrl, get(small, await path(small)), LOAD);
+    const largeSide = await measure(serviceUrl, get(large, await path(large)), LOAD);
+    log(`orders: ${what}: p50 ${smallSide.p50} ms at ${SMALL}, ${largeSide.p50} ms at ${LARGE.toLocaleString('en')}`);
+    requests.push({ what, small: smallSide, large: largeSide });
+  }
+
+  const rows = ['client_name,phone,store_name,products_name,address'];
+  for (let i = 0; i < IMPORT_ROWS; i += 1) rows.push(`Client ${i},06${String(10_000_000 + i).slice(-8)},Atlas Store,"Argan oil, 250 ml",${i} Rue Mohammed V`);
+  const csv = rows.join('\r\n');
+  const imported = await watched(memory, async () => {
+    const res = await fetch(`${serviceUrl}/api/orders/import`, { method: 'POST', headers: { ...BEHIND_ROUTER, cookie: importer.cookie, 'content-type': 'text/csv' }, body: csv });
+    const body = (await res.json()) as { imported: number };
+    if (res.status !== 200 || body.imported !== IMPORT_ROWS) throw new Error(`orders bench: import answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    return body.imported;
+  });
+  log(`orders: imported ${imported.value} rows in ${imported.seconds.toFixed(2)} s, RSS +${imported.rssGrowthMb.toFixed(0)} MB`);
+
+  const exported = await watched(memory, async () => drain(await fetch(`${serviceUrl}/api/orders/export.csv`, { headers: { ...BEHIND_ROUTER, cookie: large.cookie } })));
+  log(`orders: exported ${exported.value.lines - 1} rows in ${exported.seconds.toFixed(2)} s, RSS +${exported.rssGrowthMb.toFixed(0)} MB`);
+  const listed = await watched(memory, async () => drain(await fetch(`${serviceUrl}/api/orders`, { headers: { ...BEHIND_ROUTER, cookie: large.cookie } })));
+  log(`orders: listed ${LARGE} orders (${(listed.value.bytes / 1e6).toFixed(0)} MB) in ${listed.seconds.toFixed(2)} s, RSS +${listed.rssGrowthMb.toFixed(0)} MB`);
+
+  return {
+    ordersInDatabase: Number(ordersInDatabase),
+    requests,
+    importRows: { rows: imported.value, seconds: imported.seconds, rssGrowthMb: imported.rssGrowthMb },
+    // Lines of the file: a header, then one per order (a quoted line break in a field would add one; the seed has none).
+    exportRows: { rows: exported.value.lines - 1, seconds: exported.seconds, rssGrowthMb: exported.rssGrowthMb },
+    fullList: { rows: LARGE, seconds: listed.seconds, rssGrowthMb: listed.rssGrowthMb, megabytes: listed.value.bytes / 1e6 },
+    explain: { name: await explainSearch(knex, large.workspaceId, 'client 42'), phone: await explainSearch(knex, large.workspaceId, await phoneOf(large)) },
+  };
+}
+
+export function ordersSection(o: OrdersAtScale): string[] {
+  const ratio = (r: { small: Measured; large: Measured }) => r.large.p50 / r.small.p50;
+  const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const exportRate = o.exportRows.rows / o.exportRows.seconds;
+  return [
+    '## Orders at scale',
+    '',
+    `A workspace of ${SMALL} orders and one of ${LARGE.toLocaleString('en')} (a third of them with a call), ${o.ordersInDatabase.toLocaleString('en')} orders in the database; 4 connections, ${LOAD.seconds} s per request after ${LOAD.warmupSeconds} s of warm-up. Target: p50 at ${LARGE.toLocaleString('en')} within 1.5× of p50 at ${SMALL}.`,
+    '',
+    `| Request | p50 / p99 ms at ${SMALL} | p50 / p99 ms at ${LARGE.toLocaleString('en')} | Ratio of p50 | Target ≤ 1.5× | Non-2xx |`,
+    '|---|---:|---:|---:|---|---:|',
+    ...o.requests.map((r) => `| ${r.what} | ${r.small.p50} / ${r.small.p99} | ${r.large.p50} / ${r.large.p99} | ${ratio(r).toFixed(2)}× | ${mark(ratio(r) <= 1.5)} | ${r.small.failures + r.large.failures} |`),
+    '',
+    '| Work | Figure | Server RSS growth | Target |',
+    '|---|---:|---:|---|',
+    `| Import ${o.importRows.rows.toLocaleString('en')} rows (\`POST /api/orders/import\`) | ${o.importRows.seconds.toFixed(2)} s | ${o.importRows.rssGrowthMb.toFixed(0)} MB | ≤ 5 s and ≤ 100 MB: ${mark(o.importRows.seconds <= 5 && o.importRows.rssGrowthMb <= 100)} |`,
+    `| Export ${o.exportRows.rows.toLocaleString('en')} rows (\`GET /api/orders/export.csv\`) | ${exportRate.toFixed(0)} rows/s (${o.exportRows.seconds.toFixed(2)} s) | ${o.exportRows.rssGrowthMb.toFixed(0)} MB | ≥ 20,000 rows/s and ≤ 50 MB: ${mark(exportRate >= 20_000 && o.exportRows.rssGrowthMb <= 50)} |`,
+    `| \`GET /api/orders\` without parameters, ${o.fullList.rows.toLocaleString('en')} orders (${o.fullList.megabytes.toFixed(0)} MB of JSON) | ${o.fullList.seconds.toFixed(2)} s | ${o.fullList.rssGrowthMb.toFixed(0)} MB | ≤ 50 MB: ${mark(o.fullList.rssGrowthMb <= 50)} |`,
+    '',
+    `\`EXPLAIN (ANALYZE, BUFFERS)\` of the name search (\`q=client 42\`) in the ${LARGE.toLocaleString('en')}-order workspace:`,
+    '',
+    '```',
+    o.explain.name,
+    '```',
+    '',
+    'And of the phone search:',
+    '',
+    '```',
+    o.explain.phone,
+    '```',
+    '',
+  ];
+}
