@@ -74,6 +74,9 @@ export async function createKeys(baseUrl: string, account: Account, count: numbe
   return keys;
 }
 
+/** Names as a Moroccan shop's customers have them (1,600 pairs), so that search figures are realistic. */
+const FIRST_NAMES = `(ARRAY['Amina','Fatima','Khadija','Youssef','Mohamed','Omar','Salma','Hajar','Imane','Soukaina','Meryem','Zineb','Nadia','Rachid','Hamza','Ayoub','Mehdi','Karim','Samir','Hicham','Nour','Yasmine','Siham','Latifa','Hassan','Abdelali','Ilyas','Anas','Réda','Othmane','Ghita','Kenza','Loubna','Wiam','Chaïmae','Houda','Saïd','Brahim','Driss','Aïcha'])`;
+const LAST_NAMES = `(ARRAY['Benali','El Idrissi','Alaoui','Bennani','Tazi','Fassi','Berrada','Chraibi','Lahlou','Ouazzani','Benjelloun','Sefrioui','Kettani','Zniber','Amrani','Naciri','El Amrani','Bouzidi','Haddad','Mansouri','Cherkaoui','Filali','Skalli','Guessous','Lamrani','Belkadi','Rami','Sbai','Hakimi','Bakkali','Mernissi','Slaoui','Squalli','Tahiri','Benkirane','Ait Taleb','Ouhammou','Bensouda','El Khatib','Zemmouri'])`;
 const STATUSES = `(ARRAY['pending','processing','calling','confirmed','unconfirmed','failed','no-answer','postponed','order-changed','unrecognized'])`;
 
 /**
@@ -84,7 +87,7 @@ export async function insertOrders(knex: Knex, workspaceIds: string[], perWorksp
   await knex.raw(
     `WITH inserted AS (
        INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, created_at)
-       SELECT w.id, 'Client ' || g, '+21261' || lpad(floor(random() * 10000000)::int::text, 7, '0'),
+       SELECT w.id, ${FIRST_NAMES}[1 + floor(random() * 40)::int] || ' ' || ${LAST_NAMES}[1 + floor(random() * 40)::int], '+21261' || lpad(floor(random() * 10000000)::int::text, 7, '0'),
               'Atlas Store', 'Argan oil 250 ml, black soap', CASE WHEN g % 3 = 0 THEN NULL ELSE g || ' Rue Mohammed V, Casablanca' END,
               ${STATUSES}[1 + g % 10], now() - random() * interval '365 days'
          FROM unnest(?::uuid[]) AS w(id) CROSS JOIN generate_series(1, ?) AS g

@@ -5,7 +5,7 @@ import { AppError, ValidationError } from './errors';
 import type { FieldErrors } from './errors';
 import type { IdempotencyService } from './idempotency';
 import { requestHash } from './idempotency';
-import { validNewOrder } from './orders';
+import { InvalidStatusError, ORDER_STATUSES, validNewOrder } from './orders';
 import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders';
 
 export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
@@ -58,7 +58,8 @@ function fileText(file: Buffer): string {
 
 /** Excel in French locales separates with `;`: the header line tells which separator the file uses. */
 function separatorOf(text: string): ';' | ',' {
-  const header = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
+  // Empty lines before the header are skipped by the parser: look at the line it reads as the header.
+  const header = text.split('\n', 50).find((line) => line.trim() !== '') ?? '';
   const count = (c: string) => header.split(c).length - 1;
   return count(';') > count(',') ? ';' : ',';
 }
@@ -68,10 +69,36 @@ interface Row {
   cells: string[];
 }
 
+/**
+ * The line where the quoted field that is never closed opens. The parser only reports the end of
+ * the file, which points the user at a line with nothing wrong on it.
+ */
+function unclosedQuoteLine(text: string, delimiter: string): number | undefined {
+  let line = 1;
+  let openedAt: number | undefined;
+  let fieldStart = true;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (openedAt !== undefined) {
+      if (c === '"' && text[i + 1] === '"') i += 1;
+      else if (c === '"') openedAt = undefined;
+      else if (c === '\n') line += 1;
+      fieldStart = false;
+      continue;
+    }
+    // A quote opens a quoted field only at the start of a field; elsewhere it is text.
+    if (c === '"' && fieldStart) openedAt = line;
+    if (c === '\n') line += 1;
+    fieldStart = c === delimiter || c === '\n';
+  }
+  return openedAt;
+}
+
 function records(text: string): Row[] {
+  const delimiter = separatorOf(text);
   try {
     const parsed = parseCsv(text, {
-      delimiter: separatorOf(text),
+      delimiter,
       record_delimiter: '\n',
       relax_column_count: true,
       relax_quotes: true,
@@ -86,8 +113,9 @@ function records(text: string): Row[] {
     }));
   } catch (err) {
     if (!(err instanceof CsvError)) throw err;
-    const at = (err as CsvError & { lines?: number }).lines;
-    const reason = err.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quoted field is never closed' : 'this line is not valid CSV';
+    const unclosed = err.code === 'CSV_QUOTE_NOT_CLOSED';
+    const at = (unclosed ? unclosedQuoteLine(text, delimiter) : undefined) ?? (err as CsvError & { lines?: number }).lines;
+    const reason = unclosed ? 'a quoted field opens here and is never closed' : 'this line is not valid CSV';
     throw new ValidationError({ file: `Line ${at ?? '?'}: ${reason}` });
   }
 }
@@ -109,6 +137,15 @@ function columnsOf(header: string[]): Partial<Record<OrderField, number>> {
   }
   if (Object.keys(fields).length > 0) throw new ValidationError(fields, 'The header row does not name the columns an order needs');
   return columns;
+}
+
+/** A line's reasons, in the order of the columns of an order (jsonb keeps keys in an order of its own). */
+function inFieldOrder(fields: FieldErrors): FieldErrors {
+  const rank = (key: string) => {
+    const at = ['line', ...Object.keys(COLUMN_NAMES)].indexOf(key);
+    return at === -1 ? Number.MAX_SAFE_INTEGER : at;
+  };
+  return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
 }
 
 /** Reads and checks a CSV file of orders: the valid rows, and the reasons of the others by line. */
@@ -134,15 +171,27 @@ export function readOrdersCsv(file: Buffer): { valid: ValidOrder[]; errors: Impo
       if (field === 'status') input.status = cell.trim() === '' ? undefined : cell.trim().toLowerCase();
       else input[field] = cell;
     }
-    try {
-      valid.push(validNewOrder(input));
-    } catch (err) {
-      if (err instanceof ValidationError) errors.push({ line: row.line, fields: err.fields });
-      else if (err instanceof AppError && err.code === 'INVALID_STATUS') errors.push({ line: row.line, fields: { status: err.message } });
-      else throw err;
-    }
+    const checked = checkRow(input);
+    if ('fields' in checked) errors.push({ line: row.line, fields: checked.fields });
+    else valid.push(checked.order);
   }
   return { valid, errors };
+}
+
+/** One row by the rules of POST /api/orders, with every bad field named (a bad status does not hide a bad phone). */
+function checkRow(input: OrderInput): { order: ValidOrder } | { fields: FieldErrors } {
+  const fields: FieldErrors = {};
+  if (input.status !== undefined && !(ORDER_STATUSES as readonly unknown[]).includes(input.status)) {
+    fields.status = new InvalidStatusError().message;
+  }
+  try {
+    const order = validNewOrder({ ...input, status: fields.status ? undefined : input.status });
+    if (!fields.status) return { order };
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    Object.assign(fields, err.fields);
+  }
+  return { fields: inFieldOrder(fields) };
 }
 
 /** Imports a CSV file of orders: every valid row by the rules of POST /api/orders, all in one transaction. */
@@ -167,8 +216,9 @@ export class ImportService {
     }
     const hash = requestHash({ import: crypto.createHash('sha256').update(file).digest('hex') });
     const stored = await this.idempotency.once(workspaceId, options.idempotencyKey, hash, perform);
-    // Stored as jsonb, which reorders keys: answer in the same order as the first time.
+    // Stored as jsonb, which reorders keys (the reasons of a line too): answer in the same order as the first time.
     const { imported, skipped, errors: lines, order_ids: orderIds } = stored.body;
-    return { result: { imported, skipped, errors: lines, order_ids: orderIds }, replayed: stored.replayed };
+    const errorsInOrder = lines.map(({ line, fields }) => ({ line, fields: inFieldOrder(fields) }));
+    return { result: { imported, skipped, errors: errorsInOrder, order_ids: orderIds }, replayed: stored.replayed };
   }
 }

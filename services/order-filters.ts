@@ -179,7 +179,8 @@ export function applyFilters(knex: Knex, query: Knex.QueryBuilder, filters: Orde
   if (filters.q) {
     const text = filters.q;
     const digits = phoneDigits(text);
-    const doc = 'order_search_text(o.client_name, o.store_name, o.products_name, o.phone)';
+    // The stored, unaccented, lower-case text of the order (see the orders_search migration).
+    const doc = 'o.search_text';
     // A phone-like search is matched by its digits alone: the text holds the phone's national
     // digits, and any digits typed in a name, store or product are found the same way.
     if (digits) query.whereRaw(`${doc} LIKE ?`, [`%${digits}%`]);

@@ -51,6 +51,53 @@ const pathId = fc.oneof(
 );
 const queryString = fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 20 }), { maxKeys: 4 }).map((q) => new URLSearchParams(q).toString());
 
+/** A query value: dates (real, impossible, with odd offsets), numbers, statuses, cursors, and text meant to break SQL or parsers. */
+const queryValue = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.constantFrom(
+    '', ' ', '%', '_', '\\', '%_\\', "'", '"', "' OR 1=1 --", '\u0000', '\uFEFF', 'ﷺ', '٠٦١٢', 'null', 'undefined', 'true', '[]', '{}',
+    '0', '-1', '1', '500', '501', '1.5', '1e3', '1e309', '99999999999999999999999', '0x10', ' 5', '５',
+    'pending', 'confirmed,pending', ',', 'confirmed,,', 'CONFIRMED', 'no-answer', '__proto__', 'constructor',
+    '2026-07-01', '2026-02-30', '2026-07-01T12:00', '2026-07-01T24:00', '2026-07-01T12:00:00Z', '2026-07-01T12:00:00.1234567Z',
+    '2026-07-01T12:00:00+99:99', '2026-07-01T12:00:00-16:00', '2026-07-01T12:00:00+14:00', '0000-01-01', '1969-12-31', '9999-12-31', '10000-01-01', '2026-7-1',
+    'WyIyMDI2LTAxLTAxVDAwOjAwOjAwLjAwMDAwMFoiLCJ4Il0', 'eyJhIjoxfQ', 'x'.repeat(201), 'x'.repeat(2000), '0612345678', '+212 6 12',
+  ),
+);
+const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+/** Date-times of every shape the filters accept, with components and offsets that may not exist. */
+const dateLike = fc
+  .tuple(fc.integer({ min: 0, max: 10_001 }), two(13), two(32), fc.option(fc.tuple(two(25), two(61), fc.option(two(61))), { nil: undefined }), fc.constantFrom('', 'Z', '+', '-', '+:', '-:'), two(99), two(99))
+  .map(([y, mo, d, time, zone, oh, om]) => {
+    const date = `${String(y).padStart(4, '0')}-${mo}-${d}`;
+    if (!time) return date;
+    const offset = zone.length === 0 || zone === 'Z' ? zone : `${zone[0]}${oh}${zone.length > 1 ? ':' : ''}${om}`;
+    return `${date}T${time[0]}:${time[1]}${time[2] === undefined ? '' : `:${time[2]}`}${offset}`;
+  });
+
+/** encodeURIComponent, with a lone surrogate sent as U+FFFD (as a browser would) instead of throwing. */
+const encode = (text: string) => encodeURIComponent(text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD'));
+const LISTING_KEYS = ['limit', 'cursor', 'status', 'q', 'from', 'to'];
+/** Up to 6 parameters (keys may repeat, making arrays), each encoded, raw, or with a malformed %-escape; under Node's 16 kB header limit. */
+const listingQuery = fc
+  .array(
+    fc.tuple(
+      fc.oneof({ arbitrary: fc.constantFrom(...LISTING_KEYS), weight: 4 }, fc.constantFrom('limit[]', 'status[0]', 'q[a]', '__proto__', 'from.x', ''), fc.string({ maxLength: 8 })),
+      fc.oneof({ arbitrary: queryValue, weight: 3 }, dateLike),
+      fc.constantFrom('encoded', 'encoded', 'raw', 'malformed'),
+    ),
+    { maxLength: 6 },
+  )
+  .map((pairs) => pairs
+    .map(([key, value, style]) => {
+      const k = encode(key);
+      if (style === 'encoded') return `${k}=${encode(value)}`;
+      // Raw: only what can go in a request line unescaped (the HTTP client refuses the rest).
+      if (style === 'raw') return `${k}=${value.replace(/[^\x21-\x7e]/g, '').replace(/[#&]/g, '')}`;
+      return `${k}=${encode(value.slice(0, 10))}%${value.length % 2 ? 'zz' : 'E'}`;
+    })
+    .join('&'));
+
 function checkJson(res: request.Response, label: string): void {
   fuzzStats.cases += 1;
   expect(res.status, `${label} → ${res.status} ${res.text.slice(0, 200)}`).to.be.lessThan(500);
@@ -180,6 +227,68 @@ describe('bad input (property-based, seeded)', function () {
     // The shop's own order and key were never touched by a random id.
     expect(await testKnex()('orders').where({ id: orderId })).to.have.length(1);
     expect((await testKnex()('api_keys').where({ id: keyId }).first()).revoked_at).to.equal(null);
+  });
+
+  it('POST /api/orders/import: random CSV files → 200 with exactly `imported` new orders, or a 4xx and nothing written', async () => {
+    const cell = fc.oneof(nasty, fc.constantFrom('0612345678', '+212 6 98 76 54 32', '٠٦١٢٣٤٥٦٧٨', 'confirmed', 'Pending', 'Atlas', '"', '""', '"a,b"', '"x\ny"', ';', ','));
+    const headerName = fc.oneof(fc.constantFrom('client_name', 'Nom complet', 'Téléphone', 'phone', 'store', 'boutique', 'المنتج', 'produit', 'adresse', 'status', 'STATUS', 'id', ''), fc.string({ maxLength: 10 }));
+    const csvFile = fc
+      .tuple(fc.array(headerName, { minLength: 0, maxLength: 8 }), fc.array(fc.array(cell, { maxLength: 9 }), { maxLength: 12 }), fc.constantFrom(',', ';'), fc.constantFrom('\n', '\r\n', '\r'), fc.boolean())
+      .map(([header, rows, sep, eol, bom]) => (bom ? '\ufeff' : '') + [header, ...rows].map((r) => r.join(sep)).join(eol));
+    const valid = fc
+      .array(fc.tuple(cell, fc.constantFrom('0612345678', '06 98 76 54 32', '12'), cell), { minLength: 1, maxLength: 5 })
+      .map((rows) => ['name;phone;store;product;status', ...rows.map(([n, p, st]) => `"${n.replace(/"/g, '""')}";${p};Atlas;"${st.replace(/"/g, '""')}";`)].join('\n'));
+    const count = async () => Number((await testKnex()('orders').where({ workspace_id: shop.workspaceId }).count({ n: '*' }))[0].n);
+    const seen = { imported: 0, skipped: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(csvFile, valid, rawBody.map((b) => (Buffer.isBuffer(b) ? b.toString('latin1') : b))), fc.constantFrom('text/csv', 'text/plain', 'application/octet-stream'), async (file, type) => {
+        const before = await count();
+        const res = await shop.agent.post('/api/orders/import').set('Content-Type', type).send(file);
+        checkJson(res, `import ${JSON.stringify(file.slice(0, 120))}`);
+        const after = await count();
+        if (res.status !== 200) {
+          expect(after, 'a refused file writes nothing').to.equal(before);
+          seen.refused += 1;
+          return;
+        }
+        seen.imported += res.body.imported;
+        seen.skipped += res.body.skipped;
+        expect(Object.keys(res.body)).to.deep.equal(['imported', 'skipped', 'errors', 'order_ids']);
+        expect(after - before).to.equal(res.body.imported);
+        expect(res.body.order_ids).to.have.length(res.body.imported);
+        expect(res.body.errors).to.have.length(res.body.skipped);
+        for (const e of res.body.errors) {
+          expect(e.line).to.be.a('number').and.at.least(2);
+          expect(Object.keys(e.fields)).not.to.be.empty;
+        }
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    // The generators reach all three outcomes: orders imported, lines skipped, files refused.
+    expect(seen.imported, JSON.stringify(seen)).to.be.greaterThan(0);
+    expect(seen.skipped, JSON.stringify(seen)).to.be.greaterThan(0);
+    expect(seen.refused, JSON.stringify(seen)).to.be.greaterThan(0);
+  });
+
+  it('listing, export and stats: random query strings (filters, junk keys, repeated keys, odd encodings)', async () => {
+    const before = await testKnex()('orders').where({ workspace_id: shop.workspaceId }).count({ n: '*' });
+    await fc.assert(
+      fc.asyncProperty(listingQuery, async (query) => {
+        const q = query ? `?${query}` : '';
+        for (const route of ['/api/orders', '/data/v1/orders', '/api/orders/export.csv', '/api/stats']) {
+          const res = route.startsWith('/data')
+            ? await request(target).get(`${route}${q}`).set('apikey', publishableKey).set('Authorization', `Bearer ${token}`)
+            : await shop.agent.get(`${route}${q}`);
+          checkJson(res, `GET ${route}${q.slice(0, 200)}`);
+          if (res.status === 400) expect(res.body.code, `GET ${route}${q.slice(0, 200)}`).to.be.oneOf(['VALIDATION_ERROR', 'BAD_REQUEST']);
+          if (res.status === 200 && route.endsWith('.csv')) expect(res.headers['content-type']).to.equal('text/csv; charset=utf-8');
+          if (res.status === 200 && !route.endsWith('.csv')) expect(res.body).to.be.an('object');
+        }
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    // Reading never writes.
+    expect(await testKnex()('orders').where({ workspace_id: shop.workspaceId }).count({ n: '*' })).to.deep.equal(before);
   });
 
   it('/hooks/calls/:callId: random bodies, signatures and ids → 400/401/404, never 5xx; nothing changes without a valid signature', async () => {
