@@ -36,6 +36,7 @@ const envSchema = z.object({
   CALL_CLAIM_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   CALL_RESULT_TIMEOUT_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
   ALLOW_PRIVATE_URLS: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+  DELIVERY_TIMEOUT_SECONDS: z.coerce.number().min(1).max(120).default(10),
   WORKER: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
 });
 
@@ -60,6 +61,8 @@ export interface Config {
     resultTimeoutMinutes: number;
     /** Whether agent and webhook URLs may point at loopback/private addresses. */
     allowPrivateUrls: boolean;
+    /** How long a voice agent or a webhook endpoint has to answer (the specs say 10 s). */
+    deliveryTimeoutMs: number;
   };
   /** Development only: run the worker inside the web process. */
   inProcessWorker: boolean;
@@ -143,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       claimMinutes: e.CALL_CLAIM_MINUTES,
       resultTimeoutMinutes: e.CALL_RESULT_TIMEOUT_MINUTES,
       allowPrivateUrls: e.ALLOW_PRIVATE_URLS === undefined ? !isProduction : e.ALLOW_PRIVATE_URLS === 'true',
+      deliveryTimeoutMs: e.DELIVERY_TIMEOUT_SECONDS * 1000,
     }),
     inProcessWorker: e.NODE_ENV === 'development' && e.WORKER === 'on',
     limits: Object.freeze({

@@ -21,7 +21,7 @@ export async function startWorker(config: Readonly<Config>, databaseUrl: string,
   await prepareJobs(databaseUrl);
   const knex = createKnex(databaseUrl, 10, logger);
   const services = createServices(knex, config, new Jobs(knex));
-  const sender = new SignedSender(config.calls.allowPrivateUrls);
+  const sender = new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs);
   const boss = createBoss(databaseUrl);
   boss.on('error', (err) => logger.error({ err }, 'job engine error'));
   survivePgBossBookkeeping(logger);

@@ -89,7 +89,7 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
   await knex('credit_ledger').insert({ user_id: owner.owner_id, kind: 'grant', amount: 1_000_000 });
 
   // 1. A burst: orders created (with their jobs) before any worker runs, then one worker.
-  const services = createServices(knex, { bcryptCost: 4, jwtSecret: 'x'.repeat(32), publicBaseUrl: 'https://ocs.bench.invalid', publishableKey: 'pk', isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true } }, new Jobs(knex));
+  const services = createServices(knex, { bcryptCost: 4, jwtSecret: 'x'.repeat(32), publicBaseUrl: 'https://ocs.bench.invalid', publishableKey: 'pk', isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 } }, new Jobs(knex));
   log(`loop: creating ${BURST} due orders`);
   for (let i = 0; i < BURST; i += 50) {
     await Promise.all(Array.from({ length: 50 }, (_, j) => services.orders.create(account.workspaceId, { clientName: `Burst ${i + j}`, phone: '0612345678', storeName: 'Bench', productsName: 'Tea' })));

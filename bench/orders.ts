@@ -45,7 +45,7 @@ async function watched<T>(memory: MemorySampler, work: () => Promise<T>): Promis
 }
 
 async function explainSearch(knex: Knex, workspaceId: string, q: string): Promise<string> {
-  const services = createServices(knex, { bcryptCost: 4, jwtSecret: 'x'.repeat(32), publicBaseUrl: 'https://ocs.bench.invalid', publishableKey: 'pk', isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: false } }, new Jobs(knex));
+  const services = createServices(knex, { bcryptCost: 4, jwtSecret: 'x'.repeat(32), publicBaseUrl: 'https://ocs.bench.invalid', publishableKey: 'pk', isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: false, deliveryTimeoutMs: 10_000 } }, new Jobs(knex));
   const captured: Array<{ sql: string; bindings: unknown[] }> = [];
   const record = (query: { sql: string; bindings: unknown[] }) => captured.push(query);
   knex.on('query', record);

@@ -77,7 +77,7 @@ export async function capturePlan(
 ): Promise<BaselinePlan> {
   const services = createServices(
     knex,
-    { bcryptCost: 4, jwtSecret: service.secrets.JWT_SECRET, publicBaseUrl: PUBLIC_BASE_URL, publishableKey, isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true } },
+    { bcryptCost: 4, jwtSecret: service.secrets.JWT_SECRET, publicBaseUrl: PUBLIC_BASE_URL, publishableKey, isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 } },
     new Jobs(knex),
   );
   const order = { clientName: 'Capture Client', phone: '+212612345678', storeName: 'Capture Store', productsName: 'Capture Products', address: 'Capture Address' };

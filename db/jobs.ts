@@ -21,8 +21,12 @@ export const QUEUES = {
   claimExpiry: { name: 'claim-expiry', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
   /** The safety net: whatever fell due without a job of its own (credits granted, missed deadlines). */
   sweep: { name: 'sweep', policy: 'short', expireInSeconds: 60, retryLimit: 2, retryDelay: 5 },
-  /** Each minute: fold the per-status order counters' deltas together. */
-  orderCounts: { name: 'order-counts', policy: 'short', expireInSeconds: 60, retryLimit: 2, retryDelay: 30 },
+  /** Each minute: fold the per-status order counters together, prune the webhook delivery log. */
+  housekeeping: { name: 'housekeeping', policy: 'short', expireInSeconds: 120, retryLimit: 2, retryDelay: 30 },
+  /** Each second or so: a drain job for every webhook endpoint with a delivery due. */
+  webhookDispatch: { name: 'webhook-dispatch', policy: 'short', expireInSeconds: 30, retryLimit: 2, retryDelay: 1 },
+  /** Send one endpoint's due deliveries: one running and one waiting at most per endpoint. */
+  webhookEndpoint: { name: 'webhook-endpoint', policy: 'stately', expireInSeconds: 60, retryLimit: 5, retryDelay: 5 },
 } as const satisfies Record<string, PgBoss.Queue>;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];

@@ -6,6 +6,7 @@ import * as idempotency from './migrations/20261122_04_idempotency';
 import * as confirmationLoop from './migrations/20261122_05_confirmation_loop';
 import * as openCallsIndex from './migrations/20261122_06_open_calls_index';
 import * as ordersSearch from './migrations/20261123_01_orders_search';
+import * as webhooks from './migrations/20261123_02_webhooks';
 import * as orderStatusCounts from './migrations/20261123_04_order_status_counts';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
@@ -23,6 +24,7 @@ const migrations: Array<[string, Migration]> = [
   ['20261122_05_confirmation_loop', confirmationLoop],
   ['20261122_06_open_calls_index', openCallsIndex],
   ['20261123_01_orders_search', ordersSearch],
+  ['20261123_02_webhooks', webhooks],
   ['20261123_04_order_status_counts', orderStatusCounts],
 ];
 

@@ -33,7 +33,10 @@ export class SignedSender {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
 
-  constructor(allowPrivateUrls: boolean) {
+  constructor(
+    allowPrivateUrls: boolean,
+    private readonly timeoutMs = DELIVERY_TIMEOUT_MS,
+  ) {
     const filter = { allowPrivateIPAddress: allowPrivateUrls, allowMetaIPAddress: false, keepAlive: true, maxSockets: 50 };
     this.httpAgent = new RequestFilteringHttpAgent(filter);
     this.httpsAgent = new RequestFilteringHttpsAgent(filter);
@@ -63,8 +66,8 @@ export class SignedSender {
         method: 'POST',
         headers,
         agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
-        timeout: DELIVERY_TIMEOUT_MS,
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+        timeout: this.timeoutMs,
+        signal: AbortSignal.timeout(this.timeoutMs),
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', (err) => resolve(result(false, null, err.name === 'AbortError' ? 'timed out' : err.message)));

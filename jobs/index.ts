@@ -1,6 +1,7 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from '../logger';
 import { SignedSender } from '../integrations/http';
+import type { SignedMessage } from '../integrations/http';
 import type { Services } from '../services';
 import { QUEUES } from '../db/jobs';
 import { callRequestHandler } from './call-request';
@@ -8,7 +9,11 @@ import { callRequestHandler } from './call-request';
 /** How often the sweep runs (it re-schedules itself; a cron each minute restarts the chain if it breaks). */
 export const SWEEP_EVERY_SECONDS = 15;
 
+/** How often due webhook deliveries are looked for (a new event's own job does not wait for this). */
+export const WEBHOOK_DISPATCH_EVERY_SECONDS = 1;
+
 interface Data {
+  endpointId?: string;
   operationId?: string;
   callId?: string;
   try?: number;
@@ -59,8 +64,27 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
       await boss.send(QUEUES.sweep.name, {}, { startAfter: SWEEP_EVERY_SECONDS, singletonKey: 'sweep' });
     },
   });
-  await register({ queue: QUEUES.orderCounts.name, count: 1, batchSize: 1, pollingIntervalSeconds: 10, handle: () => services.orders.compactStatusCounts() });
-  await boss.schedule(QUEUES.orderCounts.name, '* * * * *', {});
+  await register({
+    queue: QUEUES.housekeeping.name, count: 1, batchSize: 1, pollingIntervalSeconds: 10,
+    handle: async () => {
+      await services.orders.compactStatusCounts();
+      await services.webhooks.prune();
+    },
+  });
+  await boss.schedule(QUEUES.housekeeping.name, '* * * * *', {});
+
+  // Webhooks: each endpoint drained by its own job, so a slow one holds one of these slots, no more.
+  const send = (message: SignedMessage) => sender.send(message);
+  await register({ queue: QUEUES.webhookEndpoint.name, count: 10, batchSize: 1, pollingIntervalSeconds: 1, handle: (jobs) => services.webhooks.drain(jobs[0].data.endpointId!, send) });
+  await register({
+    queue: QUEUES.webhookDispatch.name, count: 1, batchSize: 1, pollingIntervalSeconds: 0.5,
+    handle: async () => {
+      await services.webhooks.queueDueDrains();
+      await boss.send(QUEUES.webhookDispatch.name, {}, { startAfter: WEBHOOK_DISPATCH_EVERY_SECONDS, singletonKey: 'webhook-dispatch' });
+    },
+  });
+  await boss.schedule(QUEUES.webhookDispatch.name, '* * * * *', {}, { singletonKey: 'webhook-dispatch' });
+  await boss.send(QUEUES.webhookDispatch.name, {}, { singletonKey: 'webhook-dispatch' });
   await boss.schedule(QUEUES.sweep.name, '* * * * *', {}, { singletonKey: 'sweep' });
   await boss.send(QUEUES.sweep.name, {}, { singletonKey: 'sweep' });
 }

@@ -17,6 +17,7 @@ import { StatsService } from './stats';
 import { SweepService } from './sweep';
 import { TokenService } from './tokens';
 import { UserService } from './users';
+import { WebhookService } from './webhooks';
 import { WorkspaceService } from './workspaces';
 
 export type Services = ReturnType<typeof createServices>;
@@ -30,12 +31,15 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const callSettings = new CallSettingsService(knex);
   const calls = new CallService(knex, jobs, callSettings, config.calls);
   const idempotency = new IdempotencyService(knex);
+  // Voice agents and webhook endpoints: the same rule for where we may send.
+  const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction };
   const orders = new OrderService(knex, idempotency, operations);
   return {
     workspaces,
     users: new UserService(knex, workspaces, config.bcryptCost),
     credits: new CreditService(knex),
-    agents: new AgentService(knex, { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction }),
+    agents: new AgentService(knex, urlPolicy),
+    webhooks: new WebhookService(knex, jobs, urlPolicy),
     orders,
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters) => exportCsv(knex, workspaceId, filters),

@@ -1,42 +1,15 @@
 import { expect } from 'chai';
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import type { Knex } from 'knex';
 import request from 'supertest';
-import { ROOT } from '../config';
 import { createKnex } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { newMessageId, signedHeaders } from '../integrations/signing';
 import { signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
 import { agentDouble, ORDER, waitFor } from './helpers/loop';
-import { startServer } from './helpers/process';
+import { startServer, startWorkerProcess } from './helpers/process';
+import type { WorkerProcess } from './helpers/process';
 import { startThrowawayPostgres } from './helpers/throwaway-postgres';
-
-interface WorkerProcess {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** `node dist/worker.js` as the Procfile runs it; resolves once it says it started. */
-function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker.js')], {
-    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'info', DATABASE_URL: databaseUrl, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      if (output.includes('"msg":"worker started"')) resolve({ child, output: () => output, exited });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    void exited.then((code) => reject(new Error(`worker exited with ${code}:\n${output}`)));
-  });
-}
 
 async function voiceWorkspace(target: string | undefined, knex: Knex, endpointUrl: string, credits: number) {
   const shop = await signUp(target ? { target, knex } : {});

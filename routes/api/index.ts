@@ -7,6 +7,7 @@ import { keysRouter } from './keys';
 import { orderFilesRouter, ordersRouter } from './orders';
 import { readPeriod } from '../../services/stats';
 import { settingsRouter } from './settings';
+import { webhooksRouter } from './webhooks';
 
 /** Session-cookie JSON routes under /api. */
 export function apiRouter(services: Services): Router {
@@ -23,5 +24,6 @@ export function apiRouter(services: Services): Router {
   router.use('/keys', keysRouter(services));
   router.use('/settings', settingsRouter(services));
   router.use('/calls', callsRouter(services));
+  router.use('/webhooks', webhooksRouter(services));
   return router;
 }

@@ -15,6 +15,7 @@ import { importPages, receiveImportUpload } from './imports';
 import { orderPages } from './orders';
 import { settingsPages } from './settings';
 import { statsPages } from './stats';
+import { webhookPages } from './webhooks';
 import { workspacePages } from './workspace';
 
 export interface PageDeps {
@@ -60,6 +61,7 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   router.use(settingsPages(services));
   router.use(agentPages(services));
   router.use(apiKeyPages(services));
+  router.use(webhookPages(services));
   router.use(creditPages(services));
   return router;
 }

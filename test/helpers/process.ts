@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { ROOT } from '../../config';
+import { TEST_ENV } from './app';
 
 export interface RunningServer {
   child: ChildProcess;
@@ -77,3 +78,29 @@ export function connectionRefused(port: number): Promise<boolean> {
     });
   });
 }
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `node dist/worker.js` as the Procfile runs it; resolves once it says it started. */
+export function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker.js')], {
+    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'info', DATABASE_URL: databaseUrl, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('"msg":"worker started"')) resolve({ child, output: () => output, exited });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => reject(new Error(`worker exited with ${code}:\n${output}`)));
+  });
+}
+

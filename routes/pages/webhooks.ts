@@ -1,0 +1,125 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import { ConflictError, ValidationError } from '../../services/errors';
+import { WEBHOOK_EVENTS } from '../../services/webhooks';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { doNotCompress } from '../middleware/compression';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import type { FormState } from './forms';
+
+/** The checked event boxes of a form (`events` once per box). */
+function checkedEvents(req: Request): string[] {
+  const given = req.body?.events;
+  return (Array.isArray(given) ? given : given === undefined ? [] : [given]).filter((e): e is string => typeof e === 'string');
+}
+
+/** A page that shows a signing secret: never cached, never compressed. */
+function secretPage(res: Response): void {
+  res.set('Cache-Control', 'no-store');
+  doNotCompress(res);
+}
+
+/** /webhooks: endpoints, their events, secret, test event and delivery log. */
+export function webhookPages(services: Services): Router {
+  const router = Router();
+  router.use('/webhooks', requirePageWorkspace);
+  const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
+
+  async function renderList(req: Request, res: Response, status = 200, form: FormState & { events?: string[] } = {}) {
+    res.status(status).render('webhooks', {
+      endpoints: await services.webhooks.list(workspaceId(req)),
+      allEvents: WEBHOOK_EVENTS,
+      values: form.values ?? { url: '', description: '' },
+      checked: form.events ?? [...WEBHOOK_EVENTS],
+      errors: form.errors ?? {},
+    });
+  }
+
+  async function renderEndpoint(req: Request, res: Response, status = 200, form: FormState & { events?: string[] } = {}) {
+    const id = String(req.params.id);
+    const endpoint = await services.webhooks.get(workspaceId(req), id);
+    const [secret, deliveries] = await Promise.all([services.webhooks.secret(workspaceId(req), id), services.webhooks.deliveries(workspaceId(req), id)]);
+    secretPage(res);
+    res.status(status).render('webhook', {
+      endpoint,
+      secret,
+      deliveries,
+      allEvents: WEBHOOK_EVENTS,
+      values: form.values ?? { url: endpoint.url, description: endpoint.description ?? '' },
+      checked: form.events ?? endpoint.events,
+      errors: form.errors ?? {},
+    });
+  }
+
+  router.get('/webhooks', (req, res) => renderList(req, res));
+
+  router.post('/webhooks', async (req, res) => {
+    const values = formValues(req, ['url', 'description'] as const);
+    const events = checkedEvents(req);
+    try {
+      const endpoint = await services.webhooks.create(workspaceId(req), { ...values, events });
+      await redirectWithNotice(req, res, `/webhooks/${endpoint.id}`, 'Endpoint added. Give its signing secret (below) to the receiving service, then send a test event.');
+    } catch (err) {
+      if (err instanceof ConflictError) return renderList(req, res, 409, { values, events, errors: { form: err.message } });
+      if (!(err instanceof ValidationError)) throw err;
+      await renderList(req, res, 400, { values, events, errors: errorsByInput(err) });
+    }
+  });
+
+  router.get('/webhooks/:id', (req, res) => renderEndpoint(req, res));
+
+  router.post('/webhooks/:id', async (req, res) => {
+    const values = formValues(req, ['url', 'description'] as const);
+    const events = checkedEvents(req);
+    try {
+      await services.webhooks.update(workspaceId(req), String(req.params.id), { ...values, events });
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'Endpoint saved.');
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await renderEndpoint(req, res, 400, { values, events, errors: errorsByInput(err) });
+    }
+  });
+
+  router.post('/webhooks/:id/enabled', async (req, res) => {
+    const enabled = formValues(req, ['enabled'] as const).enabled === 'true';
+    await services.webhooks.update(workspaceId(req), String(req.params.id), { enabled });
+    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, enabled ? 'Endpoint enabled: new events will be sent to it.' : 'Endpoint disabled: nothing more is sent to it.');
+  });
+
+  router.post('/webhooks/:id/rotate-secret', async (req, res) => {
+    await services.webhooks.rotateSecret(workspaceId(req), String(req.params.id));
+    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'A new secret was made: the old one stopped working. Give this one to the receiving service now.');
+  });
+
+  router.post('/webhooks/:id/test', async (req, res) => {
+    try {
+      await services.webhooks.sendTest(workspaceId(req), String(req.params.id));
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'A test event is on its way: its delivery appears in the log below.');
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, err.message);
+    }
+  });
+
+  router.post('/webhooks/:id/deliveries/:deliveryId/resend', async (req, res) => {
+    try {
+      await services.webhooks.resend(workspaceId(req), String(req.params.id), String(req.params.deliveryId));
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'The message is sent again, with the same webhook-id.');
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, err.message);
+    }
+  });
+
+  router.get('/webhooks/:id/delete', async (req, res) => {
+    res.render('webhook-delete', { endpoint: await services.webhooks.get(workspaceId(req), String(req.params.id)) });
+  });
+
+  router.post('/webhooks/:id/delete', async (req, res) => {
+    const endpoint = await services.webhooks.get(workspaceId(req), String(req.params.id));
+    await services.webhooks.remove(workspaceId(req), endpoint.id);
+    await redirectWithNotice(req, res, '/webhooks', `The endpoint ${endpoint.url} was deleted; nothing more is sent to it.`);
+  });
+  return router;
+}
