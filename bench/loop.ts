@@ -50,21 +50,22 @@ async function agentDouble(cleanup: Cleanup) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, arrivals, calls };
 }
 
-/** The Procfile's `worker:` as its own process (production settings), its log in a file. */
-async function startWorker(options: { databaseUrl: string; tmp: string; cleanup: Cleanup }): Promise<void> {
-  const logFile = path.join(options.tmp, 'worker.log');
+/** The Procfile's `worker:` as its own process (production settings), its log in a file; resolves to its stop. */
+export async function startWorker(options: { databaseUrl: string; tmp: string; cleanup: Cleanup }, name = 'worker'): Promise<() => Promise<void>> {
+  const logFile = path.join(options.tmp, `${name}.log`);
   const out = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker.js')], {
     env: { ...process.env, NODE_ENV: 'production', TZ: 'UTC', DATABASE_URL: options.databaseUrl, SESSION_SECRET: 'x'.repeat(32), JWT_SECRET: 'y'.repeat(32), ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info', PUBLIC_BASE_URL: 'https://ocs.bench.invalid' },
     stdio: ['ignore', out, out],
   });
   fs.closeSync(out);
-  options.cleanup.add('worker', () => stopProcess(child));
+  options.cleanup.add(name, () => stopProcess(child));
   await until('the worker to start', () => fs.readFileSync(logFile, 'utf8').includes('worker started') || child.exitCode !== null, 30_000);
   if (child.exitCode !== null) throw new Error(`worker exited: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+  return () => stopProcess(child);
 }
 
-async function until(what: string, check: () => boolean, ms: number): Promise<void> {
+export async function until(what: string, check: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`loop bench: timed out waiting for ${what}`);
@@ -94,7 +95,7 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
   for (let i = 0; i < BURST; i += 50) {
     await Promise.all(Array.from({ length: 50 }, (_, j) => services.orders.create(account.workspaceId, { clientName: `Burst ${i + j}`, phone: '0612345678', storeName: 'Bench', productsName: 'Tea' })));
   }
-  await startWorker(options);
+  const stopWorker = await startWorker(options);
   await until('the burst to reach the agent', () => agent.arrivals.size >= BURST, 300_000);
   const times = [...agent.arrivals.values()].sort((a, b) => a - b);
   const dispatchPerSecond = (BURST - 1) / ((times[BURST - 1] - times[0]) / 1000);
@@ -129,6 +130,7 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
   const reportsPerSecond = BURST / ((performance.now() - t0) / 1000);
   if (failures > 0) throw new Error(`loop bench: ${failures} reports were not answered 200`);
   log(`loop: ${BURST} reports at ${reportsPerSecond.toFixed(0)}/s`);
+  await stopWorker();
   return {
     dispatched: BURST,
     dispatchPerSecond,

@@ -2,6 +2,8 @@ import type { Measured } from './load';
 import type { LoopReport } from './loop';
 import type { CompressionFigures } from './compression';
 import { ordersSection } from './orders';
+import { webhookSection } from './webhooks';
+import type { WebhookFigures } from './webhooks';
 import type { OrdersAtScale } from './orders';
 
 export interface ScenarioResult {
@@ -26,6 +28,7 @@ export interface Report {
   statements: Array<{ scenario: string; sql: string[] }>;
   loop?: LoopReport;
   orders?: OrdersAtScale;
+  webhooks?: WebhookFigures;
   compression?: CompressionFigures;
 }
 
@@ -157,6 +160,7 @@ export function renderReport(report: Report): string {
     '',
     ...report.statements.flatMap((s) => [`${s.scenario}:`, '', '```sql', ...s.sql, '```', '']),
     ...(report.loop ? loopSection(report.loop) : []),
+    ...(report.webhooks ? webhookSection(report.webhooks) : []),
     ...(report.orders ? ordersSection(report.orders) : []),
     ...(report.compression ? compressionLine(report.compression) : []),
     ...(report.scale

@@ -11,6 +11,7 @@ import { CpuMeter, MemorySampler } from './meters';
 import { compare, LoadOptions, probe } from './load';
 import { loopBench } from './loop';
 import { ordersAtScale } from './orders';
+import { webhookBench } from './webhooks';
 import { compressionFigures } from './compression';
 import { renderReport, Report, ScenarioResult } from './report';
 import { Scenario, scenarios } from './scenarios';
@@ -155,6 +156,12 @@ async function main(cleanup: Cleanup): Promise<void> {
     loop = await loopBench({ knex, databaseUrl: db.url, service, account, tmp, cleanup, log });
   }
 
+  let webhooks: Report['webhooks'];
+  if (wanted('webhooks')) {
+    const account = await signUp(service.url, knex, `webhooks-${Date.now()}@bench.invalid`, 'Webhook shop');
+    webhooks = await webhookBench({ knex, databaseUrl: db.url, serviceUrl: service.url, account, tmp, cleanup, log });
+  }
+
   let scale: Report['scale'];
   const first = results.find((r) => r.id === 'a');
   if (first && wanted('scale')) {
@@ -187,6 +194,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     scenarios: results,
     scale,
     loop,
+    webhooks,
     orders,
     compression,
     memory,
