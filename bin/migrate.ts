@@ -1,13 +1,15 @@
 import { ConfigError, loadConfig } from '../config';
-import { createKnex } from '../db/knex';
+import knexFactory from 'knex';
 import { migrateLatest } from '../db/migrate';
 import { prepareJobs } from '../db/jobs';
+import knexfile from '../knexfile';
 
 /** `npm run migrate` (the Procfile's release step): applies pending migrations to DATABASE_URL. */
 async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL: required to run migrations']);
-  const knex = createKnex(config.databaseUrl, 1);
+  // The knexfile's configuration, as `npx knex migrate:latest` uses it.
+  const knex = knexFactory({ ...knexfile, connection: { connectionString: config.databaseUrl, statement_timeout: 0 } });
   try {
     const applied = await migrateLatest(knex);
     console.log(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'Already up to date');

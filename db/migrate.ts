@@ -1,38 +1,44 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Knex } from 'knex';
-import * as accounts from './migrations/20261122_01_accounts';
-import * as orders from './migrations/20261122_02_orders';
-import * as keysAndCredits from './migrations/20261122_03_keys_and_credits';
-import * as idempotency from './migrations/20261122_04_idempotency';
-import * as confirmationLoop from './migrations/20261122_05_confirmation_loop';
-import * as openCallsIndex from './migrations/20261122_06_open_calls_index';
-import * as ordersSearch from './migrations/20261123_01_orders_search';
-import * as webhooks from './migrations/20261123_02_webhooks';
-import * as orderStatusCounts from './migrations/20261123_04_order_status_counts';
+import { ROOT } from '../config';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
-/**
- * Migrations are listed by name without a file extension, so the same history is recorded whether
- * they run from TypeScript sources or compiled JavaScript (knex would otherwise record `.ts` in one
- * place and `.js` in the other, and call the directory corrupt).
- */
-const migrations: Array<[string, Migration]> = [
-  ['20261122_01_accounts', accounts],
-  ['20261122_02_orders', orders],
-  ['20261122_03_keys_and_credits', keysAndCredits],
-  ['20261122_04_idempotency', idempotency],
-  ['20261122_05_confirmation_loop', confirmationLoop],
-  ['20261122_06_open_calls_index', openCallsIndex],
-  ['20261123_01_orders_search', ordersSearch],
-  ['20261123_02_webhooks', webhooks],
-  ['20261123_04_order_status_counts', orderStatusCounts],
-];
+/** The one migrations directory: `db/migrations` (its compiled twin under `dist/` when run from there). */
+export const MIGRATIONS_DIRECTORY = path.join(__dirname, 'migrations');
+const SOURCE_DIRECTORY = path.join(ROOT, 'db', 'migrations');
 
-const migrationSource: Knex.MigrationSource<[string, Migration]> = {
-  getMigrations: async () => migrations,
-  getMigrationName: ([name]) => name,
-  getMigration: async ([, migration]) => migration,
+/**
+ * The order migrations run in. Ours are named `YYYYMMDD_NN_what`, `knex migrate:make` names them
+ * `YYYYMMDDHHMMSS_what`: compared as date, then number (NN) or time of day, they interleave correctly.
+ */
+function runOrder(name: string): string {
+  const ours = /^(\d{8})_(\d{2})_/.exec(name);
+  if (ours) return `${ours[1]}${ours[2].padStart(6, '0')}_${name}`;
+  const made = /^(\d{8})(\d{6})_/.exec(name);
+  return made ? `${made[1]}${made[2]}_${name}` : name;
+}
+
+/**
+ * Migrations read from the directory, named without their extension, so the same history is
+ * recorded whether they run from TypeScript sources (`npx knex` with knexfile.ts) or compiled
+ * JavaScript (`npm run migrate`, the server); knex would otherwise record `.ts` in one place and
+ * `.js` in the other, and call the directory corrupt.
+ */
+export const migrationSource: Knex.MigrationSource<{ file: string }> = {
+  async getMigrations() {
+    const files = fs.readdirSync(MIGRATIONS_DIRECTORY).filter((file) => /\.(js|ts)$/.test(file) && !file.endsWith('.d.ts'));
+    const names = [...new Set(files.map((file) => file.replace(/\.(js|ts)$/, '')))];
+    // `{ file }`: the shape knex's own commands (migrate:list) print.
+    return names.sort((a, b) => (runOrder(a) < runOrder(b) ? -1 : 1)).map((file) => ({ file }));
+  },
+  getMigrationName: ({ file }) => file,
+  getMigration: async ({ file }) => require(path.join(MIGRATIONS_DIRECTORY, file)) as Migration,
 };
+
+/** Where `knex migrate:make` writes a new migration: beside the others, in TypeScript. */
+export const MIGRATIONS_SOURCE_DIRECTORY = fs.existsSync(SOURCE_DIRECTORY) ? SOURCE_DIRECTORY : MIGRATIONS_DIRECTORY;
 
 /** Applies every pending migration; returns the names it applied. */
 export async function migrateLatest(knex: Knex): Promise<string[]> {

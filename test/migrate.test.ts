@@ -5,7 +5,23 @@ import path from 'node:path';
 import { ROOT } from '../config';
 import { createKnex } from '../db/knex';
 import { testDatabaseUrl, testKnex } from './helpers/db';
+import { spawn } from 'node:child_process';
 import { runScript } from './helpers/process';
+
+/** `npx knex <args>` in the project, with the top-level knexfile.ts. */
+function knexCli(args: string[], databaseUrl: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'knex', 'bin', 'cli.js'), ...args, '--knexfile', path.join(ROOT, 'knexfile.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
 
 describe('npm run migrate (the release step)', function () {
   this.timeout(60_000);
@@ -42,6 +58,38 @@ describe('npm run migrate (the release step)', function () {
     expect(result.stdout.trim()).to.equal('Already up to date\nJob queues ready');
     const names = await testKnex()('knex_migrations').orderBy('id').pluck('name');
     expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency', '20261122_05_confirmation_loop', '20261122_06_open_calls_index', '20261123_01_orders_search', '20261123_02_webhooks', '20261123_04_order_status_counts']);
+  });
+
+  it('knexfile.ts: npx knex migrate:latest, migrate:rollback and migrate:make work, recording the names npm run migrate records', async () => {
+    const name = `ocs_knexfile_${crypto.randomBytes(4).toString('hex')}`;
+    await testKnex().raw('CREATE DATABASE ??', [name]);
+    const url = new URL(testDatabaseUrl());
+    url.pathname = `/${name}`;
+    const fresh = createKnex(url.toString(), 1);
+    let made: string | undefined;
+    try {
+      const latest = await knexCli(['migrate:latest'], url.toString());
+      expect(latest.code, latest.output).to.equal(0);
+      expect(await fresh('knex_migrations').orderBy('id').pluck('name')).to.deep.equal(await testKnex()('knex_migrations').orderBy('id').pluck('name'));
+      const rollback = await knexCli(['migrate:rollback'], url.toString());
+      expect(rollback.code, rollback.output).to.equal(0);
+      expect(await fresh('knex_migrations').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
+      expect(await fresh('pg_tables').where({ schemaname: 'public', tablename: 'orders' })).to.have.length(0);
+      // npm run migrate (the release step) reads the same knexfile: it finds everything to do again.
+      const release = await runScript('bin/migrate.js', [], { DATABASE_URL: url.toString() });
+      expect(release.code, release.stderr).to.equal(0);
+      expect(release.stdout).to.contain('Applied: 20261122_01_accounts');
+      const make = await knexCli(['migrate:make', 'knexfile_probe'], url.toString());
+      expect(make.code, make.output).to.equal(0);
+      made = fs.readdirSync(path.join(ROOT, 'db', 'migrations')).find((f) => f.endsWith('_knexfile_probe.ts'));
+      expect(made, make.output).to.match(/^\d{14}_knexfile_probe\.ts$/);
+      const status = await knexCli(['migrate:list'], url.toString());
+      expect(status.output).to.match(/Found 1 Pending Migration/).and.contain(made!.replace(/\.ts$/, ''));
+    } finally {
+      if (made) fs.rmSync(path.join(ROOT, 'db', 'migrations', made));
+      await fresh.destroy();
+      await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
+    }
   });
 
   it('the Procfile releases with npm run migrate, serves the compiled server and runs the worker', () => {
