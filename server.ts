@@ -7,7 +7,7 @@ import { EmbeddedDatabase, EmbeddedPostgresError, startEmbeddedPostgres } from '
 import { createKnex, createSessionPool } from './db/knex';
 import { migrateLatest } from './db/migrate';
 import { createRedis, redisReady } from './db/redis';
-import { createLogger } from './logger';
+import { createLogger, prettyLogs } from './logger';
 import { prepareJobs } from './db/jobs';
 import { RunningWorker, startWorker } from './worker';
 
@@ -15,7 +15,7 @@ const SHUTDOWN_DEADLINE_MS = 25_000;
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, { pretty: prettyLogs(config.env) });
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;

@@ -3,7 +3,7 @@ import { createKnex } from './db/knex';
 import { createBoss, createQueues, Jobs, prepareJobs } from './db/jobs';
 import { SignedSender } from './integrations/http';
 import { registerHandlers } from './jobs';
-import { createLogger, Logger } from './logger';
+import { createLogger, Logger, prettyLogs } from './logger';
 import { createServices } from './services';
 import type { Config } from './config';
 
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     console.error('The worker could not start: DATABASE_URL is not set.\nTo fix it: set DATABASE_URL to the same database as the web process (in development, `npm start` runs the worker for you).');
     process.exit(1);
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, { pretty: prettyLogs(config.env) });
   // Listen for signals before starting, so that a SIGTERM during start-up still drains and exits 0.
   let stopRequested: string | undefined;
   let worker: RunningWorker | undefined;
