@@ -153,29 +153,38 @@ export class CallService {
 
   /** Human claims past their deadline are dropped: the operation is due again, the order as before. */
   async expireClaims(workspaceId?: string, callId?: string): Promise<number> {
-    return this.knex.transaction(async (trx) => {
-      const stale = await trx('calls')
-        .where({ kind: 'human' })
-        .whereNull('ended_at')
-        .whereNull('dropped_at')
-        .where('claim_expires_at', '<=', this.now())
-        .modify((q) => {
-          if (workspaceId) q.where({ workspace_id: workspaceId });
-          if (callId) q.where({ id: callId });
-        })
-        .forUpdate()
-        .skipLocked()
-        .select('id', 'operation_id', 'order_status_before');
-      for (const call of stale) {
-        await trx('calls').where({ id: call.id }).update({ dropped_at: this.now() });
-        const [op] = await trx('operations')
-          .where({ id: call.operation_id, status: 'in_progress' })
-          .update({ status: 'pending', next_attempt_at: this.now() })
-          .returning('order_id');
-        if (op) await trx('orders').where({ id: op.order_id, status: 'calling' }).update({ status: call.order_status_before });
-      }
-      return stale.length;
-    });
+    return this.knex.transaction((trx) =>
+      this.dropClaims(trx, (q) => {
+        q.where('claim_expires_at', '<=', this.now());
+        if (workspaceId) q.where({ workspace_id: workspaceId });
+        if (callId) q.where({ id: callId });
+      }),
+    );
+  }
+
+  /** A member leaves the workspace: their open claims are dropped at once, in the caller's transaction. */
+  async releaseClaimsOf(trx: Knex.Transaction, workspaceId: string, userId: string): Promise<number> {
+    return this.dropClaims(trx, (q) => q.where({ workspace_id: workspaceId, made_by: userId }));
+  }
+
+  private async dropClaims(trx: Knex.Transaction, which: (query: Knex.QueryBuilder) => void): Promise<number> {
+    const stale = await trx('calls')
+      .where({ kind: 'human' })
+      .whereNull('ended_at')
+      .whereNull('dropped_at')
+      .modify(which)
+      .forUpdate()
+      .skipLocked()
+      .select('id', 'operation_id', 'order_status_before');
+    for (const call of stale) {
+      await trx('calls').where({ id: call.id }).update({ dropped_at: this.now() });
+      const [op] = await trx('operations')
+        .where({ id: call.operation_id, status: 'in_progress' })
+        .update({ status: 'pending', next_attempt_at: this.now() })
+        .returning('order_id');
+      if (op) await trx('orders').where({ id: op.order_id, status: 'calling' }).update({ status: call.order_status_before });
+    }
+    return stale.length;
   }
 
   // ---- voice agents -----------------------------------------------------------------------

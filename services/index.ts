@@ -8,6 +8,7 @@ import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
 import { IdempotencyService } from './idempotency';
+import { MemberService } from './members';
 import { ImportService } from './imports';
 import { exportCsv } from './order-export';
 import type { OrderFilters } from './order-filters';
@@ -36,6 +37,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const orders = new OrderService(knex, idempotency, operations);
   return {
     workspaces,
+    members: new MemberService(knex, calls),
     users: new UserService(knex, workspaces, config.bcryptCost),
     credits: new CreditService(knex),
     agents: new AgentService(knex, urlPolicy),

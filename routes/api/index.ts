@@ -8,6 +8,7 @@ import { orderFilesRouter, ordersRouter } from './orders';
 import { readPeriod } from '../../services/stats';
 import { settingsRouter } from './settings';
 import { webhooksRouter } from './webhooks';
+import { workspaceRouter } from './workspace';
 
 /** Session-cookie JSON routes under /api. */
 export function apiRouter(services: Services): Router {
@@ -25,5 +26,6 @@ export function apiRouter(services: Services): Router {
   router.use('/settings', settingsRouter(services));
   router.use('/calls', callsRouter(services));
   router.use('/webhooks', webhooksRouter(services));
+  router.use('/workspace', workspaceRouter(services));
   return router;
 }

@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { ValidationError } from '../../services/errors';
-import { forgetContext, requirePageUser } from '../middleware/auth';
+import { ConflictError, ValidationError } from '../../services/errors';
+import { forgetContext, requirePageUser, requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { formValues, redirectWithNotice } from './forms';
 
 export function workspacePages(services: Services): Router {
@@ -29,6 +29,30 @@ export function workspacePages(services: Services): Router {
   }
 
   router.get('/workspace', (req, res) => renderWorkspace(req, res));
+
+  router.post('/workspace/members/:userId/remove', requirePageWorkspace, async (req, res) => {
+    const { user, workspace } = workspaceOf(req);
+    const member = (await services.workspaces.members(workspace.id)).find((m) => m.user_id === req.params.userId);
+    try {
+      await services.members.remove(workspace, user.id, String(req.params.userId));
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      return redirectWithNotice(req, res, '/workspace', err.message);
+    }
+    await redirectWithNotice(req, res, '/workspace', `${member?.name ?? 'The member'} was removed: their sessions ended, their API keys were revoked and their open calls went back to the queue.`);
+  });
+
+  router.post('/workspace/leave', requirePageWorkspace, async (req, res) => {
+    const { user, workspace } = workspaceOf(req);
+    try {
+      await services.members.remove(workspace, user.id, user.id, req.sessionID);
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      return redirectWithNotice(req, res, '/workspace', `${err.message}.`);
+    }
+    forgetContext(req);
+    await redirectWithNotice(req, res, '/workspace', `You left ${workspace.name}.`);
+  });
 
   router.post('/workspace', (req, res) =>
     handleForm(req, res, 'name', async (name) => {
