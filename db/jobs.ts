@@ -21,7 +21,7 @@ export const QUEUES = {
   claimExpiry: { name: 'claim-expiry', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
   /** The safety net: whatever fell due without a job of its own (credits granted, missed deadlines). */
   sweep: { name: 'sweep', policy: 'short', expireInSeconds: 60, retryLimit: 2, retryDelay: 5 },
-  /** Each minute: fold the per-status order counters together, prune the webhook delivery log. */
+  /** Each minute: expired sessions and idempotency keys deleted, order counters folded, the webhook log pruned. */
   housekeeping: { name: 'housekeeping', policy: 'short', expireInSeconds: 120, retryLimit: 2, retryDelay: 30 },
   /** Each second or so: a drain job for every webhook endpoint with a delivery due. */
   webhookDispatch: { name: 'webhook-dispatch', policy: 'short', expireInSeconds: 30, retryLimit: 2, retryDelay: 1 },

@@ -67,8 +67,8 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
   await register({
     queue: QUEUES.housekeeping.name, count: 1, batchSize: 1, pollingIntervalSeconds: 10,
     handle: async () => {
-      await services.orders.compactStatusCounts();
-      await services.webhooks.prune();
+      const done = await services.housekeeping();
+      if (done.sessions + done.idempotencyKeys > 0) logger.info(done, 'housekeeping');
     },
   });
   await boss.schedule(QUEUES.housekeeping.name, '* * * * *', {});

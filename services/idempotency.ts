@@ -54,6 +54,11 @@ export class IdempotencyService {
     });
   }
 
+  /** Keys past the window can never be replayed: the worker's housekeeping deletes them. */
+  async pruneExpired(): Promise<number> {
+    return this.knex('idempotency_keys').where('created_at', '<', this.knex.raw(`now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`)).delete();
+  }
+
   private async replay<T>(trx: Knex.Transaction, workspaceId: string, key: string, hash: string): Promise<IdempotentResult<T>> {
     const stored = await trx('idempotency_keys')
       .where({ workspace_id: workspaceId, key })

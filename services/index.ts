@@ -35,14 +35,23 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   // Voice agents and webhook endpoints: the same rule for where we may send.
   const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction };
   const orders = new OrderService(knex, idempotency, operations);
+  const users = new UserService(knex, workspaces, config.bcryptCost);
+  const webhooks = new WebhookService(knex, jobs, urlPolicy);
   return {
     workspaces,
     members: new MemberService(knex, calls),
-    users: new UserService(knex, workspaces, config.bcryptCost),
+    users,
     credits: new CreditService(knex),
     agents: new AgentService(knex, urlPolicy),
-    webhooks: new WebhookService(knex, jobs, urlPolicy),
+    webhooks,
     orders,
+    /** The worker's minute job: what expires or piles up, deleted or folded. */
+    housekeeping: async () => ({
+      sessions: await users.pruneExpiredSessions(),
+      idempotencyKeys: await idempotency.pruneExpired(),
+      statusCounts: await orders.compactStatusCounts(),
+      webhookLog: await webhooks.prune(),
+    }),
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters) => exportCsv(knex, workspaceId, filters),
     stats: new StatsService(knex),

@@ -92,6 +92,11 @@ export class UserService {
     return this.knex('session').whereRaw("sess->>'userId' = ?", [userId]).delete();
   }
 
+  /** Expired sessions (the worker's housekeeping; the web processes run no timer for it). */
+  async pruneExpiredSessions(): Promise<number> {
+    return this.knex('session').where('expire', '<', this.knex.fn.now()).delete();
+  }
+
   /** The signed-in user and their workspace, in one query. */
   async context(userId: string): Promise<UserContext | null> {
     const row = await this.knex('users as u')

@@ -109,8 +109,8 @@ const descriptionSchema = z
   .nullable()
   .transform((value) => value || null);
 
-const createSchema = z.object({ events: eventsSchema.optional(), description: descriptionSchema.optional() });
-const updateSchema = z.object({
+export const createSchema = z.object({ events: eventsSchema.optional(), description: descriptionSchema.optional() });
+export const updateSchema = z.object({
   events: eventsSchema.optional(),
   description: descriptionSchema.optional(),
   enabled: z.boolean({ error: 'enabled must be true or false' }).optional(),
@@ -250,8 +250,8 @@ export class WebhookService {
   }
 
   /** Settled deliveries beyond each endpoint's last LOG_SIZE, and messages no delivery needs any more. */
-  async prune(): Promise<void> {
-    await this.knex.raw(
+  async prune(): Promise<number> {
+    const { rowCount } = await this.knex.raw(
       `DELETE FROM webhook_deliveries d USING (
          SELECT id FROM (SELECT id, status, row_number() OVER (PARTITION BY endpoint_id ORDER BY created_at DESC, id DESC) AS n FROM webhook_deliveries) ranked
           WHERE n > ? AND status <> 'pending') old
@@ -262,6 +262,7 @@ export class WebhookService {
       `DELETE FROM webhook_messages m WHERE created_at < now() - interval '1 hour'
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = m.id)`,
     );
+    return rowCount ?? 0;
   }
 
   private async claim(endpointId: string) {
