@@ -37,8 +37,10 @@ describe('housekeeping on the worker (issue 13 §7)', function () {
     }
   });
 
-  it('the web process runs no pruning timer of its own', () => {
-    const store = sessionStore(testSessionPool(), silentLogger) as unknown as { pruneTimer?: unknown };
-    expect(store.pruneTimer).to.equal(undefined);
+  it('the web process runs no pruning timer of its own', async () => {
+    const store = sessionStore(testSessionPool(), silentLogger);
+    // The store arms its timer on first use when pruning is on.
+    await new Promise((resolve) => store.get(`absent-${crypto.randomUUID()}`, resolve));
+    expect((store as unknown as { pruneTimer?: unknown }).pruneTimer).to.equal(undefined);
   });
 });
