@@ -172,21 +172,29 @@ function instant(knex: Knex, value: string): Knex.Raw {
 
 /** Applies the filters to a query over `orders as o` already scoped to one workspace. */
 export function applyFilters(knex: Knex, query: Knex.QueryBuilder, filters: OrderFilters): Knex.QueryBuilder {
+  applyBounds(knex, query, filters);
+  if (filters.q) applySearch(query, filters.q);
+  return query;
+}
+
+/** Status and dates: what narrows a listing without the text search. */
+export function applyBounds(knex: Knex, query: Knex.QueryBuilder, filters: OrderFilters): Knex.QueryBuilder {
   if (filters.statuses.length === 1) query.where('o.status', filters.statuses[0]);
   else if (filters.statuses.length > 1) query.whereIn('o.status', filters.statuses);
   if (filters.from) query.where('o.created_at', '>=', instant(knex, filters.from));
   if (filters.to) query.where('o.created_at', '<', instant(knex, filters.to));
-  if (filters.q) {
-    const text = filters.q;
-    const digits = phoneDigits(text);
-    // The stored, unaccented, lower-case text of the order (see the orders_search migration).
-    const doc = 'o.search_text';
-    // A phone-like search is matched by its digits alone: the text holds the phone's national
-    // digits, and any digits typed in a name, store or product are found the same way.
-    if (digits) query.whereRaw(`${doc} LIKE ?`, [`%${digits}%`]);
-    else query.whereRaw(`${doc} LIKE '%' || search_pattern_text(?) || '%'`, [likeEscape(text)]);
-  }
   return query;
+}
+
+/**
+ * The text search, on the order's stored unaccented lower-case text (see the orders_search
+ * migration). A phone-like search is matched by its digits alone: the text holds the phone's
+ * national digits, and digits typed in a name, store or product are found the same way.
+ */
+export function applySearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuilder {
+  const digits = phoneDigits(q);
+  if (digits) return query.whereRaw('o.search_text LIKE ?', [`%${digits}%`]);
+  return query.whereRaw("o.search_text LIKE '%' || search_pattern_text(?) || '%'", [likeEscape(q)]);
 }
 
 /** The column a page's position is read from: created_at to the microsecond, as text in UTC. */

@@ -5,7 +5,7 @@ import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
 import { CANCELLING_STATUSES, OperationService } from './operations';
 import { moroccanPhone } from './phone';
-import { applyFilters, applyPosition, encodeCursor, POSITION_AT } from './order-filters';
+import { applyBounds, applyPosition, applySearch, encodeCursor, POSITION_AT } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
 
@@ -67,7 +67,7 @@ function checkStatus(status: unknown): OrderStatus | undefined {
   return status as OrderStatus;
 }
 
-const contentSchema = z.object({
+export const contentSchema = z.object({
   clientName: requiredText('Client name', 200),
   phone: moroccanPhone,
   storeName: requiredText('Store name', 200),
@@ -81,7 +81,7 @@ const contentSchema = z.object({
     .optional()
     .transform((value) => value || null),
 });
-const editSchema = contentSchema.partial();
+export const editSchema = contentSchema.partial();
 
 export type ValidOrder = z.infer<typeof contentSchema> & { status: OrderStatus };
 
@@ -145,6 +145,9 @@ export interface CustomerHistory {
   by_status: Partial<Record<OrderStatus, number>>;
 }
 
+/** How many of the newest orders a search looks through before it asks the trigram index. */
+const SEARCH_PROBE = 2000;
+
 /** Rows read per query when a whole list is streamed. */
 const STREAM_BATCH = 1000;
 
@@ -172,15 +175,38 @@ export class OrderService {
 
   /** One page of the workspace's orders matching the filters, by keyset on (created_at, id). */
   async page(workspaceId: string, filters: OrderFilters, request: PageRequest): Promise<OrderPage> {
-    const query = this.withOperation(this.knex.from('orders as o')).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
-    applyFilters(this.knex, query, filters);
-    applyPosition(query, request.position, request.direction).limit(request.limit + 1);
-    const rows = await query;
+    const rows = filters.q ? await this.searchRows(workspaceId, filters, request) : await this.pageRows(workspaceId, filters, request);
     const more = rows.length > request.limit;
     const shown = rows.slice(0, request.limit);
     if (request.direction === 'newer') shown.reverse();
     const position = (row: { position_at: string; id: string } | undefined) => (row ? { at: row.position_at, id: row.id } : null);
     return { orders: shown.map(toOrder), more, newest: position(shown[0]), oldest: position(shown[shown.length - 1]) };
+  }
+
+  /** Without a search: walk the newest-first index from the position. */
+  private pageRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
+    const query = this.withOperation(this.knex.from('orders as o')).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
+    applyBounds(this.knex, query, filters);
+    return applyPosition(query, request.position, request.direction).limit(request.limit + 1);
+  }
+
+  /**
+   * With a search, the cheaper of two ways, chosen by what the newest orders show (Postgres cannot
+   * estimate how rare a name is): a search that matches often is answered from the next
+   * SEARCH_PROBE orders alone; a rarer one asks the trigram index for every match, then sorts them.
+   * Both give the same rows: the probe's orders are the first ones in the page's order.
+   */
+  private async searchRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
+    const recent = applyPosition(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), request.position, request.direction)
+      .limit(SEARCH_PROBE)
+      .select('o.*');
+    const probe = this.withOperation(applySearch(this.knex.from(recent.as('o')), filters.q!)).select(this.knex.raw(POSITION_AT));
+    const found = await applyPosition(probe, null, request.direction).limit(request.limit + 1);
+    if (found.length > request.limit) return found;
+    const matches = applySearch(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), filters.q!).select('o.id');
+    if (request.position) applyPosition(matches, request.position, request.direction).clearOrder();
+    const query = this.withOperation(this.knex.withMaterialized('matches', matches).from('orders as o').join('matches', 'matches.id', 'o.id')).select(this.knex.raw(POSITION_AT));
+    return applyPosition(query, null, request.direction).limit(request.limit + 1);
   }
 
   /** A paged API answer: `{orders, next_cursor}`. */

@@ -77,6 +77,11 @@ export async function up(knex: Knex): Promise<void> {
     CREATE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE changed text[];
     BEGIN
+      -- Most workspaces have no endpoint: one index probe, nothing built.
+      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
+        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+        RETURN NULL;
+      END IF;
       IF TG_OP = 'INSERT' THEN
         PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
       ELSIF TG_OP = 'UPDATE' THEN
@@ -108,6 +113,7 @@ export async function up(knex: Knex): Promise<void> {
     CREATE FUNCTION calls_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE o orders;
     BEGIN
+      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = NEW.workspace_id) THEN RETURN NULL; END IF;
       SELECT orders.* INTO o FROM orders JOIN operations op ON op.order_id = orders.id WHERE op.id = NEW.operation_id;
       IF FOUND THEN
         PERFORM webhook_event(NEW.workspace_id, 'call.ended', jsonb_build_object('order', webhook_order(o), 'call', to_jsonb(NEW)));
