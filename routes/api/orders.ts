@@ -9,22 +9,19 @@ import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { firstThenRest, sendChunks } from '../stream';
 
 /**
- * Writes `{"orders":[…]}` a batch at a time, byte for byte what `res.json` would send for the
- * whole list, with memory bounded by one batch. The first batch is read before anything is sent,
- * so a failing database still answers a clean 500.
+ * The contract's whole list, `{"orders":[…]}`. A list that fits in one batch is sent as one JSON
+ * answer; a longer one is written a batch at a time, byte for byte what `res.json` would send, with
+ * memory bounded by one batch. The first batches are read before anything is sent, so a failing
+ * database still answers a clean 500.
  */
-async function streamOrders(res: Response, batches: AsyncGenerator<Order[]>): Promise<void> {
-  const rest = await firstThenRest(batches);
+async function sendOrders(res: Response, batches: AsyncGenerator<Order[]>): Promise<void> {
+  const first = await batches.next();
+  const second = first.done ? first : await batches.next();
+  if (second.done) return void res.json({ orders: first.done ? [] : first.value });
   async function* body() {
-    yield '{"orders":[';
-    let separator = '';
-    for await (const batch of rest) {
-      let chunk = '';
-      for (const order of batch) {
-        chunk += separator + JSON.stringify(order);
-        separator = ',';
-      }
-      yield chunk;
+    yield `{"orders":[${(first.value as Order[]).map((order) => JSON.stringify(order)).join(',')}`;
+    for (let batch = second; !batch.done; batch = await batches.next()) {
+      yield `,${batch.value.map((order) => JSON.stringify(order)).join(',')}`;
     }
     yield ']}';
   }
@@ -39,7 +36,7 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
 
   router.get('/', async (req, res) => {
     const workspaceId = workspaceOf(req).workspace.id;
-    if (!asksForPages(req.query)) return streamOrders(res, services.orders.batches(workspaceId));
+    if (!asksForPages(req.query)) return sendOrders(res, services.orders.batches(workspaceId));
     const { limit, cursor, ...filters } = readListingQuery(req.query, ORDER_STATUSES);
     res.json(await services.orders.listPage(workspaceId, filters, limit, cursor));
   });
