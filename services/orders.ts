@@ -146,7 +146,7 @@ export interface CustomerHistory {
 }
 
 /** How many of the newest orders a search looks through before it asks the trigram index. */
-const SEARCH_PROBE = 2000;
+const SEARCH_PROBE = 500;
 
 /** Rows read per query when a whole list is streamed. */
 const STREAM_BATCH = 1000;
@@ -203,10 +203,14 @@ export class OrderService {
     const probe = this.withOperation(applySearch(this.knex.from(recent.as('o')), filters.q!)).select(this.knex.raw(POSITION_AT));
     const found = await applyPosition(probe, null, request.direction).limit(request.limit + 1);
     if (found.length > request.limit) return found;
-    const matches = applySearch(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), filters.q!).select('o.id');
+    // Every match from the index (no LIMIT here, so nothing tempts the planner to walk the table),
+    // the page's share of them sorted in memory, then those orders by primary key.
+    const matches = applySearch(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), filters.q!).select('o.id', 'o.created_at');
     if (request.position) applyPosition(matches, request.position, request.direction).clearOrder();
-    const query = this.withOperation(this.knex.withMaterialized('matches', matches).from('orders as o').join('matches', 'matches.id', 'o.id')).select(this.knex.raw(POSITION_AT));
-    return applyPosition(query, null, request.direction).limit(request.limit + 1);
+    const order = request.direction === 'older' ? 'desc' : 'asc';
+    const top = this.knex.from('matches as o').orderBy([{ column: 'o.created_at', order }, { column: 'o.id', order }]).limit(request.limit + 1).select('o.id');
+    const query = this.withOperation(this.knex.withMaterialized('matches', matches).from(top.as('top')).join('orders as o', 'o.id', 'top.id')).select(this.knex.raw(POSITION_AT));
+    return applyPosition(query, null, request.direction);
   }
 
   /** A paged API answer: `{orders, next_cursor}`. */
