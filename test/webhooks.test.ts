@@ -366,6 +366,30 @@ describe('delivery (webhooks.md: Delivery)', () => {
   });
 });
 
+describe('the delivery log (webhooks.md: the last 100)', () => {
+  it('shows the last 100 deliveries, newest first; housekeeping deletes older settled ones and keeps pending ones', async () => {
+    const s = await shop();
+    const e = await endpoint(s, 'http://127.0.0.1:9/log', { events: ['order.created'] });
+    await s.agent.post('/api/orders/import').type('text/csv').send(['name,phone,store,products', ...Array.from({ length: 105 }, (_, i) => `C${i},0612345678,S,P`)].join('\n')).expect(200);
+    const rows = await deliveriesOf(e.id);
+    expect(rows).to.have.length(105);
+    // Spread in time, the first five settled long ago.
+    for (const [i, row] of rows.entries()) {
+      await testKnex()('webhook_deliveries').where({ id: row.id }).update({ created_at: new Date(Date.UTC(2026, 0, 1, 0, i)), ...(i < 5 ? { status: 'failed', next_attempt_at: null } : {}) });
+    }
+    const log = (await s.agent.get(`/api/webhooks/${e.id}/deliveries`).expect(200)).body.deliveries;
+    expect(log).to.have.length(100);
+    expect(log.map((d: { id: string }) => d.id)).to.deep.equal(rows.slice(5).map((r) => r.id).reverse());
+    await services().webhooks.prune();
+    expect(await deliveriesOf(e.id)).to.have.length(100);
+    // Pending deliveries are never pruned, however many.
+    await testKnex()('webhook_deliveries').where({ endpoint_id: e.id }).update({ status: 'pending' });
+    await s.agent.post('/api/orders/import').type('text/csv').send('name,phone,store,products\nX,0612345678,S,P\n').expect(200);
+    await services().webhooks.prune();
+    expect(await deliveriesOf(e.id)).to.have.length(101);
+  });
+});
+
 describe('the worker delivers (webhooks.md: Delivery)', function () {
   this.timeout(120_000);
 
