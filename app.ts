@@ -15,6 +15,7 @@ import { healthRouter } from './routes/health';
 import { staticAssets } from './routes/assets';
 import { compressAnswers } from './routes/middleware/compression';
 import { hooksRouter } from './routes/hooks';
+import { openApiRouter } from './openapi';
 import { loadUser } from './routes/middleware/auth';
 import { refuseCrossSite } from './routes/middleware/csrf';
 import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/middleware/errors';
@@ -86,6 +87,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(compressAnswers());
   app.use('/healthz', healthRouter(deps.knex));
+  app.use(openApiRouter());
   const assets = staticAssets(path.join(ROOT, 'public'));
   app.locals.asset = assets.url;
   app.use('/assets', assets.router, jsonNotFound);

@@ -65,7 +65,7 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
     },
   });
   await register({
-    queue: QUEUES.housekeeping.name, count: 1, batchSize: 1, pollingIntervalSeconds: 10,
+    queue: QUEUES.housekeeping.name, count: 1, batchSize: 1, pollingIntervalSeconds: 2,
     handle: async () => {
       const done = await services.housekeeping();
       if (done.sessions + done.idempotencyKeys > 0) logger.info(done, 'housekeeping');

@@ -6,7 +6,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../services/error
 import { OUTCOMES } from '../services/operations';
 import { parse } from '../services/validation';
 
-const ended = z
+export const ended = z
   .object({
     outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
     duration_seconds: z.number({ error: 'duration_seconds must be a whole number ≥ 0' }).int('duration_seconds must be a whole number ≥ 0').min(0, 'duration_seconds must be a whole number ≥ 0').max(86_400, 'duration_seconds is too large'),

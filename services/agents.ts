@@ -22,8 +22,8 @@ export interface Agent {
 const name = requiredText('Name', 200);
 const orderHandler = z.boolean({ error: 'orderHandler must be true or false' }).optional();
 const kind = z.enum(AGENT_KINDS, { error: 'kind must be human or voice' }).optional();
-const createSchema = z.object({ name, orderHandler, kind });
-const editSchema = z.object({ name: name.optional(), orderHandler });
+export const createSchema = z.object({ name, orderHandler, kind });
+export const editSchema = z.object({ name: name.optional(), orderHandler });
 
 /** The agent fields of a JSON body, camelCase or snake_case (camelCase wins). */
 function agentInput(body: unknown) {

@@ -10,7 +10,7 @@ const KEY_RE = /^sk_live_[A-Za-z0-9_-]{43}$/;
 const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 6;
 const LAST_USED_THROTTLE_MS = 60_000;
 
-const createSchema = z.object({
+export const createSchema = z.object({
   name: z.string({ error: 'Name must be text' }).trim().max(100, 'Name must be at most 100 characters').optional(),
   expiresInDays: z
     .number({ error: 'expiresInDays must be a whole number of days from 1 to 365' })

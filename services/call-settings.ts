@@ -16,7 +16,7 @@ export const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$|^24:00$/;
 const time = (label: string) => z.string({ error: `${label} must be a time HH:MM` }).regex(HHMM, `${label} must be a time HH:MM between 00:00 and 24:00`);
 
-const schema = z
+export const schema = z
   .object({
     maxAttempts: z.number({ error: 'maxAttempts must be a whole number from 1 to 10' }).int('maxAttempts must be a whole number from 1 to 10').min(1, 'maxAttempts must be a whole number from 1 to 10').max(10, 'maxAttempts must be a whole number from 1 to 10').optional(),
     retryIntervalMinutes: z.number({ error: 'retryIntervalMinutes must be a whole number from 1 to 1440' }).int('retryIntervalMinutes must be a whole number from 1 to 1440').min(1, 'retryIntervalMinutes must be a whole number from 1 to 1440').max(1440, 'retryIntervalMinutes must be a whole number from 1 to 1440').optional(),

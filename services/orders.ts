@@ -5,7 +5,7 @@ import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
 import { CANCELLING_STATUSES, OperationService } from './operations';
 import { moroccanPhone } from './phone';
-import { applyBounds, applyPosition, applySearch, encodeCursor, POSITION_AT } from './order-filters';
+import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
 
@@ -145,6 +145,13 @@ export interface CustomerHistory {
   by_status: Partial<Record<OrderStatus, number>>;
 }
 
+/** A phone number (6 digits or more), or two words of three letters or more: rarely common. */
+function looksSelective(q: string): boolean {
+  const digits = phoneDigits(q);
+  if (digits) return digits.length >= 6;
+  return q.split(/\s+/).filter((word) => word.length >= 3).length >= 2;
+}
+
 /** How many of the newest orders a search looks through before it asks the trigram index. */
 const SEARCH_PROBE = 500;
 
@@ -191,18 +198,29 @@ export class OrderService {
   }
 
   /**
-   * With a search, the cheaper of two ways, chosen by what the newest orders show (Postgres cannot
-   * estimate how rare a name is): a search that matches often is answered from the next
+   * With a search, the cheaper of two ways (Postgres cannot estimate how rare a name is, and walks
+   * the whole table for a rare one): a search that matches often is answered from the next
    * SEARCH_PROBE orders alone; a rarer one asks the trigram index for every match, then sorts them.
-   * Both give the same rows: the probe's orders are the first ones in the page's order.
+   * A full name or a phone number goes to the index at once; a single word is tried on the newest
+   * orders first. Both ways give the same rows: the probe's orders are the first in the page's order.
    */
   private async searchRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
+    if (!looksSelective(filters.q!)) {
+      const found = await this.probeRows(workspaceId, filters, request);
+      if (found.length > request.limit) return found;
+    }
+    return this.indexedSearchRows(workspaceId, filters, request);
+  }
+
+  private async probeRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
     const recent = applyPosition(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), request.position, request.direction)
       .limit(SEARCH_PROBE)
       .select('o.*');
     const probe = this.withOperation(applySearch(this.knex.from(recent.as('o')), filters.q!)).select(this.knex.raw(POSITION_AT));
-    const found = await applyPosition(probe, null, request.direction).limit(request.limit + 1);
-    if (found.length > request.limit) return found;
+    return applyPosition(probe, null, request.direction).limit(request.limit + 1);
+  }
+
+  private indexedSearchRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
     // Every match from the index (no LIMIT here, so nothing tempts the planner to walk the table),
     // the page's share of them sorted in memory, then those orders by primary key.
     const matches = applySearch(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), filters.q!).select('o.id', 'o.created_at');

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { ORDER_STATUSES } from '../services/orders';
+import { MAX_DAYS } from '../services/stats';
+import type { OpenApiBuilder } from './builder';
+import { named } from './builder';
+import { errors, SESSION_ERRORS } from './common';
+
+export const CreditsBody = named(
+  'Credits',
+  z.looseObject({
+    credits: z.number().meta({ description: 'The balance: granted − spent' }),
+    totalCredits: z.number(),
+    totalSpent: z.number(),
+  }),
+);
+export const CREDITS_EXAMPLE = { credits: 42.5, totalCredits: 50, totalSpent: 7.5 };
+
+const count = z.number().int();
+const rate = z.number().nullable();
+export const StatsBody = named(
+  'Stats',
+  z.looseObject({
+    from: z.string(),
+    to: z.string(),
+    orders: count,
+    by_status: z.looseObject(Object.fromEntries(ORDER_STATUSES.map((s) => [s, count])) as Record<(typeof ORDER_STATUSES)[number], typeof count>),
+    confirmation_rate: rate.meta({ description: 'Confirmed ÷ orders whose confirmation has finished; null when none' }),
+    calls: count,
+    answered_rate: rate,
+    average_calls_to_confirm: rate,
+    by_day: z.array(z.looseObject({ date: z.string(), orders: count, confirmed: count })),
+    by_store: z.array(z.looseObject({ store_name: z.string(), orders: count, confirmed: count })),
+  }),
+);
+
+export function register(b: OpenApiBuilder): void {
+  b.tag('Account', "The workspace's credits and statistics.");
+  b.add(
+    {
+      method: 'get',
+      path: '/api/credits',
+      tag: 'Account',
+      security: ['session'],
+      summary: "The workspace owner's credit balance",
+      responses: { 200: { description: 'The balance', schema: CreditsBody, example: CREDITS_EXAMPLE }, ...errors(SESSION_ERRORS) },
+    },
+    {
+      method: 'get',
+      path: '/api/stats',
+      tag: 'Account',
+      security: ['session'],
+      summary: 'Confirmation figures of a period',
+      parameters: [
+        { name: 'from', in: 'query', description: 'First day (Morocco time), default 29 days before `to`', schema: z.string(), example: '2026-11-01' },
+        { name: 'to', in: 'query', description: 'Last day, included; default today', schema: z.string(), example: '2026-11-30' },
+      ],
+      responses: {
+        200: {
+          description: 'The figures; `by_day` has every day of the period, `by_store` the 50 busiest stores',
+          schema: StatsBody,
+          example: {
+            from: '2026-11-01', to: '2026-11-02', orders: 3, by_status: Object.fromEntries(ORDER_STATUSES.map((s) => [s, s === 'confirmed' ? 2 : s === 'pending' ? 1 : 0])),
+            confirmation_rate: 1, calls: 3, answered_rate: 0.67, average_calls_to_confirm: 1.5,
+            by_day: [{ date: '2026-11-01', orders: 2, confirmed: 1 }, { date: '2026-11-02', orders: 1, confirmed: 1 }],
+            by_store: [{ store_name: 'Atlas', orders: 3, confirmed: 2 }],
+          },
+        },
+        ...errors(SESSION_ERRORS, {
+          400: { description: `VALIDATION_ERROR: a date that is not YYYY-MM-DD, from after to, more than ${MAX_DAYS} days`, example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { from: 'from must be on or before to' } } },
+        }),
+      },
+    },
+  );
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { OUTCOMES } from '../services/operations';
+import { named } from './builder';
+import { instant, uuid } from './common';
+
+export const Outcome = named('Outcome', z.enum(OUTCOMES));
+
+export const CallBody = named(
+  'Call',
+  z.looseObject({
+    id: uuid,
+    attempt: z.number().int(),
+    started_at: instant,
+    ended_at: instant.nullable(),
+    outcome: Outcome.nullable(),
+    duration_seconds: z.number().int().nullable(),
+    summary: z.string().nullable(),
+    changes: z.string().nullable(),
+    callback_at: instant.nullable(),
+    made_by: uuid.nullable().meta({ description: 'The member who made a human call' }),
+    cost: z.number().meta({ description: 'Credits charged for this call' }),
+  }),
+);
+
+export const OperationBody = named(
+  'Operation',
+  z.looseObject({
+    id: uuid,
+    order_id: uuid,
+    agent_id: uuid,
+    status: z.enum(['pending', 'in_progress', 'completed', 'cancelled']),
+    attempts: z.number().int(),
+    next_attempt_at: instant.nullable().meta({ description: 'When pending: when it is due' }),
+    created_at: instant,
+    calls: z.array(CallBody),
+  }),
+);

@@ -1,0 +1,189 @@
+import { z } from 'zod';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../services/order-filters';
+import { contentSchema, editSchema, ORDER_STATUSES } from '../services/orders';
+import type { OpenApiBuilder, Parameter, Route, Security } from './builder';
+import { named } from './builder';
+import type { ErrorExamples } from './common';
+import { BODY_ERRORS, DATA_API_ERRORS, errors, IDEMPOTENCY_ERRORS, idempotencyKey, instant, NOT_FOUND, replayedHeader, SESSION_ERRORS, uuid } from './common';
+import { OperationBody } from './operations';
+
+export const OrderStatus = named('OrderStatus', z.enum(ORDER_STATUSES).meta({ description: 'The ten statuses of an order' }));
+
+export const OrderBody = named(
+  'Order',
+  z.looseObject({
+    id: uuid,
+    workspace_id: uuid,
+    client_name: z.string(),
+    phone: z.string().meta({ description: 'Normalised: `+212` and nine digits' }),
+    store_name: z.string(),
+    products_name: z.string(),
+    address: z.string().nullable(),
+    status: OrderStatus,
+    created_at: instant,
+    operation_id: uuid.nullable().meta({ description: "The order's current (latest) operation" }),
+  }),
+);
+
+export const ORDER_EXAMPLE = {
+  id: '0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10',
+  workspace_id: '5d2c7a40-8e8b-4f0e-9d1c-6a1b2c3d4e5f',
+  client_name: 'Amina El Idrissi',
+  phone: '+212612345678',
+  store_name: 'Atlas',
+  products_name: 'Argan oil 250 ml',
+  address: 'Rue 12, Maarif, Casablanca',
+  status: 'pending',
+  created_at: '2026-11-23T13:05:00.000Z',
+  operation_id: '9a4e2b6c-1d3f-4a5b-8c7d-0e1f2a3b4c5d',
+};
+
+const OrderList = z.looseObject({ orders: z.array(OrderBody) });
+const OrderPage = named(
+  'OrderPage',
+  z.looseObject({
+    orders: z.array(OrderBody),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page' }),
+  }),
+);
+
+/** A new order: the service's own schema (camelCase; snake_case names are accepted too) and a status. */
+const orderInput = contentSchema.extend({ status: z.enum(ORDER_STATUSES).optional().meta({ description: 'Default `pending`' }) });
+const orderEdit = editSchema.extend({ status: z.enum(ORDER_STATUSES).optional() });
+const INPUT_NOTE = 'Fields in camelCase or snake_case (`client_name`, …; camelCase wins when both are given); other fields are ignored.';
+
+/** The listing parameters shared by the list and the export. */
+export const FILTERS: Parameter[] = [
+  { name: 'status', in: 'query', description: `One status, or several separated by commas: ${ORDER_STATUSES.join(', ')}`, schema: z.string(), example: 'pending,postponed' },
+  { name: 'q', in: 'query', description: 'Search (at most 200 characters), case- and accent-insensitive, in the client name, store and products; a phone by its digits in any usual form', schema: z.string().max(200), example: 'helene' },
+  { name: 'from', in: 'query', description: '`created_at` ≥ this: a date or date-time without offset is Morocco time; with `Z` or an offset it is that instant', schema: z.string(), example: '2026-11-01' },
+  { name: 'to', in: 'query', description: '`created_at` < this (same forms as `from`)', schema: z.string(), example: '2026-12-01' },
+];
+
+const LISTING: Parameter[] = [
+  { name: 'limit', in: 'query', description: `Orders a page, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})`, schema: z.string().regex(/^\d{1,4}$/), example: '50' },
+  { name: 'cursor', in: 'query', description: '`next_cursor` of the previous page', schema: z.string() },
+  ...FILTERS,
+];
+
+const VALIDATION_400: ErrorExamples = {
+  400: {
+    description: 'VALIDATION_ERROR (with `fields`), INVALID_STATUS (with `allowed`), INVALID_JSON, INVALID_IDEMPOTENCY_KEY',
+    example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { clientName: 'Client name is required' } },
+  },
+};
+const NO_HANDLER: ErrorExamples = {
+  422: {
+    description: 'NO_ORDER_HANDLER (with `redirectTo: "/agents"`); IDEMPOTENCY_KEY_REUSED: the key was used with another body',
+    example: { error: 'Set an agent as order handler before creating orders', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' },
+  },
+};
+
+/**
+ * The order routes, for the session API (`/api`, PUT) and the Data API (`/data/v1`, PATCH): the
+ * same router (routes/api/orders.ts) answers both.
+ */
+export function orderRoutes(prefix: string, tag: string, security: Security[], updateMethod: 'put' | 'patch'): Route[] {
+  const auth = security.includes('session') ? SESSION_ERRORS : DATA_API_ERRORS;
+  const base = `${prefix}/orders`;
+  return [
+    {
+      method: 'get',
+      path: base,
+      tag,
+      security,
+      summary: 'List the orders',
+      description:
+        "Without parameters: the contract's whole list `{orders}`, newest first, streamed. With any of `limit`, `cursor`, `status`, `q`, `from`, `to`: one page `{orders, next_cursor}`, by keyset on (created_at, id).",
+      parameters: LISTING,
+      responses: {
+        200: {
+          description: 'The whole list, or one page when a listing parameter is given',
+          schema: z.union([OrderPage, OrderList]),
+          example: { orders: [ORDER_EXAMPLE], next_cursor: 'WyIyMDI2LTExLTIzVDEzOjA1OjAwLjAwMDAwMFoiLCIwYjZmMWY5ZSJd' },
+        },
+        ...errors(auth, {
+          400: { description: 'VALIDATION_ERROR: `fields` names each bad parameter (unknown status, limit out of range, a cursor we did not give, an impossible date, a parameter given twice)', example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { limit: 'limit must be a whole number from 1 to 500' } } },
+        }),
+      },
+    },
+    {
+      method: 'post',
+      path: base,
+      tag,
+      security,
+      summary: 'Create an order',
+      description: `Creates the order and its pending operation for the order handler. ${INPUT_NOTE}`,
+      parameters: [idempotencyKey],
+      body: { schema: orderInput, example: { clientName: 'Amina El Idrissi', phone: '06 12 34 56 78', storeName: 'Atlas', productsName: 'Argan oil 250 ml', address: 'Rue 12, Maarif, Casablanca' } },
+      responses: {
+        201: { description: 'The order, with its `operation_id`', schema: OrderBody, example: ORDER_EXAMPLE, headers: replayedHeader },
+        ...errors(auth, BODY_ERRORS, VALIDATION_400, IDEMPOTENCY_ERRORS, NO_HANDLER),
+      },
+    },
+    {
+      method: 'get',
+      path: `${base}/{id}`,
+      tag,
+      security,
+      summary: 'Read an order',
+      responses: { 200: { description: 'The order', schema: OrderBody, example: ORDER_EXAMPLE }, ...errors(auth, NOT_FOUND('Order')) },
+    },
+    {
+      method: updateMethod,
+      path: `${base}/{id}`,
+      tag,
+      security,
+      summary: 'Update an order',
+      description: `Content fields only while the order is \`pending\`; \`status\` at any time (a final status cancels the open operation). ${INPUT_NOTE}`,
+      body: { schema: orderEdit, example: { status: 'confirmed' } },
+      responses: {
+        200: { description: 'The updated order', schema: OrderBody, example: { ...ORDER_EXAMPLE, status: 'confirmed' } },
+        ...errors(auth, BODY_ERRORS, VALIDATION_400, NOT_FOUND('Order'), {
+          409: { description: 'ORDER_NOT_EDITABLE: content changes to an order that is no longer pending', example: { error: 'Only a pending order can be edited; its status can still be changed', code: 'ORDER_NOT_EDITABLE' } },
+        }),
+      },
+    },
+    {
+      method: 'delete',
+      path: `${base}/{id}`,
+      tag,
+      security,
+      summary: 'Delete an order',
+      description: 'Its operations and calls go with it.',
+      responses: { 204: { description: 'Deleted' }, ...errors(auth, NOT_FOUND('Order')) },
+    },
+    {
+      method: 'get',
+      path: `${base}/{id}/operations`,
+      tag,
+      security,
+      summary: "An order's operations",
+      description: 'Oldest first, each with its calls (an expired claim is not shown).',
+      responses: {
+        200: { description: 'The operations', schema: z.looseObject({ operations: z.array(OperationBody) }) },
+        ...errors(auth, NOT_FOUND('Order')),
+      },
+    },
+    {
+      method: 'post',
+      path: `${base}/{id}/operations`,
+      tag,
+      security,
+      summary: 'Call again',
+      description: 'Queues a new confirmation (due now) with the current order handler; the order is `pending` again.',
+      responses: {
+        201: { description: 'The new pending operation', schema: OperationBody },
+        ...errors(auth, NOT_FOUND('Order'), {
+          409: { description: 'OPERATION_OPEN: the order already has an open confirmation', example: { error: 'This order already has an open confirmation', code: 'OPERATION_OPEN' } },
+          422: { description: 'NO_ORDER_HANDLER (with `redirectTo`)', example: { error: 'Set an agent as order handler before queuing a confirmation', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' } },
+        }),
+      },
+    },
+  ];
+}
+
+export function register(b: OpenApiBuilder): void {
+  b.tag('Orders', 'Orders of the signed-in user\'s workspace (session cookie), and their operations ("call again", call history).');
+  b.add(...orderRoutes('/api', 'Orders', ['session'], 'put'));
+}
