@@ -9,8 +9,9 @@ import { BASELINE_APPLICATION_NAME, bindArgs, Statement } from './sql';
 /**
  * The bare baseline the bench compares the service with: plain Express on the same Postgres and
  * Redis, replaying for each scenario the statements the service's own calls issued (captured by
- * the bench, see sql.ts). No session, no validation, no logging, no helmet, no Knex. The workspace
- * comes in an `x-bench-workspace` header instead of a session lookup.
+ * the bench, see sql.ts). No validation, no logging, no helmet, no Knex. Session routes read the
+ * session's row (the one query a session costs; the cookie's signature is not checked, its id is
+ * taken as it is), and the workspace comes in an `x-bench-workspace` header.
  */
 export interface BaselinePlan {
   list: Statement[];
@@ -42,6 +43,10 @@ async function run(db: pg.Pool | pg.PoolClient, statements: Statement[], inputs:
 }
 
 const lastRows = (results: Row[][]) => results.at(-1) ?? [];
+/** The session id inside `ocs.sid=s%3A<id>.<signature>`, unchecked. */
+const sessionId = (req: Request) => /ocs\.sid=s%3A([^.;]+)\./.exec(req.get('cookie') ?? '')?.[1] ?? '';
+/** connect-pg-simple's read, as the service's session store sends it. */
+const SESSION_READ = 'SELECT sess FROM "session" WHERE sid = $1 AND expire >= to_timestamp($2)';
 const bearer = (req: Request) => /^Bearer ([^\s]+)$/.exec(req.get('authorization') ?? '')?.[1];
 
 async function main(): Promise<void> {
@@ -55,7 +60,13 @@ async function main(): Promise<void> {
   const app = express();
   const workspace = (req: Request) => req.get('x-bench-workspace');
 
+  const readSession = async (req: Request) => {
+    const { rows } = await pool.query(SESSION_READ, [sessionId(req), Date.now() / 1000]);
+    if (rows.length === 0) throw new Error('baseline: no session row for the cookie');
+  };
+
   app.get('/api/orders', async (req, res) => {
+    await readSession(req);
     res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
   });
   app.get('/data/v1/orders', async (req, res) => {
@@ -63,6 +74,7 @@ async function main(): Promise<void> {
     res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
   });
   app.post('/api/orders', express.json(), async (req, res) => {
+    await readSession(req);
     const inputs: Record<string, unknown> = { workspace: workspace(req) };
     for (const [field, value] of Object.entries(req.body as Row)) inputs[`body.${field}`] = value;
     const client = await pool.connect();

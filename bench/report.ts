@@ -59,13 +59,13 @@ function loopSection(loop: LoopReport): string[] {
 }
 
 const PEAK_RSS_TARGET_MB = 150;
-const STALL_FACTOR = 10;
+const STALL_FACTOR = 4;
 const SCALE_TARGET = 1.3;
 
 const BASELINE_DOES = [
-  'Plain Express 5 with `pg.Pool` (max 10) and ioredis: no session, no helmet, no logging, no validation, no Knex. The workspace comes in an `x-bench-workspace` header instead of a session (the service ignores that header).',
-  'a, b: the list query below; rows sent as JSON.',
-  'c: the create transaction below with the JSON body as given (the bench sends phones already normalized, so both store the same rows).',
+  'Plain Express 5 with `pg.Pool` (max 10) and ioredis: no helmet, no logging, no validation, no Knex. The workspace comes in an `x-bench-workspace` header (the service ignores that header); session routes read the session row by the cookie’s id (its signature unchecked), the one query a session costs.',
+  'a, b: the session row, then the list query below; rows sent as JSON.',
+  'c: the session row, then the create transaction below with the JSON body as given (the bench sends phones already normalized, so both store the same rows).',
   "d: the two rate-limit increments the service's limiters make (EVALSHA of rate-limit-redis's script, one per IP, one per key), the key lookup below by SHA-256, an HS256 JWT signature.",
   'e: verifies the HS256 access token, then the list query below.',
   'The service runs its whole stack on top: helmet, pino-http logging, the Postgres session store, the user/workspace lookup, CSRF checks, zod and libphonenumber validation, Knex.',

@@ -73,10 +73,10 @@ export function scenarios(inputs: ScenarioInputs): Scenario[] {
     },
   };
   return [
-    { id: 'a', title: 'GET /api/orders, 50 orders (session)', target: 0.5, service: list(inputs.small), baseline: list(inputs.small) },
+    { id: 'a', title: 'GET /api/orders, 50 orders (session)', target: 0.8, service: list(inputs.small), baseline: list(inputs.small) },
     { id: 'b', title: 'GET /api/orders, 2,000 orders (session)', service: list(inputs.large), baseline: list(inputs.large) },
-    { id: 'c', title: 'POST /api/orders (fresh phones)', target: 0.4, service: create, baseline: create },
-    { id: 'd', title: `POST /api/v1/token (${inputs.keys.length} keys)`, target: 0.6, service: exchange, baseline: exchange },
-    { id: 'e', title: 'GET /data/v1/orders, 50 orders (token)', target: 0.5, service: data, baseline: data },
+    { id: 'c', title: 'POST /api/orders (fresh phones)', target: 0.7, service: create, baseline: create },
+    { id: 'd', title: `POST /api/v1/token (${inputs.keys.length} keys)`, target: 0.8, service: exchange, baseline: exchange },
+    { id: 'e', title: 'GET /data/v1/orders, 50 orders (token)', target: 0.8, service: data, baseline: data },
   ];
 }
