@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
@@ -14,12 +15,20 @@ export class InvalidTokenError extends Error {}
 
 /** Access tokens: HS256 JWTs for the key owner, verified by signature and expiry alone. */
 export class TokenService {
+  /**
+   * The secret as a key object, made once: given a string, jsonwebtoken tries to read it as a PEM
+   * private or public key on every sign and verify (the profile's top entries) before using it.
+   */
+  private readonly key: crypto.KeyObject;
+
   constructor(
     private readonly options: { secret: string; issuer: string; projectUrl: string; publishableKey: string },
-  ) {}
+  ) {
+    this.key = crypto.createSecretKey(Buffer.from(options.secret, 'utf8'));
+  }
 
   issue(userId: string): TokenResponse {
-    const accessToken = jwt.sign({}, this.options.secret, {
+    const accessToken = jwt.sign({}, this.key, {
       algorithm: 'HS256',
       subject: userId,
       issuer: this.options.issuer,
@@ -37,7 +46,7 @@ export class TokenService {
   /** The user id of a valid token; throws InvalidTokenError for anything else. */
   verify(token: string): string {
     try {
-      const claims = jwt.verify(token, this.options.secret, { algorithms: ['HS256'], issuer: this.options.issuer });
+      const claims = jwt.verify(token, this.key, { algorithms: ['HS256'], issuer: this.options.issuer });
       if (typeof claims === 'string' || typeof claims.sub !== 'string') throw new InvalidTokenError('no subject');
       return claims.sub;
     } catch {
