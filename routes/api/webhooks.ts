@@ -1,15 +1,7 @@
 import { Router } from 'express';
-import type { Response } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
-import { doNotCompress } from '../middleware/compression';
-
-/** An answer that carries a signing secret: never cached, never compressed. */
-function secretAnswer(res: Response): Response {
-  res.set('Cache-Control', 'no-store');
-  doNotCompress(res);
-  return res;
-}
+import { secretAnswer } from '../middleware/compression';
 
 /** /api/webhooks: the workspace's webhook endpoints, their test event and delivery log. */
 export function webhooksRouter(services: Services): Router {

@@ -12,6 +12,13 @@ export function doNotCompress(res: Response): void {
   res.locals.noCompression = true;
 }
 
+/** An answer that shows a secret (a key, a signing secret): never cached, never compressed. */
+export function secretAnswer(res: Response): Response {
+  res.set('Cache-Control', 'no-store');
+  doNotCompress(res);
+  return res;
+}
+
 /**
  * `/hooks` and everything under it, matched as Express routes it (case-insensitively, with or
  * without a query); read from `originalUrl` because a mounted router rewrites `req.url`.

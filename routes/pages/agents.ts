@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { doNotCompress } from '../middleware/compression';
+import { secretAnswer } from '../middleware/compression';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { Agent } from '../../services/agents';
@@ -12,12 +12,6 @@ const AGENT_FIELDS = ['name', 'order_handler', 'kind', 'endpoint_url'] as const;
 const FORM_FIELD: Record<string, string> = { endpointUrl: 'endpoint_url' };
 const LABELS: Record<string, string> = { endpointUrl: 'The endpoint URL' };
 const CHECKED = new Set(['1', 'on', 'true']);
-
-/** A response that shows a signing secret: never cached, never compressed (no length side channel). */
-function secretResponse(res: Response): void {
-  res.set('Cache-Control', 'no-store');
-  doNotCompress(res);
-}
 
 export function agentPages(services: Services): Router {
   const router = Router();
@@ -53,7 +47,7 @@ export function agentPages(services: Services): Router {
       const added = orderHandler ? `${agent.name} added as the order handler.` : `${agent.name} added.`;
       if (!agent.secret) return redirectWithNotice(req, res, '/agents', added);
       // A voice agent's secret is in this response: never in the session, a URL or a cache.
-      secretResponse(res);
+      secretAnswer(res);
       res.locals.notice = `${added} Give its signing secret to the voice agent's service.`;
       await renderAgents(req, res, 201, {}, agent);
     } catch (err) {
@@ -65,13 +59,13 @@ export function agentPages(services: Services): Router {
   router.get('/agents/:id', async (req, res) => {
     const agent = await services.agents.get(workspaceId(req), String(req.params.id));
     const secret = agent.kind === 'voice' ? await services.agents.secret(workspaceId(req), agent.id) : null;
-    if (secret) secretResponse(res);
+    if (secret) secretAnswer(res);
     res.render('agent', { agent, secret });
   });
 
   router.post('/agents/:id/rotate-secret', async (req, res) => {
     const agent = await services.agents.rotateSecret(workspaceId(req), String(req.params.id));
-    secretResponse(res);
+    secretAnswer(res);
     res.locals.notice = 'A new secret was made: the old one stopped working. Give this one to the voice agent\'s service now.';
     res.render('agent', { agent, secret: agent.secret });
   });

@@ -4,7 +4,7 @@ import type { Services } from '../../services';
 import { ConflictError, ValidationError } from '../../services/errors';
 import { WEBHOOK_EVENTS } from '../../services/webhooks';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { doNotCompress } from '../middleware/compression';
+import { secretAnswer } from '../middleware/compression';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
@@ -12,12 +12,6 @@ import type { FormState } from './forms';
 function checkedEvents(req: Request): string[] {
   const given = req.body?.events;
   return (Array.isArray(given) ? given : given === undefined ? [] : [given]).filter((e): e is string => typeof e === 'string');
-}
-
-/** A page that shows a signing secret: never cached, never compressed. */
-function secretPage(res: Response): void {
-  res.set('Cache-Control', 'no-store');
-  doNotCompress(res);
 }
 
 /** /webhooks: endpoints, their events, secret, test event and delivery log. */
@@ -40,7 +34,7 @@ export function webhookPages(services: Services): Router {
     const id = String(req.params.id);
     const endpoint = await services.webhooks.get(workspaceId(req), id);
     const [secret, deliveries] = await Promise.all([services.webhooks.secret(workspaceId(req), id), services.webhooks.deliveries(workspaceId(req), id)]);
-    secretPage(res);
+    secretAnswer(res);
     res.status(status).render('webhook', {
       endpoint,
       secret,
