@@ -106,8 +106,11 @@ const ORDER_FIELDS = [
   'o.address', 'o.status', 'o.created_at', 'op.id as operation_id',
 ];
 
+/** A page's fields: created_at comes as the page position's text instead (see toOrder). */
+const PAGE_FIELDS = ORDER_FIELDS.filter((field) => field !== 'o.created_at');
+
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
-export function toOrder(row: Omit<Order, 'created_at'> & { created_at: Date | string }): Order {
+export function toOrder(row: Omit<Order, 'created_at'> & ({ created_at: Date | string } | { created_at?: undefined; position_at: string })): Order {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
@@ -117,7 +120,9 @@ export function toOrder(row: Omit<Order, 'created_at'> & { created_at: Date | st
     products_name: row.products_name,
     address: row.address ?? null,
     status: row.status,
-    created_at: new Date(row.created_at).toISOString(),
+    // A page's rows carry created_at to the microsecond as ISO text (their position): cut to the
+    // millisecond as a Date would, without parsing a date per row.
+    created_at: row.created_at === undefined ? `${row.position_at.slice(0, 23)}Z` : new Date(row.created_at).toISOString(),
     operation_id: row.operation_id ?? null,
   };
 }
@@ -192,7 +197,7 @@ export class OrderService {
 
   /** Without a search: walk the newest-first index from the position. */
   private pageRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    const query = this.withOperation(this.knex.from('orders as o')).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
+    const query = this.withOperation(this.knex.from('orders as o'), PAGE_FIELDS).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
     applyBounds(this.knex, query, filters);
     return applyPosition(query, request.position, request.direction).limit(request.limit + 1);
   }
@@ -216,7 +221,7 @@ export class OrderService {
     const recent = applyPosition(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), request.position, request.direction)
       .limit(SEARCH_PROBE)
       .select('o.*');
-    const probe = this.withOperation(applySearch(this.knex.from(recent.as('o')), filters.q!)).select(this.knex.raw(POSITION_AT));
+    const probe = this.withOperation(applySearch(this.knex.from(recent.as('o')), filters.q!), PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
     return applyPosition(probe, null, request.direction).limit(request.limit + 1);
   }
 
@@ -227,7 +232,7 @@ export class OrderService {
     if (request.position) applyPosition(matches, request.position, request.direction).clearOrder();
     const order = request.direction === 'older' ? 'desc' : 'asc';
     const top = this.knex.from('matches as o').orderBy([{ column: 'o.created_at', order }, { column: 'o.id', order }]).limit(request.limit + 1).select('o.id');
-    const query = this.withOperation(this.knex.withMaterialized('matches', matches).from(top.as('top')).join('orders as o', 'o.id', 'top.id')).select(this.knex.raw(POSITION_AT));
+    const query = this.withOperation(this.knex.withMaterialized('matches', matches).from(top.as('top')).join('orders as o', 'o.id', 'top.id'), PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
     return applyPosition(query, null, request.direction);
   }
 
@@ -397,12 +402,12 @@ export class OrderService {
   }
 
   /** Orders (aliased `o` in `query`) with the id of their current (latest) operation. */
-  private withOperation(query: Knex.QueryBuilder) {
+  private withOperation(query: Knex.QueryBuilder, fields = ORDER_FIELDS) {
     return query
       .joinRaw(
         'LEFT JOIN LATERAL (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1) op ON true',
       )
-      .select(ORDER_FIELDS);
+      .select(fields);
   }
 }
 

@@ -57,6 +57,12 @@ function flushEachBurst(_req: Request, res: Response, next: NextFunction): void 
 }
 
 /** gzip, or brotli when the client prefers it; streamed answers are compressed as they stream. */
-export function compressAnswers(): RequestHandler[] {
-  return [compression({ threshold: COMPRESSION_THRESHOLD, filter: shouldCompress }), flushEachBurst];
+export function compressAnswers(): RequestHandler {
+  const compress = compression({ threshold: COMPRESSION_THRESHOLD, filter: shouldCompress });
+  return (req, res, next) => {
+    // A client that accepts no encoding gets nothing compressed: skip wrapping every write for it
+    // (most API clients; the answer it gets is the identity one any cache may give anybody).
+    if (!req.headers['accept-encoding']) return next();
+    compress(req, res, (err?: unknown) => (err ? next(err) : flushEachBurst(req, res, next)));
+  };
 }
