@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, csrfOf, signUp, SignedIn, uniqueEmail } from './helpers/app';
-import { testKnex } from './helpers/db';
+import { sessionStore } from '../routes/middleware/session';
+import { app, csrfOf, signUp, SignedIn, silentLogger, uniqueEmail } from './helpers/app';
+import { testKnex, testSessionPool } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { ORDER, openAllDay } from './helpers/loop';
 
@@ -50,6 +51,22 @@ describe('removing a member (DELETE /api/workspace/members/:userId and /workspac
     expect((await owner.agent.post('/api/calls/next').expect(200)).body.order.id).to.equal(order.id);
     // The owner keeps their session and workspace.
     await owner.agent.get('/api/orders').expect(200);
+  });
+
+  it('a session loaded by a request still in flight cannot come back when that request saves it', async () => {
+    const { owner, member } = await team();
+    const [row] = await sessionsOf(member.userId).select('sid', 'sess').orderBy('expire', 'desc');
+    expect(row.sess.ctx.workspace.id).to.equal(owner.workspaceId);
+    await owner.agent.delete(`/api/workspace/members/${member.userId}`).expect(204);
+    // What express-session does at the end of that request: the store's set, with the session it loaded.
+    const store = sessionStore(testSessionPool(), silentLogger);
+    await new Promise<void>((resolve, reject) => store.set(row.sid, row.sess, (err) => (err ? reject(err) : resolve())));
+    expect(await testKnex()('session').where({ sid: row.sid })).to.have.length(0);
+    await member.agent.get('/api/orders').expect(401);
+    // A member's session is still written as usual.
+    const [ownerRow] = await sessionsOf(owner.userId).select('sid', 'sess');
+    await new Promise<void>((resolve, reject) => store.set(ownerRow.sid, { ...ownerRow.sess, notice: 'still here' }, (err) => (err ? reject(err) : resolve())));
+    expect((await testKnex()('session').where({ sid: ownerRow.sid }).first()).sess.notice).to.equal('still here');
   });
 
   it('the owner cannot be removed (409), a member cannot remove others (403), another workspace’s user or an unknown id is 404', async () => {

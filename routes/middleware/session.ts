@@ -1,27 +1,20 @@
-import connectPgSimple from 'connect-pg-simple';
 import session from 'express-session';
 import type pg from 'pg';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
+import { MemberSessionStore } from '../../db/session-store';
 
 export const SESSION_COOKIE = 'ocs.sid';
 const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** A signed-in session's expiry slides forward at most this often: one write an hour, not one a request. */
 export const SLIDE_EVERY_MS = 60 * 60 * 1000;
 
-/** The session store: rows of the `session` table, touched hourly by loadUser, pruned by the worker. */
+/**
+ * The session store: rows of the `session` table, touched hourly by loadUser, pruned by the worker,
+ * and never written back for a workspace its user was removed from (see MemberSessionStore).
+ */
 export function sessionStore(pool: pg.Pool, logger: Logger) {
-  const PgStore = connectPgSimple(session);
-  return new PgStore({
-    pool,
-    tableName: 'session',
-    createTableIfMissing: false,
-    // The store would otherwise UPDATE the row on every request; loadUser slides it hourly.
-    disableTouch: true,
-    // Expired rows are deleted by the worker's housekeeping, not by a timer in every web process.
-    pruneSessionInterval: false,
-    errorLog: (...args: unknown[]) => logger.error({ detail: args.map(String) }, 'session store error'),
-  });
+  return new MemberSessionStore(pool, SESSION_TTL_MS, (...args: unknown[]) => logger.error({ detail: args.map(String) }, 'session store error'));
 }
 
 /** Sessions live in Postgres, so any number of processes behave as one. */
