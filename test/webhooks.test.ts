@@ -11,7 +11,7 @@ import { messageBody, RETRY_DELAYS_SECONDS } from '../services/webhooks';
 import { app, csrfOf, signUp, SignedIn, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
-import { ORDER, openAllDay, waitFor } from './helpers/loop';
+import { agentDouble, ORDER, openAllDay, voiceShop, waitFor } from './helpers/loop';
 import { startWorkerProcess } from './helpers/process';
 
 const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
@@ -413,9 +413,10 @@ describe('the worker delivers (webhooks.md: Delivery)', function () {
     }
   });
 
-  it('an endpoint that never answers does not hold up another endpoint’s deliveries', async () => {
+  it('an endpoint that never answers does not hold up another endpoint’s deliveries, nor the confirmation loop', async () => {
     const dead = await receiver(() => 'hang');
     const alive = await receiver();
+    const agent = await agentDouble(() => 202);
     const worker = await startWorkerProcess(testDatabaseUrl(), { DELIVERY_TIMEOUT_SECONDS: '120' });
     try {
       const slow = await shop();
@@ -428,12 +429,17 @@ describe('the worker delivers (webhooks.md: Delivery)', function () {
       // ...while the live endpoint gets every one of its events.
       await fast.agent.post('/api/orders/import').type('text/csv').send(['name,phone,store,products', ...Array.from({ length: 30 }, (_, i) => `A${i},0612345678,S,P`)].join('\n')).expect(200);
       await waitFor('all 30 deliveries to the live endpoint', async () => alive.hits.length >= 30);
+      // ...and the confirmation loop goes on: a new order's call reaches its voice agent.
+      const voice = await voiceShop(agent.url);
+      const order = (await voice.agent.post('/api/orders').send(ORDER).expect(201)).body;
+      await waitFor('the call.requested', async () => agent.received.some((r) => r.json?.data?.order?.id === order.id));
       expect(dead.hits.length, 'the dead endpoint is still holding its first batch').to.be.at.most(20);
     } finally {
       worker.child.kill('SIGKILL');
       dead.release();
       await dead.close();
       await alive.close();
+      await agent.close();
     }
   });
 });
