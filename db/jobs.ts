@@ -25,8 +25,12 @@ export const QUEUES = {
   housekeeping: { name: 'housekeeping', policy: 'short', expireInSeconds: 120, retryLimit: 2, retryDelay: 30 },
   /** Each second or so: a drain job for every webhook endpoint with a delivery due. */
   webhookDispatch: { name: 'webhook-dispatch', policy: 'short', expireInSeconds: 30, retryLimit: 2, retryDelay: 1 },
-  /** Send one endpoint's due deliveries: one running and one waiting at most per endpoint. */
-  webhookEndpoint: { name: 'webhook-endpoint', policy: 'stately', expireInSeconds: 60, retryLimit: 5, retryDelay: 5 },
+  /**
+   * Send one endpoint's due deliveries: one waiting at most per endpoint. Not `stately`: pg-boss
+   * fetches the oldest job first, and a waiting job whose endpoint is still being drained would
+   * then stop every other endpoint's jobs; the drain itself lets only one run per endpoint.
+   */
+  webhookEndpoint: { name: 'webhook-endpoint', policy: 'short', expireInSeconds: 200, retryLimit: 5, retryDelay: 5 },
 } as const satisfies Record<string, PgBoss.Queue>;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];

@@ -22,6 +22,8 @@ export const LOG_SIZE = 100;
 /** Deliveries of one endpoint sent side by side, and how long a drain may hold a worker. */
 const DRAIN_BATCH = 20;
 const DRAIN_SECONDS = 20;
+/** How long a drain holds its endpoint: more than a drain's run plus the longest time-out (120 s). */
+const DRAIN_LEASE_SECONDS = DRAIN_SECONDS + 120 + 30;
 /** A claimed delivery is due again after this long if the worker dies with it in hand. */
 const LEASE_SECONDS = 60;
 /** How much of an answer's body a delivery's `last_error` keeps. */
@@ -231,8 +233,23 @@ export class WebhookService {
    * slow or dead endpoint holds one worker slot for at most one time-out, never the others' turn.
    */
   async drain(endpointId: string, send: Send): Promise<{ sent: number; failed: number }> {
-    const until = Date.now() + DRAIN_SECONDS * 1000;
     const totals = { sent: 0, failed: 0 };
+    // One drain per endpoint at a time: another one running (or a crashed one, until its lease ends) keeps it.
+    const held = await this.knex.raw(
+      `UPDATE webhook_endpoints SET draining_until = now() + make_interval(secs => ?)
+        WHERE id = ? AND (draining_until IS NULL OR draining_until < now()) RETURNING id`,
+      [DRAIN_LEASE_SECONDS, endpointId],
+    );
+    if (held.rows.length === 0) return totals;
+    try {
+      return await this.drainHeld(endpointId, send, totals);
+    } finally {
+      await this.knex('webhook_endpoints').where({ id: endpointId }).update({ draining_until: null });
+    }
+  }
+
+  private async drainHeld(endpointId: string, send: Send, totals: { sent: number; failed: number }): Promise<{ sent: number; failed: number }> {
+    const until = Date.now() + DRAIN_SECONDS * 1000;
     while (Date.now() < until) {
       const claimed = await this.claim(endpointId);
       if (claimed.length === 0) return totals;

@@ -17,6 +17,8 @@ export async function up(knex: Knex): Promise<void> {
     t.text('disabled_reason');
     // The first failure of the current run of failures; a success clears it.
     t.timestamp('failing_since', { useTz: true });
+    // A drain of this endpoint holds it until then: one drain at a time, and a crashed one lets go.
+    t.timestamp('draining_until', { useTz: true });
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.index(['workspace_id', 'created_at']);
   });
