@@ -84,7 +84,8 @@ export async function capturePlan(
   const bodyInputs = Object.fromEntries(Object.entries(order).map(([field, value]) => [`body.${field}`, value]));
   const [key] = await createKeys(service.url, accounts.small, 1);
   return {
-    list: await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.list(accounts.small.workspaceId)),
+    // What GET /api/orders issues: the first batch of the whole list.
+    list: await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.batches(accounts.small.workspaceId).next()),
     create: await captureStatements(knex, { workspace: accounts.writer.workspaceId, ...bodyInputs }, () =>
       services.orders.create(accounts.writer.workspaceId, order),
     ),

@@ -46,6 +46,11 @@ const DOCS_HTML = `<!doctype html>
 </head>
 <body>
 <div id="api-reference"></div>
+<noscript>
+<h1>API reference · Order Confirmation Service</h1>
+<p>This reference is drawn with JavaScript. Without it, read the OpenAPI 3.1 document itself:
+<a href="/openapi.json">/openapi.json</a>, or the API sections of the project's README.</p>
+</noscript>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script>
 </body>

@@ -177,14 +177,6 @@ export class OrderService {
     private readonly operations: OperationService,
   ) {}
 
-  /** Newest first (id breaks ties), each with its operation, in one query. */
-  async list(workspaceId: string): Promise<Order[]> {
-    const rows = await this.withOperation(this.knex.from('orders as o'))
-      .where('o.workspace_id', workspaceId)
-      .orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }]);
-    return rows.map(toOrder);
-  }
-
   /** One page of the workspace's orders matching the filters, by keyset on (created_at, id). */
   async page(workspaceId: string, filters: OrderFilters, request: PageRequest): Promise<OrderPage> {
     const rows = filters.q ? await this.searchRows(workspaceId, filters, request) : await this.pageRows(workspaceId, filters, request);
