@@ -1,11 +1,9 @@
-import crypto from 'node:crypto';
 import path from 'node:path';
 import express from 'express';
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import type pg from 'pg';
-import pinoHttp from 'pino-http';
 import { Config, ROOT } from './config';
 import type { Logger } from './logger';
 import { apiRouter } from './routes/api';
@@ -20,6 +18,8 @@ import { loadUser } from './routes/middleware/auth';
 import { refuseCrossSite } from './routes/middleware/csrf';
 import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/middleware/errors';
 import { sessionMiddleware } from './routes/middleware/session';
+import { apiSession } from './routes/middleware/api-session';
+import { requestLog } from './routes/middleware/request-log';
 import { pagesRouter } from './routes/pages';
 import { viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
@@ -36,7 +36,6 @@ export interface AppDeps {
 const BODY_LIMIT = '100kb';
 /** The one /api route whose body is not JSON (routing ignores case and a trailing slash). */
 const CSV_ROUTE = /^\/orders\/import\/?$/i;
-const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
 
 /** Builds the Express app; it listens on nothing (server.ts and tests do that). */
 export function createApp(deps: AppDeps): express.Express {
@@ -50,22 +49,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   Object.assign(app.locals, viewHelpers);
 
-  app.use(
-    pinoHttp({
-      logger,
-      // Method, path and status are enough; headers would carry cookies and credentials.
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }),
-        res: (res) => ({ statusCode: res.statusCode }),
-      },
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-    }),
-  );
+  app.use(requestLog(app, logger));
   app.use(
     helmet({
       contentSecurityPolicy: {
@@ -99,14 +83,14 @@ export function createApp(deps: AppDeps): express.Express {
   // Signed by the voice agent: no session, no cookies, no CSRF token.
   app.use('/hooks', hooksRouter(services), jsonNotFound, jsonErrors);
 
-  app.use(sessionMiddleware(config, deps.sessionPool, logger));
-  app.use(loadUser(services));
+  const session = [sessionMiddleware(config, deps.sessionPool, logger), loadUser(services)];
   const crossSite = refuseCrossSite(config.publicBaseUrl);
 
   // JSON routes: the body is read as JSON whatever its Content-Type (an import's body is CSV).
   const jsonUnlessCsv: express.RequestHandler = (req, res, next) => (CSV_ROUTE.test(req.path) ? next() : json(req, res, next));
-  app.use('/api', crossSite, jsonUnlessCsv, apiRouter(services), jsonNotFound, jsonErrors);
+  app.use('/api', apiSession(config.sessionSecret, deps.sessionPool, session), crossSite, jsonUnlessCsv, apiRouter(services), jsonNotFound, jsonErrors);
 
+  app.use(session);
   app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }));
   app.use(crossSite, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);
   return app;

@@ -1,4 +1,5 @@
 import 'express-session';
+import type { Logger } from './logger';
 import type { UserContext } from './services/users';
 
 declare module 'express-session' {
@@ -18,6 +19,10 @@ declare global {
     interface Request {
       /** The signed-in user and their workspace, when there is a valid session. */
       ctx?: UserContext;
+      /** The request's id (its `X-Request-Id`), set by the request log. */
+      id: string;
+      /** A logger whose lines carry the request's id, method and path. */
+      log: Logger;
     }
   }
 }

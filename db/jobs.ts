@@ -106,3 +106,24 @@ export class Jobs {
     await this.boss.insert(jobs.map((job) => ({ name: queue, ...job })), { db: executorOn(db) });
   }
 }
+
+/**
+ * SQL for a statement of ours that enqueues one job per row of `source` (a CTE or table name): the
+ * row pg-boss's own `send(queue, data, { singletonKey })` inserts (plans.insertJob of pg-boss 10,
+ * with the queue's settings and no per-job options), so a hot path can write its rows and their
+ * jobs in one statement. `data` and `singletonKey` are SQL expressions over the source's columns.
+ * test/jobs-sql.test.ts compares its rows with pg-boss's, column by column.
+ */
+export function insertJobsSql(queue: QueueName, source: string, data: string, singletonKey: string): string {
+  return `INSERT INTO ${JOB_SCHEMA}.job (id, name, data, priority, start_after, singleton_key, singleton_on, dead_letter,
+                                 expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy)
+     SELECT gen_random_uuid(), q.name, ${data}, 0, now(), ${singletonKey}, NULL, q.dead_letter,
+            COALESCE(q.expire_seconds * interval '1s', interval '15 minutes'),
+            now() + CAST(COALESCE((q.retention_minutes * 60)::text, '14 days') AS interval),
+            COALESCE(q.retry_limit, 2),
+            CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(q.retry_delay, 1) ELSE COALESCE(q.retry_delay, 0) END,
+            COALESCE(q.retry_backoff, false),
+            q.policy
+       FROM ${source} JOIN ${JOB_SCHEMA}.queue q ON q.name = '${queue}'
+     ON CONFLICT DO NOTHING`;
+}

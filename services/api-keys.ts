@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { Prepared, queryPrepared } from '../db/prepared';
 import { NotFoundError } from './errors';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 
@@ -52,6 +53,12 @@ function view(row: Record<string, unknown>): ApiKeyView {
 
 export const hashKey = (key: string): string => crypto.createHash('sha256').update(key).digest('hex');
 
+/** A live key by its hash (every token exchange): prepared. */
+const LIVE_KEY: Prepared = {
+  name: 'ocs-live-key',
+  text: 'SELECT id, user_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) LIMIT 1',
+};
+
 export class ApiKeyService {
   private readonly lastTouched = new Map<string, number>();
 
@@ -96,11 +103,7 @@ export class ApiKeyService {
   /** The owner of a live key (well-formed, known, not revoked, not expired), else null. */
   async verify(key: string): Promise<KeyOwner | null> {
     if (!KEY_RE.test(key)) return null;
-    const row = await this.knex('api_keys')
-      .where({ key_hash: hashKey(key) })
-      .whereNull('revoked_at')
-      .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', this.knex.fn.now()))
-      .first('id', 'user_id');
+    const [row] = await queryPrepared<{ id: string; user_id: string }>(this.knex, LIVE_KEY, [hashKey(key)]);
     if (!row) return null;
     this.touch(row.id);
     return { keyId: row.id, userId: row.user_id };

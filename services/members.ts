@@ -40,6 +40,8 @@ export class MemberService {
           if (keepSessionId) q.whereNot({ sid: keepSessionId });
         })
         .delete();
+      // The leaver's own session stays signed in, without the workspace it cached.
+      if (keepSessionId) await trx('session').where({ sid: keepSessionId }).update({ sess: trx.raw("(sess::jsonb - 'ctx')::json") });
       return { user_id: userId, sessionsEnded, keysRevoked, claimsReleased };
     });
   }

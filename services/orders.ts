@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { insertJobsSql } from '../db/jobs';
+import { Prepared, queryPrepared } from '../db/prepared';
 import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
 import { CANCELLING_STATUSES, OperationService } from './operations';
@@ -107,7 +109,44 @@ const ORDER_FIELDS = [
 ];
 
 /** A page's fields: created_at comes as the page position's text instead (see toOrder). */
+/**
+ * A new order, its pending outbound operation for the workspace's order handler, and the job that
+ * dispatches it, in one statement: one round trip, atomic without a transaction of its own, and
+ * nothing written when the workspace has no order handler (no row comes back).
+ */
+const CREATE_ORDER = `
+  WITH handler AS (
+    SELECT id, workspace_id FROM agents WHERE workspace_id = ?::uuid AND is_order_handler LIMIT 1
+  ), o AS (
+    INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status)
+    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text FROM handler
+    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at
+  ), op AS (
+    INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, next_attempt_at)
+    SELECT o.workspace_id, o.id, handler.id, 'outbound', 'pending', now() FROM o, handler
+    RETURNING id
+  ), job AS (
+    ${insertJobsSql('operation-due', 'op', "jsonb_build_object('operationId', op.id)", 'op.id::text')}
+  )
+  SELECT o.*, op.id AS operation_id FROM o, op`;
+
 const PAGE_FIELDS = ORDER_FIELDS.filter((field) => field !== 'o.created_at');
+
+/** An order's current (latest) operation, joined to orders aliased `o`. */
+const LATEST_OPERATION = 'LEFT JOIN LATERAL (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1) op ON true';
+
+type PageRow = Omit<Order, 'created_at'> & { position_at: string };
+
+/** The unfiltered listing, newest first: its first rows ($2 of them), and the rows older than a position. */
+const LIST_SELECT = `SELECT ${PAGE_FIELDS.map((field) => field.replace(' as ', ' AS ')).join(', ')}, ${POSITION_AT} FROM orders o ${LATEST_OPERATION}`;
+const LIST_NEWEST: Prepared = {
+  name: 'ocs-orders-newest',
+  text: `${LIST_SELECT} WHERE o.workspace_id = $1 ORDER BY o.created_at DESC, o.id DESC LIMIT $2`,
+};
+const LIST_OLDER: Prepared = {
+  name: 'ocs-orders-older',
+  text: `${LIST_SELECT} WHERE o.workspace_id = $1 AND (o.created_at, o.id) < ($3::timestamptz, $4::uuid) ORDER BY o.created_at DESC, o.id DESC LIMIT $2`,
+};
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
 export function toOrder(row: Omit<Order, 'created_at'> & ({ created_at: Date | string } | { created_at?: undefined; position_at: string })): Order {
@@ -189,6 +228,13 @@ export class OrderService {
 
   /** Without a search: walk the newest-first index from the position. */
   private pageRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
+    if (filters.statuses.length === 0 && !filters.from && !filters.to && request.direction === 'older') {
+      // The hot listing (the API's lists, a stream's batches): pre-built and prepared.
+      const { position, limit } = request;
+      return position
+        ? queryPrepared<PageRow>(this.knex, LIST_OLDER, [workspaceId, limit + 1, position.at, position.id])
+        : queryPrepared<PageRow>(this.knex, LIST_NEWEST, [workspaceId, limit + 1]);
+    }
     const query = this.withOperation(this.knex.from('orders as o'), PAGE_FIELDS).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
     applyBounds(this.knex, query, filters);
     return applyPosition(query, request.position, request.direction).limit(request.limit + 1);
@@ -304,13 +350,12 @@ export class OrderService {
   /** Creates the order and its pending outbound operation for the handler agent, both or neither. */
   async create(workspaceId: string, body: unknown, options: { idempotencyKey?: string } = {}): Promise<CreatedOrder> {
     const data = validNewOrder(normalizeOrderInput(body));
-    const insert = (trx: Knex.Transaction) => this.insert(trx, workspaceId, toColumns(data));
     if (options.idempotencyKey === undefined) {
-      return { order: await this.knex.transaction(insert), replayed: false };
+      return { order: await this.insert(this.knex, workspaceId, data), replayed: false };
     }
     const result = await this.idempotency.once(workspaceId, options.idempotencyKey, requestHash(data), async (trx) => ({
       status: 201,
-      body: await insert(trx),
+      body: await this.insert(trx, workspaceId, data),
     }));
     // Stored as jsonb, which reorders keys.
     return { order: toOrder(result.body), replayed: result.replayed };
@@ -354,11 +399,13 @@ export class OrderService {
     return deleted;
   }
 
-  private async insert(trx: Knex.Transaction, workspaceId: string, columns: Columns): Promise<Order> {
-    const handlerId = await this.orderHandler(trx, workspaceId);
-    const [order] = await trx('orders').insert({ ...columns, workspace_id: workspaceId }, '*');
-    const operationId = await this.operations.open(trx, workspaceId, order.id, handlerId);
-    return toOrder({ ...order, operation_id: operationId });
+  /** The one statement of `create` (see CREATE_ORDER); without an order handler it writes nothing. */
+  private async insert(db: Knex | Knex.Transaction, workspaceId: string, data: ValidOrder): Promise<Order> {
+    const { rows } = await db.raw(CREATE_ORDER, [
+      workspaceId, data.clientName, data.phone, data.storeName, data.productsName, data.address ?? null, data.status,
+    ]);
+    if (!rows[0]) throw noOrderHandler();
+    return toOrder(rows[0]);
   }
 
   /**
@@ -387,20 +434,18 @@ export class OrderService {
   /** The workspace's order handler, whom every new order is queued for; 422 when there is none. */
   async orderHandler(db: Knex | Knex.Transaction, workspaceId: string): Promise<string> {
     const handler = await db('agents').where({ workspace_id: workspaceId, is_order_handler: true }).first('id');
-    if (!handler) {
-      throw new AppError(422, 'Set an agent as order handler before creating orders', 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
-    }
+    if (!handler) throw noOrderHandler();
     return handler.id;
   }
 
   /** Orders (aliased `o` in `query`) with the id of their current (latest) operation. */
   private withOperation(query: Knex.QueryBuilder, fields = ORDER_FIELDS) {
-    return query
-      .joinRaw(
-        'LEFT JOIN LATERAL (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1) op ON true',
-      )
-      .select(fields);
+    return query.joinRaw(LATEST_OPERATION).select(fields);
   }
+}
+
+function noOrderHandler(): AppError {
+  return new AppError(422, 'Set an agent as order handler before creating orders', 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
 }
 
 function orderNotFound(): NotFoundError {

@@ -1,6 +1,7 @@
 import bcrypt from 'bcrypt';
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { Prepared, queryPrepared } from '../db/prepared';
 import { ValidationError } from './errors';
 import { email, parse, requiredText } from './validation';
 import { WorkspaceService } from './workspaces';
@@ -40,6 +41,27 @@ export interface User {
 export interface UserContext {
   user: User;
   workspace: { id: string; name: string; role: 'owner' | 'member'; owner_id: string } | null;
+}
+
+/** A user and their workspace (at most one), read on every Data API request: prepared. */
+const CONTEXT: Prepared = {
+  name: 'ocs-user-context',
+  text: `SELECT u.id, u.email, u.name, w.id AS workspace_id, w.name AS workspace_name, w.owner_id, m.role
+           FROM users u
+           LEFT JOIN workspace_members m ON m.user_id = u.id
+           LEFT JOIN workspaces w ON w.id = m.workspace_id
+          WHERE u.id = $1
+          LIMIT 1`,
+};
+
+interface ContextRow {
+  id: string;
+  email: string;
+  name: string;
+  workspace_id: string | null;
+  workspace_name: string;
+  owner_id: string;
+  role: 'owner' | 'member';
 }
 
 export class UserService {
@@ -99,14 +121,7 @@ export class UserService {
 
   /** The signed-in user and their workspace, in one query. */
   async context(userId: string): Promise<UserContext | null> {
-    const row = await this.knex('users as u')
-      .leftJoin('workspace_members as m', 'm.user_id', 'u.id')
-      .leftJoin('workspaces as w', 'w.id', 'm.workspace_id')
-      .where('u.id', userId)
-      .first(
-        'u.id', 'u.email', 'u.name',
-        'w.id as workspace_id', 'w.name as workspace_name', 'w.owner_id', 'm.role',
-      );
+    const [row] = await queryPrepared<ContextRow>(this.knex, CONTEXT, [userId]);
     if (!row) return null;
     return {
       user: { id: row.id, email: row.email, name: row.name },

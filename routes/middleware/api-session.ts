@@ -1,0 +1,50 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { parse as parseCookies } from 'cookie';
+import { unsign } from 'cookie-signature';
+import type pg from 'pg';
+import type { SessionData } from 'express-session';
+import { SESSION_COOKIE, SLIDE_EVERY_MS } from './session';
+
+/** connect-pg-simple's read of a live session, as a prepared statement. */
+const SESSION_READ = { name: 'ocs-session-read', text: 'SELECT sess FROM session WHERE sid = $1 AND expire >= now()' };
+
+/** The session id a request's cookie carries, when its signature is good (as express-session reads it). */
+export function signedSessionId(cookieHeader: string | undefined, secret: string): string | undefined {
+  if (!cookieHeader) return undefined;
+  const raw = parseCookies(cookieHeader)[SESSION_COOKIE];
+  if (!raw?.startsWith('s:')) return undefined;
+  return unsign(raw.slice(2), secret) || undefined;
+}
+
+function runAll(handlers: RequestHandler[], req: Request, res: Response, done: NextFunction): void {
+  let i = 0;
+  const step = (err?: unknown): void => {
+    if (err !== undefined || i === handlers.length) return done(err);
+    const handler = handlers[i++];
+    Promise.resolve(handler(req, res, step)).catch(done);
+  };
+  step();
+}
+
+/**
+ * The session for the JSON routes. A signed-in session whose context is cached and fresh (the
+ * common case: every request but the first after sign-in and one an hour) is one prepared read of
+ * its row, and nothing else: the route gets the user and workspace as loadUser would give them,
+ * and, the session being unchanged, express-session would neither write it nor set a cookie. Every
+ * other case (no cookie, a bad signature, no row, a context to read or slide) goes through the
+ * full path, express-session and loadUser, which may write the session. Reading the row on every
+ * request keeps "sign out everywhere" and a member's removal immediate, as before.
+ */
+export function apiSession(secret: string, pool: pg.Pool, fullPath: RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
+    const sid = signedSessionId(req.headers.cookie, secret);
+    if (!sid) return runAll(fullPath, req, res, next);
+    pool.query<{ sess: SessionData }>({ ...SESSION_READ, values: [sid] }).then(({ rows }) => {
+      const sess = rows[0]?.sess;
+      if (!sess?.userId || !sess.ctx || Date.now() - (sess.slidAt ?? 0) > SLIDE_EVERY_MS) return runAll(fullPath, req, res, next);
+      req.sessionID = sid;
+      req.ctx = sess.ctx;
+      next();
+    }, next);
+  };
+}

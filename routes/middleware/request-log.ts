@@ -1,0 +1,53 @@
+import crypto from 'node:crypto';
+import type express from 'express';
+import type { RequestHandler } from 'express';
+import type { Logger } from '../../logger';
+
+const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
+
+/** What a request's log lines say about it: its id, method and path (never its query, headers or body). */
+interface RequestInfo {
+  id: string;
+  method: string;
+  url: string;
+}
+
+const INFO = Symbol('request log info');
+const CHILD = Symbol('request logger');
+type Logged = express.Request & { [INFO]?: RequestInfo; [CHILD]?: Logger };
+
+/**
+ * One line per request when its answer is done (`request completed`, or `request errored` at error
+ * level for a 5xx), with the request's id, method, path, status and time in ms, in the shape
+ * pino-http writes. The id is the caller's `X-Request-Id` when it is a sane token, else a new UUID,
+ * and is sent back in `X-Request-Id`. `req.log` is a child logger carrying the same fields, made
+ * only when a handler asks for it: most requests log nothing but their line.
+ */
+export function requestLog(app: express.Express, logger: Logger): RequestHandler {
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: Logged): Logger {
+      const info = this[INFO];
+      if (!info) return logger;
+      return (this[CHILD] ??= logger.child({ req: info }));
+    },
+  });
+  return (req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
+    res.setHeader('X-Request-Id', id);
+    const query = req.url.indexOf('?');
+    const info: RequestInfo = { id, method: req.method, url: query === -1 ? req.url : req.url.slice(0, query) };
+    (req as Logged)[INFO] = info;
+    req.id = id;
+    const started = performance.now();
+    // A response always closes (after finishing, or when the client went away first).
+    res.once('close', () => {
+      const line = { req: info, res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
+      if (res.statusCode >= 500) logger.error({ ...line, err: { message: `failed with status code ${res.statusCode}` } }, 'request errored');
+      else if (!res.writableFinished) logger.info(line, 'request aborted');
+      else logger.info(line, 'request completed');
+    });
+    next();
+  };
+}
