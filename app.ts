@@ -70,12 +70,6 @@ export function createApp(deps: AppDeps): express.Express {
   );
 
   app.use(compressAnswers());
-  app.use('/healthz', healthRouter(deps.knex));
-  app.use(openApiRouter());
-  const assets = staticAssets(path.join(ROOT, 'public'));
-  app.locals.asset = assets.url;
-  app.use('/assets', assets.router, jsonNotFound);
-
   // Bearer-authenticated routes: no session, no cookies, so no cross-site check either.
   const json = express.json({ type: () => true, limit: BODY_LIMIT });
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
@@ -89,6 +83,13 @@ export function createApp(deps: AppDeps): express.Express {
   // JSON routes: the body is read as JSON whatever its Content-Type (an import's body is CSV).
   const jsonUnlessCsv: express.RequestHandler = (req, res, next) => (CSV_ROUTE.test(req.path) ? next() : json(req, res, next));
   app.use('/api', apiSession(config.sessionSecret, deps.sessionPool, session), crossSite, jsonUnlessCsv, apiRouter(services), jsonNotFound, jsonErrors);
+
+  // Everything else: the health check, the API reference, assets and the pages.
+  app.use('/healthz', healthRouter(deps.knex));
+  app.use(openApiRouter());
+  const assets = staticAssets(path.join(ROOT, 'public'));
+  app.locals.asset = assets.url;
+  app.use('/assets', assets.router, jsonNotFound);
 
   app.use(session);
   app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }));

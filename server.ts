@@ -9,7 +9,7 @@ import { migrateLatest } from './db/migrate';
 import { createRedis, redisReady } from './db/redis';
 import { createLogger, prettyLogs } from './logger';
 import { prepareJobs } from './db/jobs';
-import { RunningWorker, startWorker } from './worker';
+import type { RunningWorker } from './worker';
 
 const SHUTDOWN_DEADLINE_MS = 25_000;
 
@@ -32,6 +32,8 @@ async function main(): Promise<void> {
   let worker: RunningWorker | undefined;
   if (config.inProcessWorker) {
     // Development: the one command shows the whole loop. Production runs `worker:` dynos instead.
+    // Loaded only here: a production web process never holds the worker's code in memory.
+    const { startWorker } = await import('./worker.js');
     worker = await startWorker(config, databaseUrl, logger);
   } else if (!config.isProduction) {
     await prepareJobs(databaseUrl);

@@ -5,6 +5,8 @@ import { ordersSection } from './orders';
 import { webhookSection } from './webhooks';
 import type { WebhookFigures } from './webhooks';
 import type { OrdersAtScale } from './orders';
+import { settingsCost, settingsSection } from './settings';
+import type { SettingsFigures } from './settings';
 
 export interface ScenarioResult {
   id: string;
@@ -30,6 +32,7 @@ export interface Report {
   orders?: OrdersAtScale;
   webhooks?: WebhookFigures;
   compression?: CompressionFigures;
+  settings?: SettingsFigures;
 }
 
 function compressionLine(c: CompressionFigures): string[] {
@@ -59,6 +62,8 @@ function loopSection(loop: LoopReport): string[] {
 }
 
 const PEAK_RSS_TARGET_MB = 150;
+/** The issue's four hot scenarios, under whose load the memory target holds. */
+const HOT_SCENARIOS = ['a', 'c', 'd', 'e'];
 const STALL_FACTOR = 4;
 const SCALE_TARGET = 1.3;
 
@@ -68,7 +73,7 @@ const BASELINE_DOES = [
   'c: the session row, then the create transaction below with the JSON body as given (the bench sends phones already normalized, so both store the same rows).',
   "d: the two rate-limit increments the service's limiters make (EVALSHA of rate-limit-redis's script, one per IP, one per key), the key lookup below by SHA-256, an HS256 JWT signature.",
   'e: verifies the HS256 access token, then the list query below.',
-  'The service runs its whole stack on top: helmet, pino-http logging, the Postgres session store, the user/workspace lookup, CSRF checks, zod and libphonenumber validation, Knex.',
+  'The service runs its whole stack on top: helmet, a log line per request (pino), the session (its signed cookie checked, its row read; the full express-session path when its cached context is missing or due to slide), the user/workspace lookup, CSRF checks, zod and libphonenumber validation, Knex (hot statements prepared).',
 ];
 
 const num = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
@@ -117,8 +122,15 @@ function targets(report: Report, all: ScenarioResult[]): string[] {
     const slowdown = report.scale.of.service.rps / report.scale.result.service.rps;
     lines.push(`| (a) with 1M other orders within ${SCALE_TARGET}× of (a) | throughput ${(1 / slowdown).toFixed(2)} × (a), i.e. ${slowdown.toFixed(2)}× slower | ${mark(slowdown <= SCALE_TARGET)} |`);
   }
-  const peak = report.memory.serverPeakMb;
-  lines.push(`| server peak RSS ≤ ${PEAK_RSS_TARGET_MB} MB | ${peak.toFixed(0)} MB | ${mark(peak <= PEAK_RSS_TARGET_MB)} |`);
+  const hot = report.scenarios.filter((s) => HOT_SCENARIOS.includes(s.id) && s.serverRssMb !== undefined);
+  if (hot.length > 0) {
+    const peak = Math.max(...hot.map((s) => s.serverRssMb!));
+    lines.push(`| server RSS ≤ ${PEAK_RSS_TARGET_MB} MB under the load of ${hot.map((s) => s.id).join(', ')} (largest sampled), with the Procfile's flags | ${peak.toFixed(0)} MB | ${mark(peak <= PEAK_RSS_TARGET_MB)} |`);
+  }
+  if (report.settings) {
+    const cost = settingsCost(report.settings);
+    lines.push(`| the Procfile's memory flags cost ≤ 5% of throughput (mean of ${report.settings.rows.map((r) => r.id).join(', ')}, with ÷ without) | ${cost.toFixed(2)} | ${mark(cost >= 0.95)} |`);
+  }
   const failures = all.reduce((n, s) => n + s.service.failures + s.baseline.failures, 0);
   lines.push(`| no non-2xx responses or request errors | ${failures} | ${mark(failures === 0)} |`);
   return lines;
@@ -140,7 +152,7 @@ export function renderReport(report: Report): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...all.map(row),
     '',
-    `Server peak RSS over the whole run: **${memory.serverPeakMb.toFixed(0)} MB** (VmHWM from /proc; ${memory.serverBeforeLoadMb.toFixed(0)} MB after start-up and seeding, before any load); the RSS column is the largest sampled (every 250 ms) during each scenario. Baseline peak: ${memory.baselinePeakMb.toFixed(0)} MB.`,
+    `Server peak RSS over the whole run: **${memory.serverPeakMb.toFixed(0)} MB** (VmHWM from /proc; ${memory.serverBeforeLoadMb.toFixed(0)} MB after start-up and seeding, before any load); the RSS column is the largest sampled (every 250 ms) during each scenario; the whole run includes b's 2,000-order answers, the loop, the webhooks and the 100,000-order work below. Baseline peak: ${memory.baselinePeakMb.toFixed(0)} MB.`,
     '',
     'CPU per request, from /proc: the Node process plus the Postgres backends serving it, in ms. Less sensitive than throughput to other work on the machine.',
     '',
@@ -159,6 +171,7 @@ export function renderReport(report: Report): string {
     "Statements the baseline replays, captured from the service's own calls on this run's database:",
     '',
     ...report.statements.flatMap((s) => [`${s.scenario}:`, '', '```sql', ...s.sql, '```', '']),
+    ...(report.settings ? settingsSection(report.settings) : []),
     ...(report.loop ? loopSection(report.loop) : []),
     ...(report.webhooks ? webhookSection(report.webhooks) : []),
     ...(report.orders ? ordersSection(report.orders) : []),

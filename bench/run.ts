@@ -17,7 +17,9 @@ import { renderReport, Report, ScenarioResult } from './report';
 import { Scenario, scenarios } from './scenarios';
 import { createKeys, fillerWorkspaces, insertOrders, signUp } from './seed';
 import { capturePlan, cpuMeters, startBaseline, startService } from './sides';
+import { bindArgs } from './sql';
 import type { Statement } from './sql';
+import { settingsBench } from './settings';
 
 /**
  * `npm run bench`: the compiled server (production settings) against a bare baseline on the same
@@ -40,6 +42,8 @@ const resultsFile = env.BENCH_RESULTS ?? path.join(ROOT, 'bench', 'results.md');
 const FILLER_WORKSPACES = 1000;
 const FILLER_ORDERS_EACH = 1000;
 const KEY_POOL = 200;
+/** The issue's four hot scenarios: the memory target and the memory flags' cost are measured under them. */
+export const HOT = ['a', 'c', 'd', 'e'];
 const started = Date.now();
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}`);
 
@@ -87,7 +91,8 @@ async function runScenario(scenario: Scenario, sides: Sides, scaled = false): Pr
 }
 
 async function explain(knex: Knex, statement: Statement, workspace: string): Promise<string> {
-  const { rows } = await knex.raw(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql.replaceAll('$1', '?')}`, [workspace]);
+  // The statement's $1, $2… appear once each, in order: knex's ? placeholders take them in turn.
+  const { rows } = await knex.raw(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql.replace(/\$\d+/g, '?')}`, bindArgs(statement, { workspace }, []) as Knex.RawBinding[]);
   return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
 }
 
@@ -148,6 +153,11 @@ async function main(cleanup: Cleanup): Promise<void> {
     results.push({ ...(await runScenario(scenario, sides)), serverRssMb: serverMemory.mark() });
   }
 
+  // The Procfile's memory flags against none, under the issue's four scenarios.
+  const settings = wanted('settings')
+    ? await settingsBench({ service, where, logFile: path.join(tmp, 'service-plain.log'), env, scenarios: all.filter((s) => HOT.includes(s.id)), load, log })
+    : undefined;
+
   const compression = wanted('compression') ? await compressionFigures(service.url, accounts.small) : undefined;
 
   let loop: Report['loop'];
@@ -197,6 +207,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     webhooks,
     orders,
     compression,
+    settings,
     memory,
     statements: [
       { scenario: 'List (a, b, e)', sql: plan.list.map((s) => s.sql) },

@@ -10,7 +10,7 @@ import type { BaselinePlan } from './baseline';
 import { Cleanup, NodeProcess, startNode } from './infra';
 import { CpuMeter } from './meters';
 import { Account, createKeys } from './seed';
-import { BASELINE_APPLICATION_NAME, captureStatements } from './sql';
+import { BASELINE_APPLICATION_NAME, captureStatements, Statement } from './sql';
 
 /** The two things compared: the real service and the bare baseline. */
 
@@ -22,7 +22,7 @@ export interface ServiceProcess extends NodeProcess {
 }
 
 /** The node flags of the Procfile's `web:` line, so the bench runs the server as production does. */
-function procfileNodeArgs(): string[] {
+export function procfileNodeArgs(): string[] {
   const web = /^web:\s*node\s+(.*)$/m.exec(fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8'))?.[1] ?? '';
   const words = web.trim().split(/\s+/);
   return words.slice(0, Math.max(0, words.findIndex((w) => !w.startsWith('-'))));
@@ -34,15 +34,24 @@ function procfileNodeArgs(): string[] {
  * while every exchange is still counted in Redis.
  */
 export async function startService(
-  options: { databaseUrl: string; redisUrl: string; logFile: string; cleanup: Cleanup },
+  options: {
+    databaseUrl: string;
+    redisUrl: string;
+    logFile: string;
+    cleanup: Cleanup;
+    /** Another service's secrets, so that its sessions and tokens are good here too. */
+    secrets?: ServiceProcess['secrets'];
+    /** Without the Procfile's node flags (the memory settings' comparison). */
+    plain?: boolean;
+  },
   env: NodeJS.ProcessEnv,
 ): Promise<ServiceProcess> {
-  const secrets = { SESSION_SECRET: crypto.randomBytes(32).toString('hex'), JWT_SECRET: crypto.randomBytes(32).toString('hex') };
+  const secrets = options.secrets ?? { SESSION_SECRET: crypto.randomBytes(32).toString('hex'), JWT_SECRET: crypto.randomBytes(32).toString('hex') };
   const script = env.BENCH_SERVER ? path.resolve(env.BENCH_SERVER) : path.join(ROOT, 'dist', 'server.js');
-  const nodeArgs = [...procfileNodeArgs(), ...(env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])];
+  const nodeArgs = options.plain ? [] : [...procfileNodeArgs(), ...(env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])];
   const profileArgs = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(env.BENCH_CPU_PROF)] : [];
   const server = await startNode(script, {
-    name: 'service',
+    name: options.plain ? 'service without the Procfile flags' : 'service',
     cleanup: options.cleanup,
     logFile: options.logFile,
     nodeArgs: [...nodeArgs, ...profileArgs],
@@ -69,6 +78,12 @@ export async function startService(
  * What the baseline replays, captured from the service's own calls on the bench's Knex: the list
  * query, the create transaction and the key lookup, plus the JWT settings and the limiter script.
  */
+/** The listing statement with its row limit ($2) lifted. */
+function wholeList(statements: Statement[]): Statement[] {
+  if (statements.length !== 1 || !/ LIMIT \$2$/.test(statements[0].sql)) throw new Error(`bench: unexpected listing statements: ${JSON.stringify(statements)}`);
+  return [{ ...statements[0], args: statements[0].args.map((arg, i) => (i === 1 ? { value: null } : arg)) }];
+}
+
 export async function capturePlan(
   knex: Knex,
   service: ServiceProcess,
@@ -84,8 +99,9 @@ export async function capturePlan(
   const bodyInputs = Object.fromEntries(Object.entries(order).map(([field, value]) => [`body.${field}`, value]));
   const [key] = await createKeys(service.url, accounts.small, 1);
   return {
-    // What GET /api/orders issues: the first batch of the whole list.
-    list: await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.batches(accounts.small.workspaceId).next()),
+    // What GET /api/orders issues: the first batch of the whole list, read whole (LIMIT NULL): one
+    // statement for any length, where the service reads a long list a batch at a time.
+    list: wholeList(await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.batches(accounts.small.workspaceId).next())),
     create: await captureStatements(knex, { workspace: accounts.writer.workspaceId, ...bodyInputs }, () =>
       services.orders.create(accounts.writer.workspaceId, order),
     ),
