@@ -18,11 +18,11 @@ async function sendOrders(res: Response, batches: AsyncGenerator<Order[]>): Prom
   const first = await batches.next();
   const second = first.done ? first : await batches.next();
   if (second.done) return void res.json({ orders: first.done ? [] : first.value });
+  // A batch is never empty: its array's JSON without the brackets is its orders, comma-separated.
+  const items = (batch: Order[]) => JSON.stringify(batch).slice(1, -1);
   async function* body() {
-    yield `{"orders":[${(first.value as Order[]).map((order) => JSON.stringify(order)).join(',')}`;
-    for (let batch = second; !batch.done; batch = await batches.next()) {
-      yield `,${batch.value.map((order) => JSON.stringify(order)).join(',')}`;
-    }
+    yield `{"orders":[${items(first.value as Order[])}`;
+    for (let batch = second; !batch.done; batch = await batches.next()) yield `,${items(batch.value)}`;
     yield ']}';
   }
   res.type('application/json');
