@@ -215,7 +215,9 @@ async function main(cleanup: Cleanup): Promise<void> {
       { scenario: 'Key lookup (d)', sql: plan.keyLookup.map((s) => s.sql) },
     ],
   };
-  const markdown = renderReport(report);
+  // The hand-kept record of each performance change, before → after, goes with every report.
+  const changes = path.join(ROOT, 'bench', 'changes.md');
+  const markdown = [renderReport(report), ...(fs.existsSync(changes) ? ['', fs.readFileSync(changes, 'utf8').trim()] : [])].join('\n');
   fs.writeFileSync(resultsFile, `${markdown}\n`);
   console.log(markdown);
   log(`written to ${path.relative(process.cwd(), resultsFile)}`);
