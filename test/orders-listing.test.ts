@@ -191,6 +191,28 @@ describe('GET /api/orders with parameters (orders-at-scale §1)', () => {
     expect(common).to.have.length(1051);
   });
 
+  it('a rare match (not among the newest orders): parts of words at either end, any case, digits, a pattern too short for trigrams; a workspace sharing the id prefix is not searched', async () => {
+    const s = await shop();
+    // Older than the 600 orders below, so no search finds it among the newest: each goes to the index.
+    const [{ id }] = await testKnex()('orders').insert(
+      { workspace_id: s.workspaceId, client_name: 'Siham El Amrani', phone: '+212612345679', store_name: 'Souk Fès', products_name: 'Khôl', created_at: new Date(Date.UTC(2025, 0, 1)) },
+      ['id'],
+    );
+    await bulk(s, 600);
+    // Another workspace whose id looks much like this one's.
+    const twin = `${s.workspaceId.slice(0, 8)}-0000-4000-8000-${s.workspaceId.slice(-12)}`;
+    await testKnex()('workspaces').insert({ id: twin, name: 'Twin', owner_id: s.userId });
+    await testKnex()('orders').insert({ workspace_id: twin, client_name: 'Siham El Amrani', phone: '+212612345679', store_name: 'Souk Fès', products_name: 'Khôl' });
+    for (const q of ['iham el amr', 'SIHAM EL AMRANI', 'amrani', 'souk fes', 'khol', '0612345679', '12345', 'el a', 'el']) {
+      const res = await s.agent.get('/api/orders').query({ q }).expect(200);
+      expect(ids(res.body), q).to.deep.equal([id]);
+    }
+    for (const q of ['siham el amranie', 'souk amrani', 'xyz']) {
+      const res = await s.agent.get('/api/orders').query({ q }).expect(200);
+      expect(ids(res.body), q).to.deep.equal([]);
+    }
+  });
+
   it('at scale, a narrow search is served by the trigram index scoped to the workspace', async () => {
     const s = await shop();
     const queries: Array<{ sql: string; bindings: unknown[] }> = [];
