@@ -138,7 +138,7 @@ const LATEST_OPERATION = 'LEFT JOIN LATERAL (SELECT id FROM operations WHERE ord
 type PageRow = Omit<Order, 'created_at'> & { position_at: string };
 
 /** The unfiltered listing, newest first: its first rows ($2 of them), and the rows older than a position. */
-const LIST_SELECT = `SELECT ${PAGE_FIELDS.map((field) => field.replace(' as ', ' AS ')).join(', ')}, ${POSITION_AT} FROM orders o ${LATEST_OPERATION}`;
+const LIST_SELECT = `SELECT ${PAGE_FIELDS.join(', ')}, ${POSITION_AT} FROM orders o ${LATEST_OPERATION}`;
 const LIST_NEWEST: Prepared = {
   name: 'ocs-orders-newest',
   text: `${LIST_SELECT} WHERE o.workspace_id = $1 ORDER BY o.created_at DESC, o.id DESC LIMIT $2`,

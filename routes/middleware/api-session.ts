@@ -1,4 +1,5 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import { parse as parseCookies } from 'cookie';
 import { unsign } from 'cookie-signature';
 import type pg from 'pg';
@@ -16,16 +17,6 @@ export function signedSessionId(cookieHeader: string | undefined, secret: string
   return unsign(raw.slice(2), secret) || undefined;
 }
 
-function runAll(handlers: RequestHandler[], req: Request, res: Response, done: NextFunction): void {
-  let i = 0;
-  const step = (err?: unknown): void => {
-    if (err !== undefined || i === handlers.length) return done(err);
-    const handler = handlers[i++];
-    Promise.resolve(handler(req, res, step)).catch(done);
-  };
-  step();
-}
-
 /**
  * The session for the JSON routes. A signed-in session whose context is cached and fresh (the
  * common case: every request but the first after sign-in and one an hour) is one prepared read of
@@ -36,12 +27,13 @@ function runAll(handlers: RequestHandler[], req: Request, res: Response, done: N
  * request keeps "sign out everywhere" and a member's removal immediate, as before.
  */
 export function apiSession(secret: string, pool: pg.Pool, fullPath: RequestHandler[]): RequestHandler {
+  const full = Router().use(fullPath);
   return (req, res, next) => {
     const sid = signedSessionId(req.headers.cookie, secret);
-    if (!sid) return runAll(fullPath, req, res, next);
+    if (!sid) return full(req, res, next);
     pool.query<{ sess: SessionData }>({ ...SESSION_READ, values: [sid] }).then(({ rows }) => {
       const sess = rows[0]?.sess;
-      if (!sess?.userId || !sess.ctx || Date.now() - (sess.slidAt ?? 0) > SLIDE_EVERY_MS) return runAll(fullPath, req, res, next);
+      if (!sess?.userId || !sess.ctx || Date.now() - (sess.slidAt ?? 0) > SLIDE_EVERY_MS) return full(req, res, next);
       req.sessionID = sid;
       req.ctx = sess.ctx;
       next();
