@@ -86,7 +86,7 @@ export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; m
     const fillers = await fillerWorkspaces(knex, Math.ceil(missing / 1000));
     for (let i = 0; i < fillers.length; i += 20) await insertOrders(knex, fillers.slice(i, i + 20), 1000);
   }
-  // As autovacuum leaves a table in steady state: statistics, the visibility map, and the trigram
+  // As autovacuum leaves a table in steady state: statistics, the visibility map, and the search
   // index's pending list (new entries wait there, read by every search, until a vacuum merges them).
   await knex.raw('VACUUM ANALYZE orders');
   await knex.raw('ANALYZE');
@@ -109,6 +109,9 @@ export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; m
     log(`orders: ${what}: p50 ${smallSide.p50} ms at ${SMALL}, ${largeSide.p50} ms at ${LARGE.toLocaleString('en')}`);
     requests.push({ what, small: smallSide, large: largeSide });
   }
+  // The plans of what was just measured, before the import below adds entries to the search
+  // index's pending list (which every search reads until a vacuum merges it).
+  const explain = { name: await explainSearch(knex, large.workspaceId, name), phone: await explainSearch(knex, large.workspaceId, await phoneOf(large)) };
 
   const rows = ['client_name,phone,store_name,products_name,address'];
   for (let i = 0; i < IMPORT_ROWS; i += 1) rows.push(`Client ${i},06${String(10_000_000 + i).slice(-8)},Atlas Store,"Argan oil, 250 ml",${i} Rue Mohammed V`);
@@ -134,7 +137,7 @@ export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; m
     // Lines of the file: a header, then one per order (a quoted line break in a field would add one; the seed has none).
     exportRows: { rows: exported.value.lines - 1, seconds: exported.seconds, rssGrowthMb: exported.rssGrowthMb },
     fullList: { rows: LARGE, seconds: listed.seconds, rssGrowthMb: listed.rssGrowthMb, megabytes: listed.value.bytes / 1e6 },
-    explain: { name: await explainSearch(knex, large.workspaceId, name), phone: await explainSearch(knex, large.workspaceId, await phoneOf(large)) },
+    explain,
   };
 }
 

@@ -197,6 +197,22 @@ export function applySearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuil
   return query.whereRaw("o.search_text LIKE '%' || search_pattern_text(?) || '%'", [likeEscape(q)]);
 }
 
+/** A run of three characters other than ASCII spaces and punctuation: a search with one has index keys. */
+const KEYED_WORD = /[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/;
+
+/**
+ * Orders of the workspace whose search index keys (see the orders_search_keys migration) include
+ * every key of the search: a superset of its matches, to be narrowed by applySearch. Null when the
+ * search has no keys (no run of three word characters).
+ */
+export function searchCandidates(knex: Knex, workspaceId: string, q: string): Knex.QueryBuilder | null {
+  const text = phoneDigits(q) ?? q;
+  if (!KEYED_WORD.test(text)) return null;
+  return knex
+    .from('orders as o')
+    .whereRaw('order_search_keys(o.workspace_id, o.search_text) @> search_pattern_keys(?::uuid, search_pattern_text(?))', [workspaceId, text]);
+}
+
 /** The column a page's position is read from: created_at to the microsecond, as text in UTC. */
 export const POSITION_AT = "to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS position_at";
 

@@ -7,7 +7,7 @@ import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
 import { CANCELLING_STATUSES, OperationService } from './operations';
 import { moroccanPhone } from './phone';
-import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT } from './order-filters';
+import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
 
@@ -196,7 +196,7 @@ function looksSelective(q: string): boolean {
   return q.split(/\s+/).filter((word) => word.length >= 3).length >= 2;
 }
 
-/** How many of the newest orders a search looks through before it asks the trigram index. */
+/** How many of the newest orders a search looks through before it asks the search index. */
 const SEARCH_PROBE = 500;
 
 /** Rows read per query when a whole list is streamed. */
@@ -243,7 +243,7 @@ export class OrderService {
   /**
    * With a search, the cheaper of two ways (Postgres cannot estimate how rare a name is, and walks
    * the whole table for a rare one): a search that matches often is answered from the next
-   * SEARCH_PROBE orders alone; a rarer one asks the trigram index for every match, then sorts them.
+   * SEARCH_PROBE orders alone; a rarer one asks the search index for every match, then sorts them.
    * A full name or a phone number goes to the index at once; a single word is tried on the newest
    * orders first. Both ways give the same rows: the probe's orders are the first in the page's order.
    */
@@ -264,13 +264,16 @@ export class OrderService {
   }
 
   private indexedSearchRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    // Every match from the index (no LIMIT here, so nothing tempts the planner to walk the table),
-    // the page's share of them sorted in memory, then those orders by primary key.
-    const matches = applySearch(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), filters.q!).select('o.id', 'o.created_at');
-    if (request.position) applyPosition(matches, request.position, request.direction).clearOrder();
-    const order = request.direction === 'older' ? 'desc' : 'asc';
-    const top = this.knex.from('matches as o').orderBy([{ column: 'o.created_at', order }, { column: 'o.id', order }]).limit(request.limit + 1).select('o.id');
-    const query = this.withOperation(this.knex.withMaterialized('matches', matches).from(top.as('top')).join('orders as o', 'o.id', 'top.id'), PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
+    // The candidates come from the workspace's search keys alone, materialized: with the workspace
+    // or a status beside them, the planner would AND a 100,000-row index scan to a key that names
+    // 50 orders. They are whole rows, sorted in memory, so the page needs no second read, and only
+    // the page's orders are joined to their operations. A search without keys (no run of three
+    // letters) walks the newest orders, as no index can serve it.
+    const candidates = searchCandidates(this.knex, workspaceId, filters.q!)?.select('o.*');
+    const from = candidates ? this.knex.withMaterialized('candidates', candidates).from('candidates as o') : this.knex.from('orders as o');
+    const matches = applySearch(applyBounds(this.knex, from.where('o.workspace_id', workspaceId), filters), filters.q!).select('o.*');
+    applyPosition(matches, request.position, request.direction).limit(request.limit + 1);
+    const query = this.withOperation(this.knex.from(matches.as('o')), PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
     return applyPosition(query, null, request.direction);
   }
 

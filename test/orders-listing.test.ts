@@ -213,38 +213,103 @@ describe('GET /api/orders with parameters (orders-at-scale §1)', () => {
     }
   });
 
-  it('at scale, a narrow search is served by the trigram index scoped to the workspace', async () => {
-    const s = await shop();
-    const queries: Array<{ sql: string; bindings: unknown[] }> = [];
-    const record = (q: { sql: string; bindings: unknown[] }) => queries.push(q);
-    testKnex().on('query', record);
-    try {
-      await s.agent.get('/api/orders').query({ q: 'c4ca4238a0b9' }).expect(200); // md5('1'), below
-    } finally {
-      testKnex().removeListener('query', record);
+  it('the search index keys: every part of an order\'s text has its keys among the order\'s, in any script; only its own workspace\'s', async () => {
+    const knex = testKnex();
+    const texts = ['siham el amrani souk fes khol 612345679', 'هاجر الإدريسي متجر فاس 0612', 'cafe–creme «bio» l\'orient 50%off_x', 'a b cd efg', 'ouzidi_ilyas-bouzidi'];
+    const workspace = '6f1c2d3e-0000-4000-8000-000000000001';
+    const other = '6f1c2d3e-0000-4000-8000-000000000002';
+    let checked = 0;
+    for (const text of texts) {
+      const chars = [...text];
+      for (let start = 0; start < chars.length; start += 1) {
+        for (let end = start + 1; end <= chars.length; end += 1) {
+          const part = chars.slice(start, end).join('');
+          const { rows } = await knex.raw(
+            'SELECT order_search_keys(?::uuid, ?) @> search_pattern_keys(?::uuid, ?) AS found, search_pattern_keys(?::uuid, ?) AS keys, order_search_keys(?::uuid, ?) && search_pattern_keys(?::uuid, ?) AS shared',
+            [workspace, text, workspace, part, workspace, part, workspace, text, other, part],
+          );
+          expect(rows[0].found, `"${part}" in "${text}"`).to.equal(true);
+          // A part with a run of three word characters has keys (the service asks the index only
+          // then); another workspace's keys for it differ.
+          if (/[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/.test(part)) {
+            expect(rows[0].keys, part).to.not.be.empty;
+            expect(rows[0].shared, part).to.equal(false);
+          }
+          checked += 1;
+        }
+      }
     }
-    // The rare name is not among the newest orders: the search asks the index (the `matches` query).
-    const search = queries.find((q) => q.sql.includes('matches'))!;
-    // 20,000 orders and fresh statistics, rolled back afterwards: the plan Postgres picks at scale.
+    expect(checked).to.be.greaterThan(2000);
+    // And what is not there is not found by its keys.
+    for (const absent of ['bouzidi', 'siham amrani', 'amrani el souk', 'l amrani khol', 'khol souk']) {
+      const { rows } = await knex.raw('SELECT order_search_keys(?::uuid, ?) @> search_pattern_keys(?::uuid, ?) AS found', [workspace, texts[0], workspace, absent]);
+      expect(rows[0].found, absent).to.equal(false);
+    }
+  });
+
+  it('a rare match in Arabic or with accents and punctuation is found through the index', async () => {
+    const s = await shop();
+    const old = new Date(Date.UTC(2025, 0, 1));
+    const [arabic, accented] = await testKnex()('orders').insert(
+      [
+        { workspace_id: s.workspaceId, client_name: 'هاجر الإدريسي', phone: '+212612345670', store_name: 'متجر فاس', products_name: 'زيت أركان', created_at: old },
+        { workspace_id: s.workspaceId, client_name: 'Zoé Lefèvre-Benjelloun', phone: '+212612345671', store_name: 'Café «Crème»', products_name: 'Thé 50%', created_at: old },
+      ],
+      ['id'],
+    );
+    await bulk(s, 600);
+    const cases: Array<[string, string[]]> = [
+      ['الإدريسي', [arabic.id]], ['هاجر الإدر', [arabic.id]], ['زيت', [arabic.id]],
+      ['lefevre-benj', [accented.id]], ['ZOÉ LEFÈVRE', [accented.id]], ['cafe «creme»', [accented.id]], ['thé 50%', [accented.id]],
+      ['lefevre benj', []], ['هاجر فاس', []],
+    ];
+    for (const [q, expected] of cases) {
+      const res = await s.agent.get('/api/orders').query({ q }).expect(200);
+      expect(ids(res.body), q).to.deep.equal(expected);
+    }
+  });
+
+  it('at scale, a narrow search is served by the workspace-keyed index alone: no parallel workers, no AND with another index', async () => {
+    const s = await shop();
+    const searches: Array<{ sql: string; bindings: unknown[] }> = [];
+    for (const q of ['c4ca4238a0b9', 'c4ca4238a0b9 c81e728d', '0600001234']) { // md5('1') md5('2'), a phone, below
+      const queries: Array<{ sql: string; bindings: unknown[] }> = [];
+      const record = (query: { sql: string; bindings: unknown[] }) => queries.push(query);
+      testKnex().on('query', record);
+      try {
+        await s.agent.get('/api/orders').query({ q, status: 'pending' }).expect(200);
+      } finally {
+        testKnex().removeListener('query', record);
+      }
+      // A rare match is not among the newest orders: the search asks the index (the `candidates` query).
+      searches.push(queries.find((query) => query.sql.includes('candidates'))!);
+    }
+    // 20,000 orders and fresh statistics, rolled back afterwards: the plans Postgres picks at scale.
     const rollback = new Error('rollback');
-    let plan = '';
+    const plans: string[] = [];
     await testKnex().transaction(async (trx) => {
       await trx.raw(
         `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name)
-         SELECT ?, md5(g::text), '+2126' || lpad(g::text, 8, '0'), 'Bulk', 'Item' FROM generate_series(1, 20000) g`,
+         SELECT ?, md5(g::text) || ' ' || md5((g + 1)::text), '+2126' || lpad(g::text, 8, '0'), 'Bulk', 'Item' FROM generate_series(1, 20000) g`,
         [s.workspaceId],
       );
       await trx.raw('ANALYZE orders');
-      // Between the indexes that can find these rows (walking the newest-first one is for broad searches).
-      await trx.raw('SET LOCAL enable_indexscan = off');
-      await trx.raw('SET LOCAL enable_seqscan = off');
-      const { rows } = await trx.raw(`EXPLAIN ${search.sql.replace(/\$\d+/g, '?')}`, search.bindings as never[]);
-      plan = rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      // Parallel workers made free: only the table's own setting keeps them out.
+      await trx.raw('SET LOCAL parallel_setup_cost = 0');
+      await trx.raw('SET LOCAL parallel_tuple_cost = 0');
+      await trx.raw('SET LOCAL min_parallel_table_scan_size = 0');
+      for (const search of searches) {
+        const { rows } = await trx.raw(`EXPLAIN ${search.sql.replace(/\$\d+/g, '?')}`, search.bindings as never[]);
+        plans.push(rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n'));
+      }
       throw rollback;
     }).catch((err) => {
       if (err !== rollback) throw err;
     });
-    expect(plan).to.contain('Bitmap Index Scan on orders_search_idx');
+    for (const plan of plans) {
+      expect(plan).to.contain('Bitmap Index Scan on orders_search_keys_idx');
+      expect(plan).to.not.match(/Gather|BitmapAnd|Seq Scan on orders/);
+    }
   });
 });
 
