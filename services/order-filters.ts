@@ -201,9 +201,11 @@ export function applySearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuil
 const KEYED_WORD = /[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/;
 
 /**
- * Orders of the workspace whose search index keys (see the orders_search_keys migration) include
- * every key of the search: a superset of its matches, to be narrowed by applySearch. Null when the
- * search has no keys (no run of three word characters).
+ * Orders whose search index keys (see the orders_search_keys migration) include every key of the
+ * search: a superset of its matches, to be narrowed by applySearch. The keys carry the workspace,
+ * but a hash collision can bring in another workspace's order, so the caller scopes the rows to
+ * the workspace as every orders query does. Null when the search has no keys (no run of three
+ * word characters).
  */
 export function searchCandidates(knex: Knex, workspaceId: string, q: string): Knex.QueryBuilder | null {
   const text = phoneDigits(q) ?? q;
