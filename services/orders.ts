@@ -108,7 +108,6 @@ const ORDER_FIELDS = [
   'o.address', 'o.status', 'o.created_at', 'op.id as operation_id',
 ];
 
-/** A page's fields: created_at comes as the page position's text instead (see toOrder). */
 /**
  * A new order, its pending outbound operation for the workspace's order handler, and the job that
  * dispatches it, in one statement: one round trip, atomic without a transaction of its own, and
@@ -130,6 +129,7 @@ const CREATE_ORDER = `
   )
   SELECT o.*, op.id AS operation_id FROM o, op`;
 
+/** A page's fields: created_at comes as the page position's text instead (see toOrder). */
 const PAGE_FIELDS = ORDER_FIELDS.filter((field) => field !== 'o.created_at');
 
 /** An order's current (latest) operation, joined to orders aliased `o`. */
