@@ -88,6 +88,45 @@ describe('GET /api/orders with parameters (orders-at-scale §1)', () => {
     expect(seen).to.deep.equal([...seen].sort().reverse());
   });
 
+  it('every way a page is read gives each order byte for byte as GET /api/orders/:id does: escapes, null address, no operation, created_at cut to the millisecond', async () => {
+    const s = await shop();
+    const controls = Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const texts = [`Odd ${controls} end`, 'Quote " back \\ slash / </script>', 'Line\u2028sep\u2029 \u007f del', 'Odd مريم بنسودة', 'Odd Zoë Çağlar 🙂'];
+    const stamps = ['2026-03-01T10:00:00.999999Z', '2026-03-01T10:00:01.000500Z', '2026-03-01T10:00:02.123900Z', '2026-03-01T10:00:03Z', '2026-03-01T10:00:04.5Z'];
+    await bulk(s, 10, (i) => ({
+      client_name: texts[i % 5], store_name: texts[(i + 1) % 5], products_name: texts[(i + 2) % 5],
+      address: i % 2 ? texts[(i + 3) % 5] : null, status: i % 3 ? 'pending' : 'confirmed',
+      created_at: stamps[i % 5].replace('03-01', `03-0${1 + Math.floor(i / 5)}`),
+    }));
+    await create(s, { clientName: 'Odd one with an operation' });
+    // The same orders one at a time: GET /api/orders/:id answers res.json(toOrder(row)).
+    const expectPage = async (res: request.Response) => {
+      expect(res.status).to.equal(200);
+      const orders: Order[] = [];
+      for (const order of res.body.orders as Order[]) orders.push((await s.agent.get(`/api/orders/${order.id}`).expect(200)).body);
+      expect(res.text).to.equal(JSON.stringify({ orders, next_cursor: res.body.next_cursor }));
+      return orders;
+    };
+    const first = await expectPage(await s.agent.get('/api/orders').query({ limit: 7 }));
+    expect(first).to.have.length(7);
+    expect(first[0]).to.include({ client_name: 'Odd one with an operation' }).and.have.property('operation_id').that.is.a('string');
+    expect(first.filter((o) => o.operation_id === null)).to.have.length(6);
+    expect(first.filter((o) => o.address === null).length).to.be.greaterThan(0);
+    expect(first.map((o) => o.created_at)).to.include.members(['2026-03-02T10:00:00.999Z', '2026-03-02T10:00:01.000Z', '2026-03-02T10:00:02.123Z', '2026-03-02T10:00:03.000Z', '2026-03-02T10:00:04.500Z']);
+    const rest = JSON.parse((await s.agent.get('/api/orders').query({ limit: 7 })).text).next_cursor as string;
+    expect(await expectPage(await s.agent.get('/api/orders').query({ limit: 7, cursor: rest }))).to.have.length(4);
+    // Every way a page is read: a status filter (built query), a common word (the newest orders
+    // first), two words (the search index), and the Data API.
+    expect(await expectPage(await s.agent.get('/api/orders').query({ status: 'confirmed,pending' }))).to.have.length(11);
+    expect(await expectPage(await s.agent.get('/api/orders').query({ q: 'odd', limit: 3 }))).to.have.length(3);
+    expect(await expectPage(await s.agent.get('/api/orders').query({ q: 'Zoë Çağlar' }))).to.have.length(6);
+    const { key } = await createKey(s);
+    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body.access_token;
+    const data = await request(app()).get('/data/v1/orders').query({ q: 'slash' })
+      .set('apikey', loadConfig(TEST_ENV).publishableKey).set('Authorization', `Bearer ${token}`);
+    expect(await expectPage(data)).to.have.length(6);
+  });
+
   it('status: one, or several separated by commas', async () => {
     const s = await shop();
     const [c, u, p] = [await create(s, { status: 'confirmed' }), await create(s, { status: 'unconfirmed' }), await create(s)];
