@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TEST_ENV } from './helpers/app';
 import { testDatabaseUrl } from './helpers/db';
+import { waitFor } from './helpers/loop';
 import { connectionRefused, startServer } from './helpers/process';
 
 function get(url: string): Promise<{ status: number; body: string }> {
@@ -78,12 +79,8 @@ describe('the server process', function () {
             .on('error', reject);
         });
         expect(id).to.equal('trace-42');
-        await new Promise((r) => setTimeout(r, 200));
-        const entry = server
-          .output()
-          .split('\n')
-          .filter((line) => line.includes('"trace-42"'))
-          .map((line) => JSON.parse(line))[0];
+        const line = await waitFor('the request\'s log line', async () => server.output().split('\n').find((l) => l.includes('"trace-42"')));
+        const entry = JSON.parse(line);
         expect(entry).to.deep.include({ msg: 'request completed', req: { id: 'trace-42', method: 'GET', url: '/login' }, res: { statusCode: 200 } });
         expect(server.output()).not.to.contain('secret-cookie').and.not.to.contain('sk_live_secret');
       } finally {
