@@ -185,7 +185,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     scale = { result, of: first, seedSeconds, explain: await explain(knex, plan.list[0], accounts.small.workspaceId) };
   }
 
-  const orders = wanted('orders') ? await ordersAtScale({ knex, serviceUrl: service.url, memory: serverMemory, log }) : undefined;
+  const orders = wanted('orders') ? await ordersAtScale({ knex, serviceUrl: service.url, memory: serverMemory, meter: meters.service, log }) : undefined;
 
   const memory = { serverPeakMb: serverMemory.stop(), serverBeforeLoadMb: rssBeforeLoad, baselinePeakMb: baselineMemory.stop() };
   const { count: orderCount } = (await knex('orders').count('* as count').first()) as { count: number };
