@@ -124,15 +124,6 @@ export class OperationService {
     return operation.id;
   }
 
-  /** `open` for many orders at once (an import): one insert, one statement for all their jobs. */
-  async openMany(trx: Knex.Transaction, workspaceId: string, orderIds: string[], agentId: string): Promise<void> {
-    if (orderIds.length === 0) return;
-    const operations = await trx('operations')
-      .insert(orderIds.map((orderId) => ({ workspace_id: workspaceId, order_id: orderId, agent_id: agentId, direction: 'outbound', status: 'pending', next_attempt_at: trx.fn.now() })))
-      .returning('id');
-    await this.jobs.sendMany(trx, 'operation-due', operations.map((op) => ({ data: { operationId: op.id }, singletonKey: op.id })));
-  }
-
   /** A person set a final status: the open operation stops (no call placed or claimed for it any more). */
   async cancelOpen(trx: Knex.Transaction, orderId: string): Promise<void> {
     await trx('operations')

@@ -360,6 +360,10 @@ describe('POST /api/orders/import', () => {
       expect(await countOrders(s.workspaceId)).to.equal(20_000);
       const [{ n }] = await testKnex()('operations').where({ workspace_id: s.workspaceId, status: 'pending' }).count({ n: '*' });
       expect(Number(n)).to.equal(20_000);
+      // Across the batches too, the file's order is the orders' order (later rows newer), each row with its own fields.
+      const stored = await ordersOf(s.workspaceId).select('id', 'client_name');
+      expect(stored.map((r) => r.id)).to.deep.equal(ok.body.order_ids);
+      expect(stored.map((r) => r.client_name)).to.deep.equal(Array.from({ length: 20_000 }, (_, i) => `C${i}`));
     });
 
     it('11 MB: 413, nothing written', async () => {
