@@ -109,17 +109,18 @@ const ORDER_FIELDS = [
 ];
 
 /**
- * A new order, its pending outbound operation for the workspace's order handler, and the job that
- * dispatches it, in one statement: one round trip, atomic without a transaction of its own, and
- * nothing written when the workspace has no order handler (no row comes back).
+ * New orders, each with its pending outbound operation for the workspace's order handler and the
+ * job that dispatches it, in one statement: one round trip, atomic without a transaction of its own,
+ * and nothing written when the workspace has no order handler. `insertOrders` is the INSERT into
+ * orders (it reads the `handler` CTE and returns at least id and workspace_id); `answer` is what the
+ * statement returns. The first parameter is the workspace.
  */
-const CREATE_ORDER = `
+function createOrdersSql(insertOrders: string, answer: string): string {
+  return `
   WITH handler AS (
     SELECT id, workspace_id FROM agents WHERE workspace_id = ?::uuid AND is_order_handler LIMIT 1
   ), o AS (
-    INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status)
-    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text FROM handler
-    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at
+    ${insertOrders}
   ), op AS (
     INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, next_attempt_at)
     SELECT o.workspace_id, o.id, handler.id, 'outbound', 'pending', now() FROM o, handler
@@ -127,32 +128,31 @@ const CREATE_ORDER = `
   ), job AS (
     ${insertJobsSql('operation-due', 'op', "jsonb_build_object('operationId', op.id)", 'op.id::text')}
   )
-  SELECT o.*, op.id AS operation_id FROM o, op`;
+  ${answer}`;
+}
+
+/** One new order (POST /api/orders): no row comes back without an order handler. */
+const CREATE_ORDER = createOrdersSql(
+  `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status)
+    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text FROM handler
+    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at`,
+  'SELECT o.*, op.id AS operation_id FROM o, op',
+);
 
 /**
- * CREATE_ORDER for a batch of orders (an import): the orders, their operations and their jobs in one
- * statement, nothing written without an order handler. The batch comes as one array per column, so
- * the statement has the same ten parameters whatever its size. Row k of the file (`$2` + its
- * position in the batch) is created k microseconds after the first.
+ * A batch of new orders (an import), as one array per column, so the statement has the same ten
+ * parameters whatever the batch's size. Row k of the file (`$2` + its position in the batch) is
+ * created k microseconds after the first. It answers how many orders it created.
  */
-const CREATE_ORDERS = `
-  WITH handler AS (
-    SELECT id, workspace_id FROM agents WHERE workspace_id = ?::uuid AND is_order_handler LIMIT 1
-  ), o AS (
-    INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at)
+const CREATE_ORDERS = createOrdersSql(
+  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at)
     SELECT i.id, handler.workspace_id, i.client_name, i.phone, i.store_name, i.products_name, i.address, i.status,
            now() + (?::int + i.n - 1) * interval '1 microsecond'
       FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
            WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, n)
-    RETURNING id, workspace_id
-  ), op AS (
-    INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, next_attempt_at)
-    SELECT o.workspace_id, o.id, handler.id, 'outbound', 'pending', now() FROM o, handler
-    RETURNING id
-  ), job AS (
-    ${insertJobsSql('operation-due', 'op', "jsonb_build_object('operationId', op.id)", 'op.id::text')}
-  )
-  SELECT count(*)::int AS created FROM o`;
+    RETURNING id, workspace_id`,
+  'SELECT count(*)::int AS created FROM o',
+);
 
 /** A page's fields: created_at comes as the page position's text instead (see toOrder). */
 const PAGE_FIELDS = ORDER_FIELDS.filter((field) => field !== 'o.created_at');
