@@ -24,10 +24,10 @@ export async function startTestDatabase(): Promise<void> {
   await prepareJobs(url);
   // Jobs left by an earlier run point at its data: each run starts with an empty queue.
   await knex.raw(`DELETE FROM ${JOB_SCHEMA}.job`);
-  // A database kept from earlier runs holds their rows; where autovacuum is off (as on CI's Postgres)
-  // nothing has measured them, and with no statistics Postgres took the calls table for empty and
-  // read all of it for every order an export lists (over the statement timeout). Give it the
-  // statistics a maintained database has.
+  // A database kept from earlier runs holds their rows; where autovacuum is off (as on this
+  // machine's Postgres) nothing has measured them, and with no statistics Postgres took the calls
+  // table for empty and read all of it for every order an export lists (over the statement
+  // timeout). Give it the statistics a maintained database has.
   await knex.raw('ANALYZE');
   sessionPool = createSessionPool(url, () => {});
 }
