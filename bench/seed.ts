@@ -86,15 +86,15 @@ const STATUSES = `(ARRAY['pending','processing','calling','confirmed','unconfirm
 export async function insertOrders(knex: Knex, workspaceIds: string[], perWorkspace: number): Promise<void> {
   await knex.raw(
     `WITH inserted AS (
-       INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, created_at)
+       INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id)
        SELECT w.id, ${FIRST_NAMES}[1 + floor(random() * 40)::int] || ' ' || ${LAST_NAMES}[1 + floor(random() * 40)::int], '+21261' || lpad(floor(random() * 10000000)::int::text, 7, '0'),
               'Atlas Store', 'Argan oil 250 ml, black soap', CASE WHEN g % 3 = 0 THEN NULL ELSE g || ' Rue Mohammed V, Casablanca' END,
-              ${STATUSES}[1 + g % 10], now() - random() * interval '365 days'
+              ${STATUSES}[1 + g % 10], now() - random() * interval '365 days', gen_random_uuid()
          FROM unnest(?::uuid[]) AS w(id) CROSS JOIN generate_series(1, ?) AS g
-       RETURNING id, workspace_id, created_at
+       RETURNING id, workspace_id, created_at, operation_id
      )
-     INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, next_attempt_at, created_at)
-     SELECT i.workspace_id, i.id, a.id, 'outbound', 'pending', i.created_at, i.created_at
+     INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at, created_at)
+     SELECT i.operation_id, i.workspace_id, i.id, a.id, 'outbound', 'pending', i.created_at, i.created_at
        FROM inserted i JOIN agents a ON a.workspace_id = i.workspace_id AND a.is_order_handler`,
     [workspaceIds, perWorkspace],
   );

@@ -10,6 +10,8 @@ import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders'
 
 export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
 export const IMPORT_MAX_ROWS = 20_000;
+/** Rows of a file checked, then inserted by one statement, at a time. */
+const IMPORT_BATCH = 1000;
 
 export interface ImportResult {
   imported: number;
@@ -148,8 +150,19 @@ function inFieldOrder(fields: FieldErrors): FieldErrors {
   return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
 }
 
-/** Reads and checks a CSV file of orders: the valid rows, and the reasons of the others by line. */
-export function readOrdersCsv(file: Buffer): { valid: ValidOrder[]; errors: ImportResult['errors'] } {
+/** A CSV file of orders read as far as its shape: its rows, still to be checked one by one. */
+export interface OrdersFile {
+  /** The number of cells the header names. */
+  width: number;
+  columns: Partial<Record<OrderField, number>>;
+  rows: Row[];
+}
+
+/**
+ * Reads a CSV file of orders and refuses it whole when it cannot be imported (not UTF-8 text, not
+ * CSV, no header, no orders, a required column missing, too many rows): nothing of it is written.
+ */
+export function openOrdersCsv(file: Buffer): OrdersFile {
   const [header, ...rest] = records(fileText(file));
   if (!header) throw new ValidationError({ file: 'The file is empty' });
   const columns = columnsOf(header.cells);
@@ -158,15 +171,20 @@ export function readOrdersCsv(file: Buffer): { valid: ValidOrder[]; errors: Impo
   if (rows.length > IMPORT_MAX_ROWS) {
     throw new AppError(413, `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has ${rows.length.toLocaleString('en')}. Split it and import each part`, 'TOO_MANY_ROWS');
   }
+  return { width: header.cells.length, columns, rows };
+}
+
+/** Checks rows of a file by the rules of POST /api/orders: the valid orders, and the reasons of the others by line. */
+export function checkRows(file: OrdersFile, rows: Row[]): { valid: ValidOrder[]; errors: ImportResult['errors'] } {
   const valid: ValidOrder[] = [];
   const errors: ImportResult['errors'] = [];
   for (const row of rows) {
-    if (row.cells.slice(header.cells.length).some((cell) => cell.trim() !== '')) {
-      errors.push({ line: row.line, fields: { line: `This line has ${row.cells.length} cells; the header names ${header.cells.length} columns` } });
+    if (row.cells.slice(file.width).some((cell) => cell.trim() !== '')) {
+      errors.push({ line: row.line, fields: { line: `This line has ${row.cells.length} cells; the header names ${file.width} columns` } });
       continue;
     }
     const input: OrderInput = {};
-    for (const [field, index] of Object.entries(columns) as Array<[OrderField, number]>) {
+    for (const [field, index] of Object.entries(file.columns) as Array<[OrderField, number]>) {
       const cell = row.cells[index] ?? '';
       if (field === 'status') input.status = cell.trim() === '' ? undefined : cell.trim().toLowerCase();
       else input[field] = cell;
@@ -205,9 +223,9 @@ export class ImportService {
   async importCsv(workspaceId: string, file: Buffer, options: { idempotencyKey?: string } = {}): Promise<{ result: ImportResult; replayed: boolean }> {
     // Refused whole before anything is read: no order can be created without a handler.
     await this.orders.orderHandler(this.knex, workspaceId);
-    const { valid, errors } = readOrdersCsv(file);
+    const opened = openOrdersCsv(file);
     const perform = async (trx: Knex.Transaction) => {
-      const ids = await this.orders.insertMany(trx, workspaceId, valid);
+      const { ids, errors } = await this.insertChecked(trx, workspaceId, opened);
       const result: ImportResult = { imported: ids.length, skipped: errors.length, errors, order_ids: ids };
       return { status: 200, body: result };
     };
@@ -220,5 +238,33 @@ export class ImportService {
     const { imported, skipped, errors: lines, order_ids: orderIds } = stored.body;
     const errorsInOrder = lines.map(({ line, fields }) => ({ line, fields: inFieldOrder(fields) }));
     return { result: { imported, skipped, errors: errorsInOrder, order_ids: orderIds }, replayed: stored.replayed };
+  }
+
+  /**
+   * Checks the file's rows and inserts the valid ones, IMPORT_BATCH rows at a time, in the caller's
+   * transaction. The next rows are checked while Postgres inserts the last batch (checking is Node's
+   * work, inserting Postgres's: a 10,000-row file spends about as long in each as in the other).
+   */
+  private async insertChecked(trx: Knex.Transaction, workspaceId: string, file: OrdersFile): Promise<{ ids: string[]; errors: ImportResult['errors'] }> {
+    const ids: string[] = [];
+    const errors: ImportResult['errors'] = [];
+    let inserting: Promise<string[]> = Promise.resolve([]);
+    try {
+      for (let start = 0; start < file.rows.length; start += IMPORT_BATCH) {
+        const checked = checkRows(file, file.rows.slice(start, start + IMPORT_BATCH));
+        errors.push(...checked.errors);
+        ids.push(...(await inserting));
+        inserting = this.orders.insertBatch(trx, workspaceId, checked.valid, ids.length);
+        // Failures are awaited (and thrown) below; this only keeps one from being reported as unhandled meanwhile.
+        inserting.catch(() => undefined);
+        // Let the statement reach Postgres before the next rows are checked.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      ids.push(...(await inserting));
+    } finally {
+      // Nothing left running on the transaction's connection when it ends, whatever happened.
+      await inserting.catch(() => undefined);
+    }
+    return { ids, errors };
   }
 }

@@ -105,15 +105,16 @@ function toColumns(data: Partial<Record<OrderField, string | null | undefined>>)
 
 const ORDER_FIELDS = [
   'o.id', 'o.workspace_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name',
-  'o.address', 'o.status', 'o.created_at', 'op.id as operation_id',
+  'o.address', 'o.status', 'o.created_at', 'o.operation_id',
 ];
 
 /**
  * New orders, each with its pending outbound operation for the workspace's order handler and the
  * job that dispatches it, in one statement: one round trip, atomic without a transaction of its own,
  * and nothing written when the workspace has no order handler. `insertOrders` is the INSERT into
- * orders (it reads the `handler` CTE and returns at least id and workspace_id); `answer` is what the
- * statement returns. The first parameter is the workspace.
+ * orders (it reads the `handler` CTE, gives each order a new uuid as operation_id, the id its
+ * operation is created with, and returns at least id, workspace_id and operation_id); `answer` is
+ * what the statement returns. The first parameter is the workspace.
  */
 function createOrdersSql(insertOrders: string, answer: string): string {
   return `
@@ -122,8 +123,8 @@ function createOrdersSql(insertOrders: string, answer: string): string {
   ), o AS (
     ${insertOrders}
   ), op AS (
-    INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, next_attempt_at)
-    SELECT o.workspace_id, o.id, handler.id, 'outbound', 'pending', now() FROM o, handler
+    INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at)
+    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', 'pending', now() FROM o, handler
     RETURNING id
   ), job AS (
     ${insertJobsSql('operation-due', 'op', "jsonb_build_object('operationId', op.id)", 'op.id::text')}
@@ -133,10 +134,10 @@ function createOrdersSql(insertOrders: string, answer: string): string {
 
 /** One new order (POST /api/orders): no row comes back without an order handler. */
 const CREATE_ORDER = createOrdersSql(
-  `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status)
-    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text FROM handler
-    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at`,
-  'SELECT o.*, op.id AS operation_id FROM o, op',
+  `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id)
+    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid() FROM handler
+    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id`,
+  'SELECT o.* FROM o',
 );
 
 /**
@@ -145,25 +146,22 @@ const CREATE_ORDER = createOrdersSql(
  * created k microseconds after the first. It answers how many orders it created.
  */
 const CREATE_ORDERS = createOrdersSql(
-  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at)
+  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id)
     SELECT i.id, handler.workspace_id, i.client_name, i.phone, i.store_name, i.products_name, i.address, i.status,
-           now() + (?::int + i.n - 1) * interval '1 microsecond'
+           now() + (?::int + i.n - 1) * interval '1 microsecond', gen_random_uuid()
       FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
            WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, n)
-    RETURNING id, workspace_id`,
+    RETURNING id, workspace_id, operation_id`,
   'SELECT count(*)::int AS created FROM o',
 );
 
 /** A page's fields: created_at comes as the page position's text instead (see toOrder). */
 const PAGE_FIELDS = ORDER_FIELDS.filter((field) => field !== 'o.created_at');
 
-/** An order's current (latest) operation, joined to orders aliased `o`. */
-const LATEST_OPERATION = 'LEFT JOIN LATERAL (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1) op ON true';
-
 type PageRow = Omit<Order, 'created_at'> & { position_at: string };
 
 /** The unfiltered listing, newest first: its first rows ($2 of them), and the rows older than a position. */
-const LIST_SELECT = `SELECT ${PAGE_FIELDS.join(', ')}, ${POSITION_AT} FROM orders o ${LATEST_OPERATION}`;
+const LIST_SELECT = `SELECT ${PAGE_FIELDS.join(', ')}, ${POSITION_AT} FROM orders o`;
 const LIST_NEWEST: Prepared = {
   name: 'ocs-orders-newest',
   text: `${LIST_SELECT} WHERE o.workspace_id = $1 ORDER BY o.created_at DESC, o.id DESC LIMIT $2`,
@@ -260,7 +258,7 @@ export class OrderService {
         ? queryPrepared<PageRow>(this.knex, LIST_OLDER, [workspaceId, limit + 1, position.at, position.id])
         : queryPrepared<PageRow>(this.knex, LIST_NEWEST, [workspaceId, limit + 1]);
     }
-    const query = this.withOperation(this.knex.from('orders as o'), PAGE_FIELDS).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
+    const query = this.knex.from('orders as o').select(PAGE_FIELDS).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
     applyBounds(this.knex, query, filters);
     return applyPosition(query, request.position, request.direction).limit(request.limit + 1);
   }
@@ -284,21 +282,21 @@ export class OrderService {
     const recent = applyPosition(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), request.position, request.direction)
       .limit(SEARCH_PROBE)
       .select('o.*');
-    const probe = this.withOperation(applySearch(this.knex.from(recent.as('o')), filters.q!), PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
+    const probe = applySearch(this.knex.from(recent.as('o')), filters.q!).select(PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
     return applyPosition(probe, null, request.direction).limit(request.limit + 1);
   }
 
   private indexedSearchRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
     // The candidates come from the workspace's search keys alone, materialized: with the workspace
     // or a status beside them, the planner would AND a 100,000-row index scan to a key that names
-    // 50 orders. They are whole rows, sorted in memory, so the page needs no second read, and only
-    // the page's orders are joined to their operations. A search without keys (no run of three
-    // letters) walks the newest orders, as no index can serve it.
+    // 50 orders. They are whole rows (the current operation's id among their columns), sorted in
+    // memory, so the page needs no second read. A search without keys (no run of three letters)
+    // walks the newest orders, as no index can serve it.
     const candidates = searchCandidates(this.knex, workspaceId, filters.q!)?.select('o.*');
     const from = candidates ? this.knex.withMaterialized('candidates', candidates).from('candidates as o') : this.knex.from('orders as o');
     const matches = applySearch(applyBounds(this.knex, from.where('o.workspace_id', workspaceId), filters), filters.q!).select('o.*');
     applyPosition(matches, request.position, request.direction).limit(request.limit + 1);
-    const query = this.withOperation(this.knex.from(matches.as('o')), PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
+    const query = this.knex.from(matches.as('o')).select(PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
     return applyPosition(query, null, request.direction);
   }
 
@@ -352,7 +350,7 @@ export class OrderService {
   async history(workspaceId: string, order: Order, shown = 20): Promise<CustomerHistory> {
     const others = () => this.knex.from('orders as o').where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone }).whereNot('o.id', order.id);
     const [rows, counts] = await Promise.all([
-      this.withOperation(others()).orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }]).limit(shown),
+      others().select(ORDER_FIELDS).orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }]).limit(shown),
       others()
         .groupBy('o.status')
         .select('o.status', this.knex.raw('count(*)::int AS n'), this.knex.raw('count(*) FILTER (WHERE (o.created_at, o.id) < (?::timestamptz, ?::uuid))::int AS earlier', [order.created_at, order.id])),
@@ -370,7 +368,7 @@ export class OrderService {
 
   async get(workspaceId: string, id: string): Promise<Order> {
     if (!isUuid(id)) throw orderNotFound();
-    const row = await this.withOperation(this.knex.from('orders as o')).where({ 'o.workspace_id': workspaceId, 'o.id': id }).first();
+    const row = await this.knex.from('orders as o').select(ORDER_FIELDS).where({ 'o.workspace_id': workspaceId, 'o.id': id }).first();
     if (!row) throw orderNotFound();
     return toOrder(row);
   }
@@ -409,7 +407,7 @@ export class OrderService {
           if (editsContent) query.where('status', 'pending');
         })
         .update(patch, '*');
-      const order = await this.withOperation(trx.with('updated', updated).from('updated as o')).first();
+      const order = await trx.with('updated', updated).from('updated as o').select(ORDER_FIELDS).first();
       if (order && status && CANCELLING_STATUSES.includes(status)) await this.operations.cancelOpen(trx, id);
       return order;
     });
@@ -437,22 +435,20 @@ export class OrderService {
   }
 
   /**
-   * Creates many validated orders in the caller's transaction, a batch per statement, each with its
-   * operation and dispatch job exactly as `create` makes them. Returns their ids in the given order;
-   * later rows are newer (a microsecond apart), so the list shows a file's last row first.
+   * Creates validated orders in the caller's transaction by one statement, each with its operation
+   * and dispatch job exactly as `create` makes them. Returns their ids in the given order. `before`
+   * is how many orders the same import has already created: each order is a microsecond newer than
+   * the one before it, so the list shows a file's last row first.
    */
-  async insertMany(trx: Knex.Transaction, workspaceId: string, orders: ValidOrder[], batchSize = 1000): Promise<string[]> {
-    const ids: string[] = [];
-    for (let start = 0; start < orders.length; start += batchSize) {
-      const batch = orders.slice(start, start + batchSize).map((data) => ({ ...toColumns(data), id: crypto.randomUUID() }));
-      const column = (name: keyof (typeof batch)[number]) => batch.map((row) => row[name] ?? null);
-      // A column with a missing address is an array holding nulls, which knex's types do not name.
-      const columns = [column('id'), column('client_name'), column('phone'), column('store_name'), column('products_name'), column('address'), column('status')];
-      const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, start, ...(columns as string[][])]);
-      if (rows[0].created !== batch.length) throw noOrderHandler();
-      ids.push(...batch.map((row) => row.id));
-    }
-    return ids;
+  async insertBatch(trx: Knex.Transaction, workspaceId: string, orders: ValidOrder[], before: number): Promise<string[]> {
+    if (orders.length === 0) return [];
+    const batch = orders.map((data) => ({ ...toColumns(data), id: crypto.randomUUID() }));
+    const column = (name: keyof (typeof batch)[number]) => batch.map((row) => row[name] ?? null);
+    // A column with a missing address is an array holding nulls, which knex's types do not name.
+    const columns = [column('id'), column('client_name'), column('phone'), column('store_name'), column('products_name'), column('address'), column('status')];
+    const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, before, ...(columns as string[][])]);
+    if (rows[0].created !== batch.length) throw noOrderHandler();
+    return batch.map((row) => row.id);
   }
 
   /** The workspace's order handler, whom every new order is queued for; 422 when there is none. */
@@ -460,11 +456,6 @@ export class OrderService {
     const handler = await db('agents').where({ workspace_id: workspaceId, is_order_handler: true }).first('id');
     if (!handler) throw noOrderHandler();
     return handler.id;
-  }
-
-  /** Orders (aliased `o` in `query`) with the id of their current (latest) operation. */
-  private withOperation(query: Knex.QueryBuilder, fields = ORDER_FIELDS) {
-    return query.joinRaw(LATEST_OPERATION).select(fields);
   }
 }
 

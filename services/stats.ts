@@ -73,7 +73,7 @@ export class StatsService {
       this.knex.raw(
         `WITH o AS (
            SELECT o.status, o.store_name, (o.created_at AT TIME ZONE ?)::date AS day,
-                  (SELECT op.status FROM operations op WHERE op.order_id = o.id ORDER BY op.created_at DESC, op.id DESC LIMIT 1) IN ('completed', 'cancelled') AS finished
+                  (SELECT op.status FROM operations op WHERE op.id = o.operation_id) IN ('completed', 'cancelled') AS finished
              FROM orders o
             WHERE o.workspace_id = ? AND ${within('o.created_at')})
          SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,

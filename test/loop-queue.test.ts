@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import { isOpen, nextOpening } from '../services/call-settings';
@@ -83,6 +84,37 @@ describe('GET /api/orders/:id/operations and POST …/operations (call again)', 
     expect((await shop.agent.get(`/api/orders/${order.id}`).expect(200)).body.operation_id).to.equal(again.body.id);
     const list = await shop.agent.get(`/api/orders/${order.id}/operations`).expect(200);
     expect(list.body.operations.map((o: { status: string }) => o.status)).to.deep.equal(['cancelled', 'pending']);
+  });
+
+  it('an order’s operation_id is its latest operation (newest created_at, then greatest id), however operations are written', async () => {
+    const shop = await humanShop();
+    const order = await createOrder(shop);
+    const knex = testKnex();
+    const latest = async () => (await knex('operations').where({ order_id: order.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first('id')).id;
+    const shown = async () => {
+      const one = (await shop.agent.get(`/api/orders/${order.id}`).expect(200)).body.operation_id;
+      const listed = (await shop.agent.get('/api/orders').expect(200)).body.orders.find((o: { id: string }) => o.id === order.id);
+      const searched = (await shop.agent.get('/api/orders').query({ q: ORDER.clientName }).expect(200)).body.orders.find((o: { id: string }) => o.id === order.id);
+      expect(listed.operation_id).to.equal(one);
+      expect(searched.operation_id).to.equal(one);
+      expect((await orderRow(order.id)).operation_id).to.equal(one);
+      return one;
+    };
+    expect(await shown()).to.equal(order.operation_id).and.equal(await latest());
+    const op = (id: string, createdAt: string) => ({ id, workspace_id: shop.workspaceId!, order_id: order.id, agent_id: shop.handlerId, direction: 'outbound', status: 'completed', created_at: createdAt });
+    // Older than the order's first operation: the first stays the current one.
+    await knex('operations').insert(op(crypto.randomUUID(), '2020-01-01T00:00:00Z'));
+    expect(await shown()).to.equal(order.operation_id).and.equal(await latest());
+    // Two in one statement at the same instant, after it: the greater id is the latest (uuids compare as their hex text).
+    const at = new Date(Date.now() + 60_000).toISOString();
+    const [low, high] = [crypto.randomUUID(), crypto.randomUUID()].sort();
+    await knex('operations').insert([op(high, at), op(low, at)]);
+    expect(await shown()).to.equal(high).and.equal(await latest());
+    // Every order written so far in this database, by every test before this one: the column is what the lookup gives.
+    const { rows } = await knex.raw(
+      'SELECT count(*)::int AS n FROM orders o WHERE o.operation_id IS DISTINCT FROM (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1)',
+    );
+    expect(rows[0].n).to.equal(0);
   });
 
   it('422 NO_ORDER_HANDLER without a handler; 404 for unknown, malformed and foreign ids', async () => {

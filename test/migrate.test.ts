@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../config';
 import { createKnex } from '../db/knex';
+import { migrationSource } from '../db/migrate';
 import { testDatabaseUrl, testKnex } from './helpers/db';
 import { spawn } from 'node:child_process';
 import { runScript } from './helpers/process';
@@ -52,12 +53,58 @@ describe('npm run migrate (the release step)', function () {
     }
   });
 
+  it('20261123_07 gives every existing order its latest operation’s id, past a batch of 5,000, and none to an order without one', async () => {
+    const name = `ocs_migrate_${crypto.randomBytes(4).toString('hex')}`;
+    await testKnex().raw('CREATE DATABASE ??', [name]);
+    const url = new URL(testDatabaseUrl());
+    url.pathname = `/${name}`;
+    const db = createKnex(url.toString(), 1);
+    try {
+      const before: typeof migrationSource = { ...migrationSource, getMigrations: async () => (await migrationSource.getMigrations([])).filter((m) => m.file < '20261123_07') };
+      await db.migrate.latest({ migrationSource: before });
+      await db.raw(`
+        WITH u AS (INSERT INTO users (email, name, password_hash) VALUES ('backfill@example.com', 'Backfill', 'x') RETURNING id),
+             w AS (INSERT INTO workspaces (name, owner_id) SELECT 'Backfill shop', id FROM u RETURNING id),
+             a AS (INSERT INTO agents (workspace_id, name, is_order_handler) SELECT id, 'Handler', true FROM w RETURNING id, workspace_id),
+             o AS (INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, created_at)
+                   SELECT w.id, 'C' || g, '+212612345678', 'S', 'P', now() - g * interval '1 minute' FROM w, generate_series(1, 6000) g
+                   RETURNING id, workspace_id, created_at, client_name)
+        INSERT INTO operations (workspace_id, order_id, agent_id, direction, status, created_at)
+        SELECT o.workspace_id, o.id, a.id, 'outbound', 'completed', o.created_at + k * interval '1 second'
+          FROM o, a, generate_series(1, 3) k
+         WHERE substr(o.client_name, 2)::int % 3 <> 0 AND (k = 1 OR (k = 2 AND substr(o.client_name, 2)::int % 5 = 0))
+        UNION ALL
+        -- Two at the same instant: the greater id is the latest.
+        SELECT o.workspace_id, o.id, a.id, 'outbound', 'completed', o.created_at + interval '1 hour'
+          FROM o, a, generate_series(1, 2) k
+         WHERE substr(o.client_name, 2)::int % 7 = 0`);
+      await db.migrate.latest({ migrationSource });
+      const { rows } = await db.raw(`
+        SELECT count(*)::int AS orders,
+               count(*) FILTER (WHERE o.operation_id IS NULL)::int AS empty,
+               count(*) FILTER (WHERE o.operation_id IS DISTINCT FROM
+                 (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1))::int AS wrong
+          FROM orders o`);
+      // Orders with no operation: multiples of 3 that are not multiples of 7.
+      const empty = Array.from({ length: 6000 }, (_, i) => i + 1).filter((g) => g % 3 === 0 && g % 7 !== 0).length;
+      expect(rows[0]).to.deep.equal({ orders: 6000, empty, wrong: 0 });
+      // The trigger keeps it from then on: a new, later operation becomes the order's.
+      const order = await db('orders').whereNotNull('operation_id').first('id', 'workspace_id');
+      const agent = await db('agents').first('id');
+      const [op] = await db('operations').insert({ workspace_id: order.workspace_id, order_id: order.id, agent_id: agent.id, direction: 'outbound', status: 'pending', next_attempt_at: db.fn.now() }, ['id']);
+      expect((await db('orders').where({ id: order.id }).first('operation_id')).operation_id).to.equal(op.id);
+    } finally {
+      await db.destroy();
+      await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
+    }
+  });
+
   it('records the same migration names as the tests’ own run, so the two paths never disagree', async () => {
     const result = await runScript('bin/migrate.js', [], { DATABASE_URL: testDatabaseUrl() });
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout.trim()).to.equal('Already up to date\nJob queues ready');
     const names = await testKnex()('knex_migrations').orderBy('id').pluck('name');
-    expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency', '20261122_05_confirmation_loop', '20261122_06_open_calls_index', '20261123_01_orders_search', '20261123_02_webhooks', '20261123_04_order_status_counts', '20261123_05_orders_search_keys', '20261123_06_operations_latest_index']);
+    expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency', '20261122_05_confirmation_loop', '20261122_06_open_calls_index', '20261123_01_orders_search', '20261123_02_webhooks', '20261123_04_order_status_counts', '20261123_05_orders_search_keys', '20261123_06_operations_latest_index', '20261123_07_orders_operation_id']);
   });
 
   it('knexfile.ts: npx knex migrate:latest, migrate:rollback and migrate:make work, recording the names npm run migrate records', async () => {
