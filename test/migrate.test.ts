@@ -24,19 +24,25 @@ function knexCli(args: string[], databaseUrl: string): Promise<{ code: number | 
   });
 }
 
+/** A new, empty database beside the tests' own: its name (the caller drops it) and its URL. */
+async function emptyDatabase(prefix: string): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${crypto.randomBytes(4).toString('hex')}`;
+  await testKnex().raw('CREATE DATABASE ??', [name]);
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
 describe('npm run migrate (the release step)', function () {
   this.timeout(60_000);
 
   it('applies every migration to a fresh database, then finds nothing to do', async () => {
-    const name = `ocs_migrate_${crypto.randomBytes(4).toString('hex')}`;
-    await testKnex().raw('CREATE DATABASE ??', [name]);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
+    const { name, url } = await emptyDatabase('ocs_migrate');
     try {
-      const first = await runScript('bin/migrate.js', [], { DATABASE_URL: url.toString() });
+      const first = await runScript('bin/migrate.js', [], { DATABASE_URL: url });
       expect(first.code, first.stderr).to.equal(0);
       expect(first.stdout).to.contain('Applied: 20261122_01_accounts');
-      const fresh = createKnex(url.toString(), 1);
+      const fresh = createKnex(url, 1);
       try {
         const tables = await fresh('pg_tables').where({ schemaname: 'public' }).pluck('tablename');
         expect(tables).to.include.members(['users', 'workspaces', 'workspace_members', 'invitations', 'agents', 'orders', 'operations', 'api_keys', 'credit_ledger', 'session', 'idempotency_keys', 'calls', 'call_settings', 'call_reports']);
@@ -46,7 +52,7 @@ describe('npm run migrate (the release step)', function () {
       } finally {
         await fresh.destroy();
       }
-      const again = await runScript('bin/migrate.js', [], { DATABASE_URL: url.toString() });
+      const again = await runScript('bin/migrate.js', [], { DATABASE_URL: url });
       expect(again.stdout.trim()).to.equal('Already up to date\nJob queues ready');
     } finally {
       await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
@@ -54,11 +60,8 @@ describe('npm run migrate (the release step)', function () {
   });
 
   it('20261123_07 gives every existing order its latest operation’s id, past a batch of 5,000, and none to an order without one', async () => {
-    const name = `ocs_migrate_${crypto.randomBytes(4).toString('hex')}`;
-    await testKnex().raw('CREATE DATABASE ??', [name]);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
-    const db = createKnex(url.toString(), 1);
+    const { name, url } = await emptyDatabase('ocs_migrate');
+    const db = createKnex(url, 1);
     try {
       const before: typeof migrationSource = { ...migrationSource, getMigrations: async () => (await migrationSource.getMigrations([])).filter((m) => m.file < '20261123_07') };
       await db.migrate.latest({ migrationSource: before });
@@ -108,29 +111,26 @@ describe('npm run migrate (the release step)', function () {
   });
 
   it('knexfile.ts: npx knex migrate:latest, migrate:rollback and migrate:make work, recording the names npm run migrate records', async () => {
-    const name = `ocs_knexfile_${crypto.randomBytes(4).toString('hex')}`;
-    await testKnex().raw('CREATE DATABASE ??', [name]);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
-    const fresh = createKnex(url.toString(), 1);
+    const { name, url } = await emptyDatabase('ocs_knexfile');
+    const fresh = createKnex(url, 1);
     let made: string | undefined;
     try {
-      const latest = await knexCli(['migrate:latest'], url.toString());
+      const latest = await knexCli(['migrate:latest'], url);
       expect(latest.code, latest.output).to.equal(0);
       expect(await fresh('knex_migrations').orderBy('id').pluck('name')).to.deep.equal(await testKnex()('knex_migrations').orderBy('id').pluck('name'));
-      const rollback = await knexCli(['migrate:rollback'], url.toString());
+      const rollback = await knexCli(['migrate:rollback'], url);
       expect(rollback.code, rollback.output).to.equal(0);
       expect(await fresh('knex_migrations').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
       expect(await fresh('pg_tables').where({ schemaname: 'public', tablename: 'orders' })).to.have.length(0);
       // npm run migrate (the release step) reads the same knexfile: it finds everything to do again.
-      const release = await runScript('bin/migrate.js', [], { DATABASE_URL: url.toString() });
+      const release = await runScript('bin/migrate.js', [], { DATABASE_URL: url });
       expect(release.code, release.stderr).to.equal(0);
       expect(release.stdout).to.contain('Applied: 20261122_01_accounts');
-      const make = await knexCli(['migrate:make', 'knexfile_probe'], url.toString());
+      const make = await knexCli(['migrate:make', 'knexfile_probe'], url);
       expect(make.code, make.output).to.equal(0);
       made = fs.readdirSync(path.join(ROOT, 'db', 'migrations')).find((f) => f.endsWith('_knexfile_probe.ts'));
       expect(made, make.output).to.match(/^\d{14}_knexfile_probe\.ts$/);
-      const status = await knexCli(['migrate:list'], url.toString());
+      const status = await knexCli(['migrate:list'], url);
       expect(status.output).to.match(/Found 1 Pending Migration/).and.contain(made!.replace(/\.ts$/, ''));
     } finally {
       if (made) fs.rmSync(path.join(ROOT, 'db', 'migrations', made));
