@@ -105,6 +105,31 @@ describe('the /orders page at scale (orders-at-scale §2)', () => {
     expect(none).to.contain('No order').and.contain('matches');
   });
 
+  it('what Postgres is asked: one statement for the page, filtered, searched and limited to 51 rows; the counts from one grouped query', async () => {
+    const s = await shop();
+    await bulk(s, 120, (i) => ({ client_name: i % 40 === 0 ? `Hélène Needle ${i}` : `Client ${i}`, status: i % 80 === 0 ? 'confirmed' : 'pending' }));
+    const statements: string[] = [];
+    const record = (query: { sql: string }) => statements.push(query.sql);
+    testKnex().on('query', record);
+    let page: string;
+    try {
+      page = (await s.agent.get('/orders').query({ q: 'helene needle', status: 'confirmed' }).expect(200)).text;
+    } finally {
+      testKnex().off('query', record);
+    }
+    expect(names(page)).to.deep.equal(['Hélène Needle 80', 'Hélène Needle 0']);
+    const onOrders = statements.filter((sql) => /\bfrom "?orders"? as "?o"?/i.test(sql) || /\bfrom "?orders"?\b/i.test(sql));
+    const pageStatements = onOrders.filter((sql) => /search_text LIKE/.test(sql));
+    expect(pageStatements, onOrders.join('\n')).to.have.length(1);
+    // The filter, the search and the page's size are in the statement, not applied to rows in Node.
+    expect(pageStatements[0]).to.match(/"o"\."status" = \?|"o"\."status" = \$\d/).and.match(/limit \?|limit \$\d/i);
+    // No count over the orders themselves: the ten numbers come from one grouped read of the counters.
+    expect(statements.filter((sql) => /count\(/i.test(sql) && /\borders\b/.test(sql.replace(/order_status_counts/g, '')))).to.deep.equal([]);
+    const counts = statements.filter((sql) => /order_status_counts/.test(sql));
+    expect(counts).to.have.length(1);
+    expect(counts[0]).to.match(/group by/i);
+  });
+
   it('a stale or edited page link shows the newest orders; a repeated q is a 400 page, never a 500', async () => {
     const s = await shop();
     const all = await bulk(s, 3);

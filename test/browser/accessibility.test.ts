@@ -168,4 +168,37 @@ describe('accessibility of every page (headless Chromium)', function () {
       }
     });
   }
+
+  it('phone (390 px): the statistics and the import page fit the screen; the chart is drawn to its width, its numbers in a table', async () => {
+    const context = await browser!.newContext({ viewport: { width: 390, height: 844 }, baseURL: server!.url });
+    const [name, value] = cookie.split('=');
+    await context.addCookies([{ name, value, url: server!.url }]);
+    try {
+      const page = await context.newPage();
+      const layout = async (path: string) => {
+        await page.goto(path);
+        expect(new URL(page.url()).pathname, path).to.equal(path);
+        const fit = await page.evaluate(() => {
+          const svg = document.querySelector('svg');
+          return {
+            // Nothing makes the page itself scroll sideways (a wide table may scroll inside its own box).
+            sideways: document.documentElement.scrollWidth > window.innerWidth,
+            chartFits: svg ? svg.getBoundingClientRect().right <= window.innerWidth : null,
+            tables: document.querySelectorAll('table').length,
+            scripts: document.querySelectorAll('script').length,
+            fontPx: parseFloat(getComputedStyle(document.body).fontSize),
+          };
+        });
+        return { ...fit, ...(await page.evaluate(audit)) };
+      };
+      const stats = await layout('/stats');
+      expect(stats).to.deep.include({ sideways: false, chartFits: true, scripts: 0, unlabelled: [], unannounced: [], lowContrast: [] });
+      expect(stats.tables).to.be.at.least(1);
+      expect(stats.fontPx).to.be.at.least(14);
+      const upload = await layout('/orders/import');
+      expect(upload).to.deep.include({ sideways: false, unlabelled: [], unannounced: [], lowContrast: [] });
+    } finally {
+      await context.close();
+    }
+  });
 });
