@@ -9,8 +9,9 @@ import type { Knex } from 'knex';
  * with every operation the statement wrote), its order gets its latest operation's id (the same
  * ORDER BY, so the column is always what the lookup would give). A new order is written with its
  * first operation's id already in it (see createOrdersSql), which the trigger finds right and
- * leaves alone; a requeue's operation is set by the trigger. Operations never change in a way that changes which is latest (their order and
- * time are never updated) and are deleted only with their order.
+ * leaves alone; a requeue's operation is set by the trigger. Operations never change in a way that
+ * changes which is latest (their order and time are never updated) and are deleted only with their
+ * order.
  *
  * Outside a transaction, so that a release neither holds a lock on orders nor runs into the
  * statement timeout on a large table: the trigger first (from then on every new operation sets its
