@@ -142,8 +142,9 @@ const CREATE_ORDER = createOrdersSql(
 
 /**
  * A batch of new orders (an import), as one array per column, so the statement has the same ten
- * parameters whatever the batch's size. Row k of the file (`$2` + its position in the batch) is
- * created k microseconds after the first. It answers how many orders it created.
+ * parameters whatever the batch's size. `$2` is how many orders the import has already created: the
+ * batch's k-th order is created ($2 + k - 1) microseconds after now(), so a file's rows stay in its
+ * order across batches. It answers how many orders it created.
  */
 const CREATE_ORDERS = createOrdersSql(
   `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id)
@@ -258,7 +259,7 @@ export class OrderService {
         ? queryPrepared<PageRow>(this.knex, LIST_OLDER, [workspaceId, limit + 1, position.at, position.id])
         : queryPrepared<PageRow>(this.knex, LIST_NEWEST, [workspaceId, limit + 1]);
     }
-    const query = this.knex.from('orders as o').select(PAGE_FIELDS).select(this.knex.raw(POSITION_AT)).where('o.workspace_id', workspaceId);
+    const query = this.pageColumns(this.knex.from('orders as o')).where('o.workspace_id', workspaceId);
     applyBounds(this.knex, query, filters);
     return applyPosition(query, request.position, request.direction).limit(request.limit + 1);
   }
@@ -282,7 +283,7 @@ export class OrderService {
     const recent = applyPosition(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), request.position, request.direction)
       .limit(SEARCH_PROBE)
       .select('o.*');
-    const probe = applySearch(this.knex.from(recent.as('o')), filters.q!).select(PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
+    const probe = this.pageColumns(applySearch(this.knex.from(recent.as('o')), filters.q!));
     return applyPosition(probe, null, request.direction).limit(request.limit + 1);
   }
 
@@ -296,7 +297,7 @@ export class OrderService {
     const from = candidates ? this.knex.withMaterialized('candidates', candidates).from('candidates as o') : this.knex.from('orders as o');
     const matches = applySearch(applyBounds(this.knex, from.where('o.workspace_id', workspaceId), filters), filters.q!).select('o.*');
     applyPosition(matches, request.position, request.direction).limit(request.limit + 1);
-    const query = this.knex.from(matches.as('o')).select(PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
+    const query = this.pageColumns(this.knex.from(matches.as('o')));
     return applyPosition(query, null, request.direction);
   }
 
@@ -449,6 +450,11 @@ export class OrderService {
     const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, before, ...(columns as string[][])]);
     if (rows[0].created !== batch.length) throw noOrderHandler();
     return batch.map((row) => row.id);
+  }
+
+  /** A page's columns (the order's fields, created_at as the page position's text) of orders aliased `o`. */
+  private pageColumns(query: Knex.QueryBuilder): Knex.QueryBuilder {
+    return query.select(PAGE_FIELDS).select(this.knex.raw(POSITION_AT));
   }
 
   /** The workspace's order handler, whom every new order is queued for; 422 when there is none. */
