@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express from 'express';
-import helmet from 'helmet';
+import type { HelmetOptions } from 'helmet';
 import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import type pg from 'pg';
@@ -20,6 +20,7 @@ import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/mid
 import { sessionMiddleware } from './routes/middleware/session';
 import { apiSession } from './routes/middleware/api-session';
 import { requestLog } from './routes/middleware/request-log';
+import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
 import { viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
@@ -37,6 +38,26 @@ const BODY_LIMIT = '100kb';
 /** The one /api route whose body is not JSON (routing ignores case and a trailing slash). */
 const CSV_ROUTE = /^\/orders\/import\/?$/i;
 
+/** helmet's settings: every response's security headers (set by `securityHeaders`). */
+export function helmetOptions(config: Pick<Config, 'isProduction'>): HelmetOptions {
+  return {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        upgradeInsecureRequests: config.isProduction ? [] : null,
+      },
+    },
+    // Browsers send `Origin: null` on same-origin posts under `no-referrer`; keep our origin visible.
+    referrerPolicy: { policy: 'same-origin' },
+    strictTransportSecurity: config.isProduction,
+  };
+}
+
 /** Builds the Express app; it listens on nothing (server.ts and tests do that). */
 export function createApp(deps: AppDeps): express.Express {
   const { config, logger } = deps;
@@ -50,24 +71,7 @@ export function createApp(deps: AppDeps): express.Express {
   Object.assign(app.locals, viewHelpers);
 
   app.use(requestLog(app, logger));
-  app.use(
-    helmet({
-      contentSecurityPolicy: {
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'", 'data:'],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-          upgradeInsecureRequests: config.isProduction ? [] : null,
-        },
-      },
-      // Browsers send `Origin: null` on same-origin posts under `no-referrer`; keep our origin visible.
-      referrerPolicy: { policy: 'same-origin' },
-      strictTransportSecurity: config.isProduction,
-    }),
-  );
+  app.use(securityHeaders(helmetOptions(config)));
 
   app.use(compressAnswers());
   // Bearer-authenticated routes: no session, no cookies, so no cross-site check either.

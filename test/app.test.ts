@@ -1,7 +1,10 @@
 import { expect } from 'chai';
+import express from 'express';
+import helmet from 'helmet';
 import pino from 'pino';
 import request from 'supertest';
-import { createApp } from '../app';
+import { createApp, helmetOptions } from '../app';
+import { securityHeaders } from '../routes/middleware/security-headers';
 import { loadConfig } from '../config';
 import { createKnex } from '../db/knex';
 import { app, signUp, TEST_ENV } from './helpers/app';
@@ -80,6 +83,37 @@ describe('app skeleton', () => {
       expect(res.headers['content-security-policy']).to.contain("script-src 'self'").and.not.contain('unsafe-inline');
       expect(res.headers['x-request-id']).to.match(/^[\w.-]+$/);
       expect(res.headers).not.to.have.property('x-powered-by');
+    });
+
+    it("sets exactly helmet's own headers, in development and in production", async () => {
+      const headersOf = (res: request.Response) => {
+        const { date: _date, 'x-request-id': _id, etag: _etag, ...rest } = res.headers;
+        return rest;
+      };
+      for (const isProduction of [false, true]) {
+        const options = helmetOptions({ isProduction });
+        const answer: express.RequestHandler = (_req, res) => {
+          res.json({ ok: true });
+        };
+        const byHelmet = headersOf(await request(express().disable('x-powered-by').use(helmet(options)).get('/x', answer)).get('/x').expect(200));
+        const ours = headersOf(await request(express().disable('x-powered-by').use(securityHeaders(options)).get('/x', answer)).get('/x').expect(200));
+        expect(ours, `production: ${isProduction}`).to.deep.equal(byHelmet);
+        // helmet's headers: those a bare answer does not have. The whole app sends each of them.
+        const bare = headersOf(await request(express().disable('x-powered-by').get('/x', answer)).get('/x').expect(200));
+        const security = Object.entries(byHelmet).filter(([name]) => !(name in bare));
+        expect(security.length, 'helmet sets a dozen headers').to.be.greaterThan(10);
+        const config = loadConfig({ ...TEST_ENV, NODE_ENV: isProduction ? 'production' : 'test', DATABASE_URL: 'postgres://unused/db' });
+        const whole = createApp({ config, knex: createKnex('postgres://postgres@127.0.0.1:1/none'), sessionPool: testSessionPool(), logger: pino({ level: 'silent' }) });
+        const res = await request(whole).get('/healthz').expect(503);
+        for (const [name, value] of security) expect(res.headers[name], `${name} (production: ${isProduction})`).to.equal(value);
+        if (isProduction) {
+          expect(ours['strict-transport-security']).to.match(/^max-age=\d+/);
+          expect(ours['content-security-policy']).to.contain('upgrade-insecure-requests');
+        } else {
+          expect(ours).not.to.have.property('strict-transport-security');
+          expect(ours['content-security-policy']).not.to.contain('upgrade-insecure-requests');
+        }
+      }
     });
 
     it('keeps a well-formed incoming X-Request-Id and replaces a malformed one', async () => {

@@ -32,6 +32,10 @@ export function requestLog(app: express.Express, logger: Logger): RequestHandler
       return (this[CHILD] ??= logger.child({ req: info }));
     },
   });
+  // The request's line holds only fields picked here (id, method, path without its query, status,
+  // time), never a secret: it skips the logger's redaction, which parses every redacted path again
+  // for each line written. Any other line (`req.log`, errors) is still redacted.
+  const lines = logger.child({}, { redact: { paths: [] } });
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
@@ -44,9 +48,9 @@ export function requestLog(app: express.Express, logger: Logger): RequestHandler
     // A response always closes (after finishing, or when the client went away first).
     res.once('close', () => {
       const line = { req: info, res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
-      if (res.statusCode >= 500) logger.error({ ...line, err: { message: `failed with status code ${res.statusCode}` } }, 'request errored');
-      else if (!res.writableFinished) logger.info(line, 'request aborted');
-      else logger.info(line, 'request completed');
+      if (res.statusCode >= 500) lines.error({ ...line, err: { message: `failed with status code ${res.statusCode}` } }, 'request errored');
+      else if (!res.writableFinished) lines.info(line, 'request aborted');
+      else lines.info(line, 'request completed');
     });
     next();
   };
