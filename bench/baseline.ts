@@ -11,10 +11,13 @@ import { BASELINE_APPLICATION_NAME, bindArgs, Statement } from './sql';
  * Redis, replaying for each scenario the statements the service's own calls issued (captured by
  * the bench, see sql.ts). No validation, no logging, no helmet, no Knex. Session routes read the
  * session's row (the one query a session costs; the cookie's signature is not checked, its id is
- * taken as it is), and the workspace comes in an `x-bench-workspace` header.
+ * taken as it is), and the workspace comes in an `x-bench-workspace` header. The Data API reads the
+ * token's user and workspace by the service's own statement when the request says `x-bench-context`.
  */
 export interface BaselinePlan {
   list: Statement[];
+  /** The Data API's lookup of the token's user and workspace (the token path's session read). */
+  context: Statement[];
   create: Statement[];
   keyLookup: Statement[];
   jwt: { secret: string; issuer: string; projectUrl: string; publishableKey: string };
@@ -72,7 +75,11 @@ async function main(): Promise<void> {
     res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
   });
   app.get('/data/v1/orders', async (req, res) => {
-    jwt.verify(bearer(req) ?? '', jwtKey, { algorithms: ['HS256'], issuer: plan.jwt.issuer });
+    const claims = jwt.verify(bearer(req) ?? '', jwtKey, { algorithms: ['HS256'], issuer: plan.jwt.issuer }) as jwt.JwtPayload;
+    // With `x-bench-context`, the token's user and workspace are read first, as the service must.
+    if (req.get('x-bench-context') && lastRows(await run(pool, plan.context, { user: claims.sub })).length === 0) {
+      throw new Error('baseline: no user for the token');
+    }
     res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
   });
   app.post('/api/orders', express.json(), async (req, res) => {

@@ -28,6 +28,8 @@ export interface LoadOptions {
   /** Measured seconds per side, split into `rounds` alternating segments. */
   seconds: number;
   rounds: number;
+  /** A fixed total rate (req/s) instead of as fast as the side answers: CPU per request at equal load. */
+  rate?: number;
 }
 
 class Tally {
@@ -59,12 +61,13 @@ class Tally {
 }
 
 /** One autocannon run; with `tally`, its responses are measured, else only its failures count. */
-async function fire(url: string, target: Target, connections: number, seconds: number, tally: Tally, measured: boolean): Promise<void> {
+async function fire(url: string, target: Target, connections: number, seconds: number, tally: Tally, measured: boolean, rate?: number): Promise<void> {
   const { perRequest } = target;
   const options: autocannon.Options = {
     url,
     connections,
     duration: seconds,
+    ...(rate && { overallRate: rate }),
     requests: [
       {
         method: target.method,
@@ -122,11 +125,11 @@ export async function compare(service: Side, baseline: Side, options: LoadOption
     { ...service, tally: tallies.service },
     { ...baseline, tally: tallies.baseline },
   ];
-  for (const side of sides) await fire(side.url, side.target, options.connections, options.warmupSeconds, side.tally, false);
+  for (const side of sides) await fire(side.url, side.target, options.connections, options.warmupSeconds, side.tally, false, options.rate);
   for (let round = 0; round < options.rounds; round++) {
     for (const side of sides) {
       const before = await side.meter.snapshot();
-      await fire(side.url, side.target, options.connections, options.seconds / options.rounds, side.tally, true);
+      await fire(side.url, side.target, options.connections, options.seconds / options.rounds, side.tally, true, options.rate);
       const used = await side.meter.since(before);
       side.tally.cpu.node += used.node;
       side.tally.cpu.db += used.db;

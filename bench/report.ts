@@ -72,7 +72,8 @@ const BASELINE_DOES = [
   'a, b: the session row, then the list query below; rows sent as JSON.',
   'c: the session row, then the create transaction below with the JSON body as given (the bench sends phones already normalized, so both store the same rows).',
   "d: the two rate-limit increments the service's limiters make (EVALSHA of rate-limit-redis's script, one per IP, one per key), the key lookup below by SHA-256, an HS256 JWT signature.",
-  'e: verifies the HS256 access token, then the list query below.',
+  "e: verifies the HS256 access token, reads the token's user and workspace by the lookup below (as the service must on every request: the token names a user, and a removed member's token must read nothing at once), then the list query below.",
+  'e0 (no target; the issue’s first harness compared this way): the same route against the token verification and the list query alone.',
   'The service runs its whole stack on top: helmet, a log line per request (pino), the session (its signed cookie checked, its row read; the full express-session path when its cached context is missing or due to slide), the user/workspace lookup, CSRF checks, zod and libphonenumber validation, Knex (hot statements prepared).',
 ];
 

@@ -26,15 +26,20 @@ import { settingsBench } from './settings';
  * fresh database and Redis, in one run; see README "Benchmarks". Knobs for experiments (the
  * defaults are the benchmark): BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_SCENARIOS (e.g.
  * "a,c,scale"), BENCH_SERVER (another compiled server.js), BENCH_SERVER_NODE_ARGS (extra node flags
- * for the server), BENCH_CPU_PROF (a directory: the server runs with --cpu-prof), BENCH_RESULTS
- * (where the Markdown goes; default bench/results.md).
+ * for the server), BENCH_CPU_PROF (a directory: the server runs with --cpu-prof, the baseline too, into its baseline/ subdirectory), BENCH_RESULTS
+ * (where the Markdown goes; default bench/results.md), BENCH_AGAINST (another compiled server.js
+ * run in the baseline's place, with the same flags and secrets: a change's before → after; both
+ * sides' Postgres backends are then counted as the service's, so compare Node CPU only),
+ * BENCH_ROUNDS (alternating segments per side, default 2) and BENCH_RATE (a fixed total req/s per
+ * side instead of all it can answer: Node CPU per request compared at the same load).
  */
 const env = process.env;
 const load: LoadOptions = {
   connections: 32,
   warmupSeconds: Number(env.BENCH_WARMUP_SECONDS ?? 3),
   seconds: Number(env.BENCH_SECONDS ?? 10),
-  rounds: 2,
+  rounds: Number(env.BENCH_ROUNDS ?? 2),
+  rate: env.BENCH_RATE ? Number(env.BENCH_RATE) : undefined,
 };
 const only = env.BENCH_SCENARIOS?.split(',').map((s) => s.trim());
 const wanted = (id: string) => !only || only.includes(id);
@@ -141,7 +146,10 @@ async function main(cleanup: Cleanup): Promise<void> {
   });
 
   const plan = await capturePlan(knex, service, accounts, accounts.access.publishableKey);
-  const baseline = await startBaseline(plan, { ...where, logFile: path.join(tmp, 'baseline.log') }, env);
+  // BENCH_AGAINST: the "baseline" side is another build of the service (before → after of a change).
+  const baseline = env.BENCH_AGAINST
+    ? await startService({ ...where, logFile: path.join(tmp, 'against.log'), secrets: service.secrets }, { ...env, BENCH_SERVER: env.BENCH_AGAINST })
+    : await startBaseline(plan, { ...where, logFile: path.join(tmp, 'baseline.log') }, env);
   const baselineMemory = new MemorySampler(baseline.child.pid!);
   const meters = cpuMeters(knex, service, baseline);
   const sides: Sides = { service: { url: service.url, meter: meters.service }, baseline: { url: baseline.url, meter: meters.baseline } };
@@ -213,6 +221,7 @@ async function main(cleanup: Cleanup): Promise<void> {
       { scenario: 'List (a, b, e)', sql: plan.list.map((s) => s.sql) },
       { scenario: 'Create (c)', sql: plan.create.map((s) => s.sql) },
       { scenario: 'Key lookup (d)', sql: plan.keyLookup.map((s) => s.sql) },
+      { scenario: 'User and workspace lookup (e)', sql: plan.context.map((s) => s.sql) },
     ],
   };
   // The hand-kept record of each performance change, before → after, goes with every report.

@@ -102,6 +102,7 @@ export async function capturePlan(
     // What GET /api/orders issues: the first batch of the whole list, read whole (LIMIT NULL): one
     // statement for any length, where the service reads a long list a batch at a time.
     list: wholeList(await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.batches(accounts.small.workspaceId).next())),
+    context: await captureStatements(knex, { user: accounts.small.userId }, () => services.users.context(accounts.small.userId)),
     create: await captureStatements(knex, { workspace: accounts.writer.workspaceId, ...bodyInputs }, () =>
       services.orders.create(accounts.writer.workspaceId, order),
     ),
@@ -120,6 +121,8 @@ export function startBaseline(
     name: 'baseline',
     cleanup: options.cleanup,
     logFile: options.logFile,
+    // Profiled beside the service, so that where each spends its time can be compared per request.
+    nodeArgs: env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(env.BENCH_CPU_PROF, 'baseline')] : [],
     env: { ...env, TZ: 'UTC', DATABASE_URL: options.databaseUrl, REDIS_URL: options.redisUrl, BENCH_PLAN: JSON.stringify(plan) },
   });
 }
