@@ -4,7 +4,7 @@ import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
 import { keysRouter } from './keys';
-import { orderFilesRouter, ordersRouter } from './orders';
+import { addOrderFileRoutes, ordersRouter } from './orders';
 import { readPeriod } from '../../services/stats';
 import { settingsRouter } from './settings';
 import { webhooksRouter } from './webhooks';
@@ -19,7 +19,7 @@ export function apiRouter(services: Services): Router {
   router.get('/stats', requireApiWorkspace, async (req, res) => {
     res.json(await services.stats.forPeriod(workspaceOf(req).workspace.id, readPeriod(req.query)));
   });
-  router.use('/orders', orderFilesRouter(services));
+  addOrderFileRoutes(router, services);
   router.use('/orders', ordersRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', keysRouter(services));

@@ -71,12 +71,16 @@ function fileDate(): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca' }).format(new Date());
 }
 
-/** CSV in and out (session API only): POST /api/orders/import and GET /api/orders/export.csv. */
-export function orderFilesRouter(services: Services): Router {
-  const router = Router();
+/**
+ * CSV in and out (session API only): POST /api/orders/import and GET /api/orders/export.csv, added
+ * as two routes of `router` (the /api router) ahead of the orders' `/:id` routes. As routes rather
+ * than a router mounted at /orders, every other /api/orders request passes them by a path test,
+ * without entering and leaving a router (which defers its way out by a setImmediate).
+ */
+export function addOrderFileRoutes(router: Router, services: Services): void {
   const csvBody = express.raw({ type: () => true, limit: IMPORT_MAX_BYTES });
 
-  router.post('/import', requireApiWorkspace, csvBody, async (req, res) => {
+  router.post('/orders/import', requireApiWorkspace, csvBody, async (req, res) => {
     const file = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const { result, replayed } = await services.imports.importCsv(workspaceOf(req).workspace.id, file, {
       idempotencyKey: req.get('Idempotency-Key'),
@@ -84,7 +88,7 @@ export function orderFilesRouter(services: Services): Router {
     if (replayed) res.set('Idempotent-Replayed', 'true');
     res.json(result);
   });
-  router.get('/export.csv', requireApiWorkspace, async (req, res) => {
+  router.get('/orders/export.csv', requireApiWorkspace, async (req, res) => {
     const filters = readFilters(req.query, ORDER_STATUSES);
     const rows = await firstThenRest(services.exportCsv(workspaceOf(req).workspace.id, filters));
     res.set({
@@ -94,5 +98,4 @@ export function orderFilesRouter(services: Services): Router {
     });
     await sendChunks(res, rows);
   });
-  return router;
 }
