@@ -26,8 +26,9 @@ import { settingsBench } from './settings';
  * fresh database and Redis, in one run; see README "Benchmarks". Knobs for experiments (the
  * defaults are the benchmark): BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_SCENARIOS (e.g.
  * "a,c,scale"), BENCH_SERVER (another compiled server.js), BENCH_SERVER_NODE_ARGS (extra node flags
- * for the server), BENCH_CPU_PROF (a directory: the server runs with --cpu-prof, the baseline too, into its baseline/ subdirectory), BENCH_RESULTS
- * (where the Markdown goes; default bench/results.md), BENCH_AGAINST (another compiled server.js
+ * for the server), BENCH_CPU_PROF (a directory: the server runs with --cpu-prof, and the baseline
+ * too, into its baseline/ subdirectory), BENCH_RESULTS (where the Markdown goes; default
+ * bench/results.md), BENCH_AGAINST (another compiled server.js
  * run in the baseline's place, with the same flags and secrets: a change's before → after; both
  * sides' Postgres backends are then counted as the service's, so compare Node CPU only),
  * BENCH_ROUNDS (alternating segments per side, default 2) and BENCH_RATE (a fixed total req/s per

@@ -74,7 +74,7 @@ export function scenarios(inputs: ScenarioInputs): Scenario[] {
   };
   // The token names a user; which workspace it reads (if any: a removed member's token reads
   // nothing) is looked up on every request, as a session's row is read. The baseline does that
-  // lookup too, by the service's own statement; e′ shows the same route against the list alone.
+  // lookup too, by the service's own statement; e0 shows the same route against the list alone.
   const dataWithContext: Target = { ...data, headers: { ...data.headers, 'x-bench-context': '1' } };
   return [
     { id: 'a', title: 'GET /api/orders, 50 orders (session)', target: 0.8, service: list(inputs.small), baseline: list(inputs.small) },

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import helmet, { HelmetOptions } from 'helmet';
 
 /** One header operation helmet performs on a response: set a header, or remove one. */
-export type HeaderStep = [name: string, value: string] | [name: string];
+type HeaderStep = [name: string, value: string] | [name: string];
 
 /**
  * What helmet does to every response with these options, found once by running helmet's own
@@ -10,7 +10,7 @@ export type HeaderStep = [name: string, value: string] | [name: string];
  * function), so the steps are the same for every request; a test holds them equal to helmet's
  * headers on real responses.
  */
-export function helmetSteps(options: HelmetOptions): HeaderStep[] {
+function helmetSteps(options: HelmetOptions): HeaderStep[] {
   const steps: HeaderStep[] = [];
   const recorder = {
     setHeader: (name: string, value: unknown) => steps.push([name, String(value)]),
