@@ -3,10 +3,10 @@ import { pipeline } from 'node:stream/promises';
 import type { Response } from 'express';
 
 /**
- * Sends text chunks as they are produced, with backpressure. The caller reads what could fail
+ * Sends chunks (text or bytes) as they are produced, with backpressure. The caller reads what could fail
  * first (before any header is sent); a client that goes away mid-answer just ends the stream.
  */
-export async function sendChunks(res: Response, chunks: AsyncIterable<string>): Promise<void> {
+export async function sendChunks(res: Response, chunks: AsyncIterable<string | Buffer>): Promise<void> {
   try {
     await pipeline(Readable.from(chunks), res);
   } catch (err) {

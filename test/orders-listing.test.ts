@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import { loadConfig } from '../config';
@@ -40,6 +41,25 @@ describe('GET /api/orders with parameters (orders-at-scale §1)', () => {
     expect(ids(res.body)).to.deep.equal(all);
     // Byte for byte what JSON.stringify gives for the same list.
     expect(res.text).to.equal(JSON.stringify({ orders: res.body.orders }));
+  });
+
+  it('a list or page of many orders (written in pieces) is exactly res.json’s answer: bytes, type, length and ETag', async () => {
+    const s = await shop();
+    // Non-ASCII text and escapes on the orders around each piece's edges.
+    const texts = ['Zoë Çağlar 🙂', 'مريم "بنسودة" \\ </script>', 'Line\u2028sep'];
+    await bulk(s, 1000, (i) => ({ client_name: `${texts[i % 3]} ${i}`, address: i % 2 ? null : texts[(i + 1) % 3] }));
+    for (const [query, count] of [[{}, 1000], [{ limit: 500 }, 500], [{ limit: 51, status: 'pending' }, 51]] as const) {
+      // Uncompressed, so that the length is the answer's own.
+      const res = await s.agent.get('/api/orders').query(query).set('Accept-Encoding', 'identity').expect(200);
+      const expected = JSON.stringify(res.body);
+      expect(res.body.orders, JSON.stringify(query)).to.have.length(count);
+      expect(res.text).to.equal(expected);
+      expect(res.headers['content-type']).to.equal('application/json; charset=utf-8');
+      expect(res.headers['content-length']).to.equal(String(Buffer.byteLength(expected)));
+      // Express's weak ETag of the body (the etag package's): its length in hex and its SHA-1.
+      const sha1 = crypto.createHash('sha1').update(expected).digest('base64').slice(0, 27);
+      expect(res.headers.etag).to.equal(`W/"${Buffer.byteLength(expected).toString(16)}-${sha1}"`);
+    }
   });
 
   it('limit and cursor page through every order once, newest first, even while orders are added', async () => {
