@@ -206,7 +206,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     versions: `Node ${process.version}, PostgreSQL ${pgVersion[0].server_version}, autocannon 9`,
     setup: [
       `Database: ${db.where}; Redis: ${redis.where}. Load generator, service, baseline, Postgres and Redis all share this machine.`,
-      `${load.connections} connections per scenario; ${load.warmupSeconds} s warm-up, then ${load.seconds} s measured per side in ${load.rounds} alternating segments (service, baseline, service, baseline), so drift on a shared machine hits both alike. Latency percentiles come from every measured response.`,
+      `${load.connections} connections per scenario; ${load.warmupSeconds} s warm-up, then ${load.seconds} s measured per side in ${load.rounds} alternating segments (service, baseline, service, baseline), so drift on a shared machine hits both alike. Latency percentiles come from every measured response but each connection’s first of a segment: autocannon opens new connections for each segment, and large answers crawl over fresh loopback connections on this machine, on both sides alike (see the Tally class in bench/load.ts); the targets table gives each p99 with those first answers too. Throughput and CPU per request count every answer.`,
       `Service: \`${service.command}\` (the Procfile's web command), NODE_ENV=production, LOG_LEVEL=info: one log line per request, to a file (${logs.lines.toLocaleString('en-US')} lines, ${logs.errors} at error level or above). Token limits raised to 10⁹, still counted in Redis.`,
       `Orders in the table at the end: ${orderCount.toLocaleString('en-US')}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
     ],
