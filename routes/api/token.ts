@@ -4,7 +4,7 @@ import type { Config } from '../../config';
 import type { Services } from '../../services';
 import { hashKey } from '../../services/api-keys';
 import { bearerCredential } from '../middleware/auth';
-import { createLimiter, LimiterDeps } from '../middleware/rate-limit';
+import { createLimiterPair, LimiterDeps } from '../middleware/rate-limit';
 
 const WINDOW_MS = 5 * 60 * 1000;
 // Byte-identical for every cause: missing, malformed, unknown, expired or revoked.
@@ -22,22 +22,26 @@ export function tokenRouter(services: Services, config: Config, deps: LimiterDep
     res.set('Cache-Control', 'no-store');
     next();
   });
-  const perIp = createLimiter(deps, {
-    name: 'token-ip',
-    windowMs: WINDOW_MS,
-    limit: config.limits.tokenPerIp,
-    onLimited: rateLimited,
-  });
-  const perKey = createLimiter(deps, {
-    name: 'token-key',
-    windowMs: WINDOW_MS,
-    limit: config.limits.tokenPerKey,
-    // Counted by the key's hash: the secret itself never reaches Redis.
-    key: (req) => hashKey(bearerCredential(req) ?? ''),
-    onLimited: rateLimited,
-  });
+  // Per IP, then per key: counted in one Redis round trip.
+  const limits = createLimiterPair(
+    deps,
+    {
+      name: 'token-ip',
+      windowMs: WINDOW_MS,
+      limit: config.limits.tokenPerIp,
+      onLimited: rateLimited,
+    },
+    {
+      name: 'token-key',
+      windowMs: WINDOW_MS,
+      limit: config.limits.tokenPerKey,
+      // Counted by the key's hash: the secret itself never reaches Redis.
+      key: (req) => hashKey(bearerCredential(req) ?? ''),
+      onLimited: rateLimited,
+    },
+  );
 
-  router.post('/', perIp, perKey, async (req, res) => {
+  router.post('/', limits, async (req, res) => {
     const key = bearerCredential(req);
     const owner = key ? await services.apiKeys.verify(key) : null;
     if (!owner) {

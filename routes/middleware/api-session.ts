@@ -4,6 +4,7 @@ import { parse as parseCookies } from 'cookie';
 import { unsign } from 'cookie-signature';
 import type pg from 'pg';
 import type { SessionData } from 'express-session';
+import { queryPool } from '../../db/prepared';
 import { SESSION_COOKIE, SLIDE_EVERY_MS } from './session';
 
 /** connect-pg-simple's read of a live session, as a prepared statement. */
@@ -31,7 +32,7 @@ export function apiSession(secret: string, pool: pg.Pool, fullPath: RequestHandl
   return (req, res, next) => {
     const sid = signedSessionId(req.headers.cookie, secret);
     if (!sid) return full(req, res, next);
-    pool.query<{ sess: SessionData }>({ ...SESSION_READ, values: [sid] }).then(({ rows }) => {
+    queryPool<{ sess: SessionData }>(pool, SESSION_READ, [sid]).then((rows) => {
       const sess = rows[0]?.sess;
       if (!sess?.userId || !sess.ctx || Date.now() - (sess.slidAt ?? 0) > SLIDE_EVERY_MS) return full(req, res, next);
       req.sessionID = sid;

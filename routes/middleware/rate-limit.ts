@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
@@ -101,4 +102,93 @@ export function createLimiter(deps: LimiterDeps, options: LimiterOptions): Reque
     // express-rate-limit has already set Retry-After (whole seconds to the window's end).
     handler: (req, res) => options.onLimited(req, res, Number(res.get('Retry-After')) || 1),
   });
+}
+
+/**
+ * Two limits in a row (the first, then the second only for a request the first let through),
+ * counted in one Redis round trip: one script increments both counters as rate-limit-redis would
+ * (same keys, same PTTL/SET PX/INCR steps), so the answers, headers and counts are those of two
+ * `createLimiter`s in a row. The token exchange takes this path at every request; two limiters
+ * cost it two round trips and express-rate-limit's work twice. Without Redis it is the two
+ * limiters in a row, in memory. The same fail-open as `createLimiter`.
+ */
+export function createLimiterPair(deps: LimiterDeps, first: LimiterOptions, second: LimiterOptions): RequestHandler {
+  if (!deps.redis) {
+    const a = createLimiter(deps, first);
+    const b = createLimiter(deps, second);
+    return (req, res, next) => a(req, res, (err?: unknown) => (err ? next(err) : b(req, res, next)));
+  }
+  for (const options of [first, second]) {
+    if (options.countFailuresOnly) throw new Error('createLimiterPair counts every request');
+  }
+  const redis = deps.redis;
+  const limits = [first, second].map((options) => ({
+    ...options,
+    key: options.key ?? clientIp,
+    prefix: `rl:${options.name}:`,
+    policy: `q=${options.limit}; w=${Math.ceil(options.windowMs / 1000)}`,
+  }));
+  const args = [String(first.windowMs), String(first.limit), String(second.windowMs)];
+  let lastLogged = 0;
+  const failed = (err: unknown) => {
+    if (Date.now() - lastLogged <= 10_000) return;
+    lastLogged = Date.now();
+    deps.logger.error({ err: (err as Error).message, prefix: limits.map((l) => l.prefix).join(' ') }, 'rate limit store unavailable: letting requests through');
+  };
+
+  return (req, res, next) => {
+    const keys = [limits[0].key(req), limits[1].key(req)];
+    countPair(redis, [`${limits[0].prefix}${keys[0]}`, `${limits[1].prefix}${keys[1]}`], args).then(
+      (counts) => {
+        for (let i = 0; i < counts.length; i += 2) {
+          const limit = limits[i / 2];
+          const hits = counts[i];
+          const resetSeconds = Math.max(0, Math.ceil(counts[i + 1] / 1000));
+          // As express-rate-limit's draft-8 headers: the partition key is a hash of the counter's key.
+          res.append('RateLimit', `"${limit.name}"; r=${Math.max(limit.limit - hits, 0)}; t=${resetSeconds}`);
+          res.append('RateLimit-Policy', `"${limit.name}"; ${limit.policy}; pk=:${partitionKey(keys[i / 2])}:`);
+          if (hits > limit.limit) {
+            res.setHeader('Retry-After', String(resetSeconds));
+            return limit.onLimited(req, res, resetSeconds || 1);
+          }
+        }
+        next();
+      },
+      (err: unknown) => {
+        failed(err);
+        next();
+      },
+    );
+  };
+}
+
+/** express-rate-limit's draft-8 partition key. */
+const partitionKey = (key: string) => Buffer.from(crypto.createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
+
+/**
+ * rate-limit-redis's increment for two keys: the second counted only when the first is within
+ * ARGV[2]. Answers hits and milliseconds to the window's end for each counted key.
+ */
+const PAIR_SCRIPT = `local function hit(key, windowMs)
+  local timeToExpire = redis.call("PTTL", key)
+  if timeToExpire <= 0 then
+    redis.call("SET", key, 1, "PX", windowMs)
+    return 1, tonumber(windowMs)
+  end
+  return redis.call("INCR", key), timeToExpire
+end
+local hits, ttl = hit(KEYS[1], ARGV[1])
+if hits > tonumber(ARGV[2]) then return { hits, ttl } end
+local hits2, ttl2 = hit(KEYS[2], ARGV[3])
+return { hits, ttl, hits2, ttl2 }`;
+const PAIR_SHA = crypto.createHash('sha1').update(PAIR_SCRIPT).digest('hex');
+
+/** The pair script by its SHA, sent whole when Redis does not know it (a new or restarted Redis). */
+async function countPair(redis: Redis, keys: [string, string], args: string[]): Promise<number[]> {
+  try {
+    return (await redis.evalsha(PAIR_SHA, 2, ...keys, ...args)) as number[];
+  } catch (err) {
+    if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+    return (await redis.eval(PAIR_SCRIPT, 2, ...keys, ...args)) as number[];
+  }
 }
