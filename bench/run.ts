@@ -31,15 +31,15 @@ import { settingsBench } from './settings';
  * bench/results.md), BENCH_AGAINST (another compiled server.js
  * run in the baseline's place, with the same flags and secrets: a change's before → after; both
  * sides' Postgres backends are then counted as the service's, so compare Node CPU only),
- * BENCH_ROUNDS (alternating segments per side, default 2) and BENCH_RATE (a fixed total req/s per
+ * BENCH_ROUNDS (alternating segments per side, default 6) and BENCH_RATE (a fixed total req/s per
  * side instead of all it can answer: Node CPU per request compared at the same load).
  */
 const env = process.env;
 const load: LoadOptions = {
   connections: 32,
   warmupSeconds: Number(env.BENCH_WARMUP_SECONDS ?? 3),
-  seconds: Number(env.BENCH_SECONDS ?? 10),
-  rounds: Number(env.BENCH_ROUNDS ?? 2),
+  seconds: Number(env.BENCH_SECONDS ?? 24),
+  rounds: Number(env.BENCH_ROUNDS ?? 6),
   rate: env.BENCH_RATE ? Number(env.BENCH_RATE) : undefined,
 };
 const only = env.BENCH_SCENARIOS?.split(',').map((s) => s.trim());

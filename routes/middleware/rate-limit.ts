@@ -136,29 +136,29 @@ export function createLimiterPair(deps: LimiterDeps, first: LimiterOptions, seco
     deps.logger.error({ err: (err as Error).message, prefix: limits.map((l) => l.prefix).join(' ') }, 'rate limit store unavailable: letting requests through');
   };
 
+  // Redis away: each request counts as the first of a fresh window, as RecoveringRedisStore answers.
+  const freshWindows = [1, first.windowMs, 1, second.windowMs];
   return (req, res, next) => {
     const keys = [limits[0].key(req), limits[1].key(req)];
-    countPair(redis, [`${limits[0].prefix}${keys[0]}`, `${limits[1].prefix}${keys[1]}`], args).then(
-      (counts) => {
-        for (let i = 0; i < counts.length; i += 2) {
-          const limit = limits[i / 2];
-          const hits = counts[i];
-          const resetSeconds = Math.max(0, Math.ceil(counts[i + 1] / 1000));
-          // As express-rate-limit's draft-8 headers: the partition key is a hash of the counter's key.
-          res.append('RateLimit', `"${limit.name}"; r=${Math.max(limit.limit - hits, 0)}; t=${resetSeconds}`);
-          res.append('RateLimit-Policy', `"${limit.name}"; ${limit.policy}; pk=:${partitionKey(keys[i / 2])}:`);
-          if (hits > limit.limit) {
-            res.setHeader('Retry-After', String(resetSeconds));
-            return limit.onLimited(req, res, resetSeconds || 1);
-          }
+    const answer = (counts: number[]) => {
+      for (let i = 0; i < counts.length; i += 2) {
+        const limit = limits[i / 2];
+        const hits = counts[i];
+        const resetSeconds = Math.max(0, Math.ceil(counts[i + 1] / 1000));
+        // As express-rate-limit's draft-8 headers: the partition key is a hash of the counter's key.
+        res.append('RateLimit', `"${limit.name}"; r=${Math.max(limit.limit - hits, 0)}; t=${resetSeconds}`);
+        res.append('RateLimit-Policy', `"${limit.name}"; ${limit.policy}; pk=:${partitionKey(keys[i / 2])}:`);
+        if (hits > limit.limit) {
+          res.setHeader('Retry-After', String(resetSeconds));
+          return limit.onLimited(req, res, resetSeconds || 1);
         }
-        next();
-      },
-      (err: unknown) => {
-        failed(err);
-        next();
-      },
-    );
+      }
+      next();
+    };
+    countPair(redis, [`${limits[0].prefix}${keys[0]}`, `${limits[1].prefix}${keys[1]}`], args).then(answer, (err: unknown) => {
+      failed(err);
+      answer(freshWindows);
+    });
   };
 }
 
