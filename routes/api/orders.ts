@@ -29,7 +29,10 @@ function jsonItems(orders: Order[]): Buffer {
 
 /** `{"orders":[…]<rest>}` as res.json would send it (same bytes, type, length and ETag). */
 function sendList(res: Response, orders: Order[], rest = ''): void {
-  res.type('application/json').send(Buffer.concat([Buffer.from('{"orders":['), jsonItems(orders), Buffer.from(`]${rest}}`)]));
+  res.type('application/json');
+  // A page (50 orders by default) is one piece: one string, encoded once by res.send, as res.json does.
+  if (orders.length <= JSON_PIECE) return void res.send(`{"orders":${JSON.stringify(orders)}${rest}}`);
+  res.send(Buffer.concat([Buffer.from('{"orders":['), jsonItems(orders), Buffer.from(`]${rest}}`)]));
 }
 
 /**
