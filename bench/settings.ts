@@ -71,7 +71,7 @@ export function settingsSection(figures: SettingsFigures): string[] {
   return [
     '## Memory settings',
     '',
-    `The Procfile runs the web process as \`node ${figures.flags} dist/server.js\`: young-generation semi-spaces of at most 4 MB (Node's default lets them grow to 16 MB each) and an old generation that grows by 100% of what survives a full collection before the next (V8's default factor is larger and grows with the allocation rate). No hard heap limit: a process that needs more memory gets it, later. The same service with and without these flags, side by side under the same load (alternating segments, ${figures.rows.length} scenarios):`,
+    `The Procfile runs the web process as \`node ${figures.flags} dist/server.js\`: young-generation semi-spaces of at most 8 MB (Node's default lets them grow to 16 MB each) and an old generation that grows by 100% of what survives a full collection before the next (V8's default factor is larger and grows with the allocation rate). No hard heap limit: a process that needs more memory gets it, later. The same service with and without these flags, side by side under the same load (alternating segments, ${figures.rows.length} scenarios):`,
     '',
     '| Scenario | With the flags: req/s, p50 / p99 ms, largest RSS | Without: req/s, p50 / p99 ms, largest RSS | Throughput, with ÷ without | Node CPU per request, with ÷ without |',
     '|---|---:|---:|---:|---:|',

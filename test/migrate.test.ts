@@ -142,7 +142,7 @@ describe('npm run migrate (the release step)', function () {
 
   it('the Procfile releases with npm run migrate, serves the compiled server and runs the worker', () => {
     const lines = fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8').trim().split('\n');
-    expect(lines).to.deep.equal(['release: npm run migrate', 'web: node --max-semi-space-size=4 --heap-growing-percent=100 dist/server.js', 'worker: node dist/worker.js']);
+    expect(lines).to.deep.equal(['release: npm run migrate', 'web: node --max-semi-space-size=8 --heap-growing-percent=100 dist/server.js', 'worker: node dist/worker.js']);
     const scripts = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
     expect(scripts.migrate).to.contain('node dist/bin/migrate.js');
   });
