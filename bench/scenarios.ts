@@ -78,10 +78,12 @@ export function scenarios(inputs: ScenarioInputs): Scenario[] {
   const dataWithContext: Target = { ...data, headers: { ...data.headers, 'x-bench-context': '1' } };
   return [
     { id: 'a', title: 'GET /api/orders, 50 orders (session)', target: 0.8, service: list(inputs.small), baseline: list(inputs.small) },
-    { id: 'b', title: 'GET /api/orders, 2,000 orders (session)', service: list(inputs.large), baseline: list(inputs.large) },
     { id: 'c', title: 'POST /api/orders (fresh phones)', target: 0.7, service: create, baseline: create },
     { id: 'd', title: `POST /api/v1/token (${inputs.keys.length} keys)`, target: 0.8, service: exchange, baseline: exchange },
     { id: 'e', title: 'GET /data/v1/orders, 50 orders (token)', target: 0.8, service: data, baseline: dataWithContext },
     { id: 'e0', title: 'GET /data/v1/orders, 50 orders (token), against the list query alone', service: data, baseline: data },
+    // Last: a process that has answered 32 lists of 2,000 orders at once keeps the memory it took
+    // (up to 240 MB), and the memory target is for the load of a, c, d and e.
+    { id: 'b', title: 'GET /api/orders, 2,000 orders (session)', service: list(inputs.large), baseline: list(inputs.large) },
   ];
 }
