@@ -100,10 +100,13 @@ export class ApiKeyService {
     if (rows.length === 0) throw new NotFoundError('API key not found');
   }
 
-  /** The owner of a live key (well-formed, known, not revoked, not expired), else null. */
-  async verify(key: string): Promise<KeyOwner | null> {
+  /**
+   * The owner of a live key (well-formed, known, not revoked, not expired), else null. `keyHash` is
+   * `hashKey(key)`, when the caller has it already.
+   */
+  async verify(key: string, keyHash = hashKey(key)): Promise<KeyOwner | null> {
     if (!KEY_RE.test(key)) return null;
-    const [row] = await queryPrepared<{ id: string; user_id: string }>(this.knex, LIVE_KEY, [hashKey(key)]);
+    const [row] = await queryPrepared<{ id: string; user_id: string }>(this.knex, LIVE_KEY, [keyHash]);
     if (!row) return null;
     this.touch(row.id);
     return { keyId: row.id, userId: row.user_id };

@@ -17,6 +17,16 @@ const rateLimited = (_req: Request, res: Response) => res.status(429).json({ err
  * response (the key must never be in a browser), no caching, no request body read.
  */
 export function tokenRouter(services: Services, config: Config, deps: LimiterDeps): Router {
+  // The key's hash, found once per exchange: its limit counts by it and its lookup reads by it.
+  const keyHashes = new WeakMap<Request, string>();
+  const keyHashOf = (req: Request): string => {
+    let hash = keyHashes.get(req);
+    if (hash === undefined) {
+      hash = hashKey(bearerCredential(req) ?? '');
+      keyHashes.set(req, hash);
+    }
+    return hash;
+  };
   const router = Router();
   router.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store');
@@ -36,14 +46,14 @@ export function tokenRouter(services: Services, config: Config, deps: LimiterDep
       windowMs: WINDOW_MS,
       limit: config.limits.tokenPerKey,
       // Counted by the key's hash: the secret itself never reaches Redis.
-      key: (req) => hashKey(bearerCredential(req) ?? ''),
+      key: keyHashOf,
       onLimited: rateLimited,
     },
   );
 
   router.post('/', limits, async (req, res) => {
     const key = bearerCredential(req);
-    const owner = key ? await services.apiKeys.verify(key) : null;
+    const owner = key ? await services.apiKeys.verify(key, keyHashOf(req)) : null;
     if (!owner) {
       res.status(401).json(INVALID_KEY);
       return;

@@ -32,10 +32,11 @@ export interface LimiterDeps {
  */
 class RecoveringRedisStore extends RedisStore {
   private stale = false;
-  private lastLogged = 0;
+  private readonly logFailure: (err: unknown) => void;
 
-  constructor(options: ConstructorParameters<typeof RedisStore>[0], private readonly logger: Logger) {
+  constructor(options: ConstructorParameters<typeof RedisStore>[0], logger: Logger) {
     super(options);
+    this.logFailure = storeFailureLog(logger, this.prefix);
   }
 
   override async init(options: Parameters<RedisStore['init']>[0]): Promise<void> {
@@ -64,11 +65,18 @@ class RecoveringRedisStore extends RedisStore {
 
   private failed(err: unknown): void {
     this.stale = true;
-    if (Date.now() - this.lastLogged > 10_000) {
-      this.lastLogged = Date.now();
-      this.logger.error({ err: (err as Error).message, prefix: this.prefix }, 'rate limit store unavailable: letting requests through');
-    }
+    this.logFailure(err);
   }
+}
+
+/** Logs a limiter's store failures, at most every 10 s: requests are let through meanwhile. */
+function storeFailureLog(logger: Logger, prefix: string): (err: unknown) => void {
+  let lastLogged = 0;
+  return (err) => {
+    if (Date.now() - lastLogged <= 10_000) return;
+    lastLogged = Date.now();
+    logger.error({ err: (err as Error).message, prefix }, 'rate limit store unavailable: letting requests through');
+  };
 }
 
 export const clientIp = (req: Request): string => ipKeyGenerator(req.ip ?? '');
@@ -129,12 +137,7 @@ export function createLimiterPair(deps: LimiterDeps, first: LimiterOptions, seco
     policy: `q=${options.limit}; w=${Math.ceil(options.windowMs / 1000)}`,
   }));
   const args = [String(first.windowMs), String(first.limit), String(second.windowMs)];
-  let lastLogged = 0;
-  const failed = (err: unknown) => {
-    if (Date.now() - lastLogged <= 10_000) return;
-    lastLogged = Date.now();
-    deps.logger.error({ err: (err as Error).message, prefix: limits.map((l) => l.prefix).join(' ') }, 'rate limit store unavailable: letting requests through');
-  };
+  const failed = storeFailureLog(deps.logger, limits.map((l) => l.prefix).join(' '));
 
   // Redis away: each request counts as the first of a fresh window, as RecoveringRedisStore answers.
   const freshWindows = [1, first.windowMs, 1, second.windowMs];
