@@ -1,5 +1,6 @@
 import knexFactory, { Knex } from 'knex';
 import pg from 'pg';
+import { retryConflicts } from './transaction';
 
 // COUNT/SUM come back as int8/numeric strings; our counts and credit amounts fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
@@ -16,7 +17,7 @@ export interface DbLog {
 const quiet: DbLog = { warn: () => {}, error: () => {} };
 
 export function createKnex(databaseUrl: string, poolMax = 10, log: DbLog = quiet): Knex {
-  return knexFactory({
+  return retryConflicts(knexFactory({
     log: {
       warn: (message: unknown) => log.warn({ message }, 'knex warning'),
       error: (message: unknown) => log.error({ message }, 'knex error'),
@@ -27,7 +28,7 @@ export function createKnex(databaseUrl: string, poolMax = 10, log: DbLog = quiet
     connection: { connectionString: databaseUrl, statement_timeout: STATEMENT_TIMEOUT_MS, connectionTimeoutMillis: 10_000 },
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
-  });
+  }));
 }
 
 /** The session store needs a pg.Pool of its own; errors on idle clients must not crash the process. */
