@@ -9,6 +9,7 @@ import { ConflictError, NotFoundError, ValidationError } from './errors';
 import { toCall } from './operations';
 import { toOrder } from './orders';
 import { bodyFields, isUuid, parse } from './validation';
+import { WorkspaceSlots } from './workspace-slots';
 
 export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -122,6 +123,9 @@ export type Send = (message: SignedMessage) => Promise<DeliveryResult>;
 
 /** A workspace's webhook endpoints, and the delivery of what the triggers record for them. */
 export class WebhookService {
+  /** Endpoints of one workspace drained at once by this process (each drain holds a worker's poller). */
+  private readonly draining = new WorkspaceSlots();
+
   constructor(
     private readonly knex: Knex,
     private readonly jobs: Jobs,
@@ -230,21 +234,31 @@ export class WebhookService {
   /**
    * Sends an endpoint's due deliveries, DRAIN_BATCH side by side, for up to DRAIN_SECONDS. An
    * endpoint that times out or refuses the connection is left for its next retry at once, so a
-   * slow or dead endpoint holds one worker slot for at most one time-out, never the others' turn.
+   * slow or dead endpoint holds one worker slot for at most one time-out, never the others' turn;
+   * and a workspace has at most WORKSPACE_IN_FLIGHT endpoints in hand per worker process, so a
+   * tenant's dead endpoints (or nameserver) never hold every slot.
    */
   async drain(endpointId: string, send: Send): Promise<{ sent: number; failed: number }> {
     const totals = { sent: 0, failed: 0 };
-    // One drain per endpoint at a time: another one running (or a crashed one, until its lease ends) keeps it.
-    const held = await this.knex.raw(
-      `UPDATE webhook_endpoints SET draining_until = now() + make_interval(secs => ?)
-        WHERE id = ? AND (draining_until IS NULL OR draining_until < now()) RETURNING id`,
-      [DRAIN_LEASE_SECONDS, endpointId],
-    );
-    if (held.rows.length === 0) return totals;
+    const owner = await this.knex('webhook_endpoints').where({ id: endpointId }).first('workspace_id');
+    // A workspace with WORKSPACE_IN_FLIGHT endpoints in hand waits its turn: its deliveries stay due
+    // and queueDueDrains offers them again within a second, while this poller serves someone else.
+    if (!owner || !(await this.draining.take(owner.workspace_id))) return totals;
     try {
-      return await this.drainHeld(endpointId, send, totals);
+      // One drain per endpoint at a time: another one running (or a crashed one, until its lease ends) keeps it.
+      const held = await this.knex.raw(
+        `UPDATE webhook_endpoints SET draining_until = now() + make_interval(secs => ?)
+          WHERE id = ? AND (draining_until IS NULL OR draining_until < now()) RETURNING id`,
+        [DRAIN_LEASE_SECONDS, endpointId],
+      );
+      if (held.rows.length === 0) return totals;
+      try {
+        return await this.drainHeld(endpointId, send, totals);
+      } finally {
+        await this.knex('webhook_endpoints').where({ id: endpointId }).update({ draining_until: null });
+      }
     } finally {
-      await this.knex('webhook_endpoints').where({ id: endpointId }).update({ draining_until: null });
+      this.draining.give(owner.workspace_id);
     }
   }
 
