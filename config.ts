@@ -44,6 +44,8 @@ const envSchema = z.object({
   TOKEN_LIMIT_PER_KEY: z.coerce.number().int().min(1).default(12),
   LOGIN_LIMIT_PER_IP: z.coerce.number().int().min(1).default(30),
   LOGIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+  SIGNUP_LIMIT_PER_IP: z.coerce.number().int().min(1).default(20),
+  HOOKS_LIMIT_PER_IP: z.coerce.number().int().min(1).default(600),
   CALL_COST: z.coerce.number().min(0).max(1000).default(1),
   CALL_CLAIM_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   CALL_RESULT_TIMEOUT_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
@@ -86,6 +88,10 @@ export interface Config {
     tokenPerKey: number;
     loginPerIp: number;
     loginPerEmail: number;
+    /** Sign-up attempts per client IP per hour. */
+    signupPerIp: number;
+    /** Requests to /hooks per client IP per minute: far above a voice agent's honest traffic. */
+    hooksPerIp: number;
   };
 }
 
@@ -170,6 +176,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       tokenPerKey: e.TOKEN_LIMIT_PER_KEY,
       loginPerIp: e.LOGIN_LIMIT_PER_IP,
       loginPerEmail: e.LOGIN_LIMIT_PER_EMAIL,
+      signupPerIp: e.SIGNUP_LIMIT_PER_IP,
+      hooksPerIp: e.HOOKS_LIMIT_PER_IP,
     }),
   });
 }

@@ -34,6 +34,7 @@ export function register(b: OpenApiBuilder): void {
         409: { description: '`call_closed`: the call already ended with another result; `replayed`: this `webhook-id` was already used for another call of the agent', example: { error: 'call_closed' } },
         413: { description: 'PAYLOAD_TOO_LARGE: over 100 kB', example: { error: 'Request body is too large (limit 100 kB)', code: 'PAYLOAD_TOO_LARGE' } },
         415: REQUEST_ERRORS[415],
+        429: { description: 'Over the per-IP limit on /hooks (600 a minute by default, `HOOKS_LIMIT_PER_IP`); `Retry-After` (seconds), `RateLimit` and `RateLimit-Policy` headers', example: { error: 'rate_limited' } },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
       }),
     },

@@ -5,7 +5,8 @@ import type { DeliveryResult, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
 import { checkEndpointUrl } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
-import { ConflictError, NotFoundError, ValidationError } from './errors';
+import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
+import type { WorkspaceActor } from './errors';
 import { toCall } from './operations';
 import { toOrder } from './orders';
 import { bodyFields, isUuid, parse } from './validation';
@@ -121,7 +122,11 @@ export const updateSchema = z.object({
 
 export type Send = (message: SignedMessage) => Promise<DeliveryResult>;
 
-/** A workspace's webhook endpoints, and the delivery of what the triggers record for them. */
+/**
+ * A workspace's webhook endpoints, and the delivery of what the triggers record for them. Every
+ * member reads the endpoints and their deliveries; only the owner changes them, sends to them or
+ * reads their secret (the functions that take the caller's role).
+ */
 export class WebhookService {
   /** Endpoints of one workspace drained at once by this process (each drain holds a worker's poller). */
   private readonly draining = new WorkspaceSlots();
@@ -142,11 +147,14 @@ export class WebhookService {
   }
 
   /** The endpoint's signing secret (the dashboard shows it; the API only in the 201 and rotate answers). */
-  async secret(workspaceId: string, id: string): Promise<string> {
-    return (await this.row(this.knex, workspaceId, id)).secret;
+  async secret(workspace: WorkspaceActor, id: string): Promise<string> {
+    ownerOnly(workspace);
+    return (await this.row(this.knex, workspace.id, id)).secret;
   }
 
-  async create(workspaceId: string, body: unknown): Promise<Endpoint & { secret: string }> {
+  async create(workspace: WorkspaceActor, body: unknown): Promise<Endpoint & { secret: string }> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     const source = bodyFields(body);
     const [url, input] = await this.validate(source, createSchema, true);
     return this.knex.transaction(async (trx) => {
@@ -161,7 +169,9 @@ export class WebhookService {
     });
   }
 
-  async update(workspaceId: string, id: string, body: unknown): Promise<Endpoint> {
+  async update(workspace: WorkspaceActor, id: string, body: unknown): Promise<Endpoint> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     const source = bodyFields(body);
     const [url, input] = await this.validate(source, updateSchema, false);
     return this.knex.transaction(async (trx) => {
@@ -181,20 +191,24 @@ export class WebhookService {
   }
 
   /** Deletes the endpoint; its pending deliveries go with it. */
-  async remove(workspaceId: string, id: string): Promise<void> {
+  async remove(workspace: WorkspaceActor, id: string): Promise<void> {
+    ownerOnly(workspace);
     if (!isUuid(id)) throw endpointNotFound();
-    const deleted = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId, id }).delete();
+    const deleted = await this.knex('webhook_endpoints').where({ workspace_id: workspace.id, id }).delete();
     if (deleted === 0) throw endpointNotFound();
   }
 
-  async rotateSecret(workspaceId: string, id: string): Promise<Endpoint & { secret: string }> {
-    await this.row(this.knex, workspaceId, id);
-    const [row] = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId, id }).update({ secret: newSigningSecret() }).returning([...ENDPOINT_FIELDS, 'secret']);
+  async rotateSecret(workspace: WorkspaceActor, id: string): Promise<Endpoint & { secret: string }> {
+    ownerOnly(workspace);
+    await this.row(this.knex, workspace.id, id);
+    const [row] = await this.knex('webhook_endpoints').where({ workspace_id: workspace.id, id }).update({ secret: newSigningSecret() }).returning([...ENDPOINT_FIELDS, 'secret']);
     return { ...toEndpoint(row), secret: row.secret };
   }
 
   /** A `webhook.test` to this endpoint alone. */
-  async sendTest(workspaceId: string, id: string): Promise<Delivery> {
+  async sendTest(workspace: WorkspaceActor, id: string): Promise<Delivery> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     return this.knex.transaction(async (trx) => {
       const endpoint = await this.row(trx, workspaceId, id);
       if (!endpoint.enabled) throw new ConflictError('This endpoint is disabled: enable it to send it events', 'WEBHOOK_DISABLED');
@@ -211,7 +225,9 @@ export class WebhookService {
   }
 
   /** Sends a delivered or failed message to the endpoint again, with the same `webhook-id`. */
-  async resend(workspaceId: string, id: string, deliveryId: string): Promise<Delivery> {
+  async resend(workspace: WorkspaceActor, id: string, deliveryId: string): Promise<Delivery> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     if (!isUuid(deliveryId)) throw deliveryNotFound();
     return this.knex.transaction(async (trx) => {
       const endpoint = await this.row(trx, workspaceId, id);
