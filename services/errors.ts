@@ -36,3 +36,10 @@ export class ForbiddenError extends AppError {
     super(403, message);
   }
 }
+
+/** What existed and is no more (a used, revoked or expired invitation link). */
+export class GoneError extends AppError {
+  constructor(message: string) {
+    super(410, message);
+  }
+}
