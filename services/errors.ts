@@ -56,3 +56,10 @@ export function ownerOnly(workspace: WorkspaceActor): void {
 export function isOwner(workspace: WorkspaceActor): boolean {
   return workspace.role === 'owner';
 }
+
+/** What existed and is no more (a used, revoked or expired invitation link). */
+export class GoneError extends AppError {
+  constructor(message: string) {
+    super(410, message);
+  }
+}
