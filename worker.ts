@@ -1,6 +1,7 @@
 import { loadConfigOrExit } from './config';
 import { createKnex } from './db/knex';
 import { createBoss, createQueues, Jobs, prepareJobs } from './db/jobs';
+import { HostResolver } from './integrations/dns';
 import { SignedSender } from './integrations/http';
 import { registerHandlers } from './jobs';
 import { createLogger, Logger, prettyLogs } from './logger';
@@ -21,7 +22,7 @@ export async function startWorker(config: Readonly<Config>, databaseUrl: string,
   await prepareJobs(databaseUrl);
   const knex = createKnex(databaseUrl, 10, logger);
   const services = createServices(knex, config, new Jobs(knex));
-  const sender = new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs);
+  const sender = new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, new HostResolver(config.calls.dnsServers));
   const boss = createBoss(databaseUrl);
   boss.on('error', (err) => logger.error({ err }, 'job engine error'));
   survivePgBossBookkeeping(logger);

@@ -116,13 +116,15 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
 
   // 3. Results: a signed call.ended for each call of the burst, REPORT_CONCURRENCY at a time.
   // Signed beforehand: the agent's own signing is not the service's work.
-  const body = JSON.stringify({ type: 'call.ended', data: { outcome: 'confirmed', duration_seconds: 30, summary: 'bench' } });
-  const queue = agent.calls.slice(0, BURST).map((callId) => ({ callId, headers: signedHeaders(secret, newMessageId(), body) }));
+  const queue = agent.calls.slice(0, BURST).map((callId) => {
+    const body = JSON.stringify({ type: 'call.ended', data: { call_id: callId, outcome: 'confirmed', duration_seconds: 30, summary: 'bench' } });
+    return { callId, body, headers: signedHeaders(secret, newMessageId(), body) };
+  });
   const t0 = performance.now();
   let failures = 0;
   await Promise.all(Array.from({ length: REPORT_CONCURRENCY }, async () => {
     for (let next = queue.pop(); next; next = queue.pop()) {
-      const res = await fetch(`${service.url}/hooks/calls/${next.callId}`, { method: 'POST', headers: { ...BEHIND_ROUTER, 'content-type': 'application/json', ...next.headers }, body });
+      const res = await fetch(`${service.url}/hooks/calls/${next.callId}`, { method: 'POST', headers: { ...BEHIND_ROUTER, 'content-type': 'application/json', ...next.headers }, body: next.body });
       if (res.status !== 200) failures += 1;
       await res.arrayBuffer();
     }

@@ -1,13 +1,17 @@
-import dns from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../services/errors';
+import { HostResolver } from './dns';
 
 export interface UrlPolicy {
   /** Loopback and private addresses allowed (development and tests, or ALLOW_PRIVATE_URLS=true). */
   allowPrivateUrls: boolean;
   /** Only https is accepted in production. */
   httpsOnly: boolean;
+  /** How hosts are resolved (DNS_SERVERS); the system's nameservers when not given. */
+  resolver?: HostResolver;
 }
+
+const systemResolver = new HostResolver();
 
 const MAX_URL_LENGTH = 2000;
 
@@ -40,15 +44,11 @@ export async function checkEndpointUrl(value: unknown, field: string, policy: Ur
   if (policy.httpsOnly && url.protocol !== 'https:') refuse('Endpoint URL must use https');
   if (url.username || url.password) refuse('Endpoint URL must not contain a user name or password');
   if (!policy.allowPrivateUrls) {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
     let addresses: string[];
-    if (ipaddr.isValid(host)) addresses = [host];
-    else {
-      try {
-        addresses = (await dns.lookup(host, { all: true })).map((a) => a.address);
-      } catch {
-        return refuse('Endpoint URL host could not be resolved');
-      }
+    try {
+      addresses = (await (policy.resolver ?? systemResolver).resolve(url.hostname)).map((a) => a.address);
+    } catch {
+      return refuse('Endpoint URL host could not be resolved');
     }
     if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
       refuse('Endpoint URL must point to a public address (not loopback, private, link-local or metadata)');

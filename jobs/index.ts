@@ -54,13 +54,13 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
   await register({ queue: QUEUES.operationDue.name, count: 2, batchSize: 50, handle: (jobs) => services.calls.dispatchMany(jobs.map((job) => job.data.operationId!)) });
   // Deliveries wait on the network, side by side.
   await register({ queue: QUEUES.callRequest.name, count: 8, batchSize: 10, handle: (jobs) => requestCall(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 }))) });
-  await register({ queue: QUEUES.callTimeout.name, count: 1, batchSize: 20, handle: each((d) => services.calls.fail(d.callId!, 'no result from agent', true)) });
+  await register({ queue: QUEUES.callTimeout.name, count: 1, batchSize: 20, handle: each((d) => services.calls.fail(d.callId!, 'no result from agent', 'result')) });
   await register({ queue: QUEUES.claimExpiry.name, count: 1, batchSize: 20, handle: each((d) => services.calls.expireClaims(undefined, d.callId)) });
   await register({
     queue: QUEUES.sweep.name, count: 1, batchSize: 1, pollingIntervalSeconds: 2,
     handle: async () => {
       const result = await services.sweep.run();
-      if (result.requeued + result.claimsExpired + result.timedOut > 0) logger.info(result, 'sweep');
+      if (result.requeued + result.claimsExpired + result.timedOut + result.unreachable > 0) logger.info(result, 'sweep');
       await boss.send(QUEUES.sweep.name, {}, { startAfter: SWEEP_EVERY_SECONDS, singletonKey: 'sweep' });
     },
   });

@@ -59,6 +59,11 @@ export const SESSION_ERRORS: ErrorExamples = {
   500: { description: 'An unexpected error (logged; no detail is given)', example: { error: 'Internal server error' } },
 };
 
+/** A route that changes an integration (a voice agent, a webhook endpoint) or shows its secret. */
+export const OWNER_ONLY: ErrorExamples = {
+  403: { description: 'Forbidden: the caller is a member, and this is for the workspace owner alone', example: { error: 'Forbidden' } },
+};
+
 /** What every JSON-body route can answer about the body itself. */
 export const BODY_ERRORS: ErrorExamples = {
   400: {

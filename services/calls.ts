@@ -4,9 +4,13 @@ import type { Jobs } from '../db/jobs';
 import { newMessageId } from '../integrations/signing';
 import { CallSettingsService, isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
+import { lockOrderOfCall, lockOrdersOfOperations } from './locks';
 import { CANCELLING_STATUSES, Call, CALL_FIELDS, Operation, operationWithCalls, Outcome, OUTCOMES, toCall } from './operations';
 import { Order, OrderStatus, toOrder } from './orders';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
+
+/** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
+export const ACCEPT_WITHIN_MINUTES = 25;
 
 /** An operation ends after this many calls in all, whatever their outcomes (spec §6). */
 export const MAX_CALLS_PER_OPERATION = 10;
@@ -27,7 +31,7 @@ export interface OutcomeDetails {
 }
 
 /** A report a voice agent sent, authenticated. */
-export type AgentReport = { webhookId: string } & ({ type: 'call.started' } | ({ type: 'call.ended' } & OutcomeDetails));
+export type AgentReport = { type: 'call.started' } | ({ type: 'call.ended' } & OutcomeDetails);
 
 /** A call row with what ending it needs (see lockCall). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -65,10 +69,14 @@ export function outcomeSchema(now: () => Date) {
     });
 }
 
+/** What became of a voice agent's report, by its webhook-id (see recordReport). */
+type ReportSeen = 'fresh' | 'already' | 'replayed';
+
 /**
  * The confirmation loop's rules, whoever drives them: a member working the queue, a voice agent's
  * report, or the worker (dispatch, time-outs, expired claims). Every change happens in one
- * transaction with the rows it depends on locked, so concurrent workers and requests agree.
+ * transaction with the rows it depends on locked in the one lock order of services/locks.ts
+ * (order, operation, call), so concurrent workers and requests agree and never deadlock.
  */
 export class CallService {
   constructor(
@@ -99,16 +107,18 @@ export class CallService {
       const settings = await this.settings.get(workspaceId, trx);
       if (!isOpen(settings, now)) return null;
       for (;;) {
+        // The operation before its order, against the lock order: so this statement never waits.
         const op = await trx('operations as op')
           .join('agents as a', 'a.id', 'op.agent_id')
+          .join('orders as o', 'o.id', 'op.order_id')
           .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
           .where('op.next_attempt_at', '<=', now)
           .orderBy([{ column: 'op.next_attempt_at' }, { column: 'op.id' }])
-          .forUpdate('op')
+          .forUpdate('op', 'o')
           .skipLocked()
-          .first('op.id', 'op.order_id');
+          .first('op.id', 'op.order_id', 'o.status');
         if (!op) return null;
-        const order = await trx('orders').where({ id: op.order_id }).forUpdate().first('status');
+        const order = { status: op.status as OrderStatus };
         if (CANCELLING_STATUSES.includes(order.status)) {
           await trx('operations').where({ id: op.id }).update({ status: 'cancelled', next_attempt_at: null });
           continue;
@@ -155,27 +165,31 @@ export class CallService {
   async expireClaims(workspaceId?: string, callId?: string): Promise<number> {
     return this.knex.transaction((trx) =>
       this.dropClaims(trx, (q) => {
-        q.where('claim_expires_at', '<=', this.now());
-        if (workspaceId) q.where({ workspace_id: workspaceId });
-        if (callId) q.where({ id: callId });
+        q.where('c.claim_expires_at', '<=', this.now());
+        if (workspaceId) q.where({ 'c.workspace_id': workspaceId });
+        if (callId) q.where({ 'c.id': callId });
       }),
     );
   }
 
   /** A member leaves the workspace: their open claims are dropped at once, in the caller's transaction. */
   async releaseClaimsOf(trx: Knex.Transaction, workspaceId: string, userId: string): Promise<number> {
-    return this.dropClaims(trx, (q) => q.where({ workspace_id: workspaceId, made_by: userId }));
+    return this.dropClaims(trx, (q) => q.where({ 'c.workspace_id': workspaceId, 'c.made_by': userId }));
   }
 
+  /** Drops open human claims (`which` filters calls `c`); a claim whose rows another transaction holds is left for later. */
   private async dropClaims(trx: Knex.Transaction, which: (query: Knex.QueryBuilder) => void): Promise<number> {
-    const stale = await trx('calls')
-      .where({ kind: 'human' })
-      .whereNull('ended_at')
-      .whereNull('dropped_at')
+    // Order, operation and call in one statement that never waits (SKIP LOCKED).
+    const stale = await trx('calls as c')
+      .join('operations as op', 'op.id', 'c.operation_id')
+      .join('orders as o', 'o.id', 'op.order_id')
+      .where({ 'c.kind': 'human' })
+      .whereNull('c.ended_at')
+      .whereNull('c.dropped_at')
       .modify(which)
-      .forUpdate()
+      .forUpdate('o', 'op', 'c')
       .skipLocked()
-      .select('id', 'operation_id', 'order_status_before');
+      .select('c.id', 'c.operation_id', 'c.order_status_before');
     for (const call of stale) {
       await trx('calls').where({ id: call.id }).update({ dropped_at: this.now() });
       const [op] = await trx('operations')
@@ -206,16 +220,18 @@ export class CallService {
     const results: Record<string, DispatchResult> = {};
     if (operationIds.length === 0) return results;
     await this.knex.transaction(async (trx) => {
+      const ids = [...new Set(operationIds)];
+      await lockOrdersOfOperations(trx, ids);
       const ops = await trx('operations as op')
         .join('agents as a', 'a.id', 'op.agent_id')
-        .whereIn('op.id', [...new Set(operationIds)])
+        .whereIn('op.id', ids)
         .where('op.status', 'pending')
         .orderBy('op.id')
         .forUpdate('op')
         .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
       if (ops.length === 0) return;
       const orders = new Map<string, string>(
-        (await trx('orders').whereIn('id', ops.map((op) => op.order_id)).orderBy('id').forUpdate().select('id', 'status')).map((o) => [o.id, o.status]),
+        (await trx('orders').whereIn('id', ops.map((op) => op.order_id)).select('id', 'status')).map((o) => [o.id, o.status]),
       );
       const later: Array<{ data: object; startAfter: Date; singletonKey: string }> = [];
       const cancelled: string[] = [];
@@ -334,31 +350,39 @@ export class CallService {
     });
   }
 
-  /** The worker gives up on a call (agent unreachable, no result): `failed`, nothing charged. */
-  async fail(callId: string, summary: string, onlyIfOverdue = false): Promise<boolean> {
+  /**
+   * The worker gives up on a call: `failed`, nothing charged. `onlyIf` names the deadline that must
+   * have passed: the agent's result (`result`), or its acceptance of the request (`acceptance`).
+   */
+  async fail(callId: string, summary: string, onlyIf?: 'result' | 'acceptance'): Promise<boolean> {
     return this.knex.transaction(async (trx) => {
       const call = await this.lockCall(trx, callId);
       if (!call || call.ended_at || call.dropped_at) return false;
-      if (onlyIfOverdue && !(call.result_due_at && call.result_due_at <= this.now())) return false;
+      const now = this.now();
+      if (onlyIf === 'result' && !(call.result_due_at && call.result_due_at <= now)) return false;
+      if (onlyIf === 'acceptance' && (call.accepted_at || call.started_at.getTime() + ACCEPT_WITHIN_MINUTES * 60_000 > now.getTime())) return false;
       await this.finish(trx, call, { outcome: 'failed', summary }, 'system');
       return true;
     });
   }
 
   /**
-   * A report from the voice agent, in one transaction: the report's webhook-id recorded and the call
-   * (and its operation) locked in one statement, the report authenticated with the secret of the
-   * call's agent (`authenticate` throws for a bad signature or payload, which undoes the record),
-   * then applied. `already` when this webhook-id was processed before (200, nothing more changes);
-   * ConflictError('call_closed') for a different result of an ended call.
+   * A report from the voice agent, in one transaction: the call locked (its order first), the report
+   * authenticated with the secret of the call's agent (`authenticate` throws for a bad signature or
+   * payload before anything is written), its webhook-id recorded, then applied. `already` when this
+   * webhook-id was processed for this call before (200, nothing more changes); ConflictError
+   * `REPLAYED` when the agent used it for another call; ConflictError `CALL_CLOSED` for a different
+   * result of an ended call.
    */
-  async agentReport(callId: string, received: { webhookId: string; type: string }, authenticate: (secret: string) => AgentReport): Promise<'ok' | 'already'> {
+  async agentReport(callId: string, webhookId: string, authenticate: (secret: string) => AgentReport): Promise<'ok' | 'already'> {
     if (!isUuid(callId)) throw callNotFound();
     return this.knex.transaction(async (trx) => {
-      const call = await this.lockCall(trx, callId, undefined, received);
+      const call = await this.lockCall(trx, callId);
       if (!call || call.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
       const report = authenticate(call.agent_secret);
-      if (!call.fresh) return 'already';
+      const seen = await this.recordReport(trx, call, webhookId, report.type);
+      if (seen === 'replayed') throw new ConflictError('replayed', 'REPLAYED');
+      if (seen === 'already') return 'already';
       if (report.type === 'call.started') {
         if (!call.ended_at && call.op_status === 'in_progress') await trx('orders').where({ id: call.order_id }).update({ status: 'calling' });
         return 'ok';
@@ -372,29 +396,39 @@ export class CallService {
     });
   }
 
+  /** Records a report's webhook-id, which belongs to one report of one call of its agent. */
+  private async recordReport(trx: Knex.Transaction, call: LockedCall, webhookId: string, type: string): Promise<ReportSeen> {
+    const { rows } = await trx.raw(
+      `WITH recorded AS (
+         INSERT INTO call_reports (agent_id, webhook_id, call_id, type) VALUES (?, ?, ?, ?)
+         ON CONFLICT (agent_id, webhook_id) DO NOTHING RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM recorded)::int AS fresh,
+              (SELECT call_id FROM call_reports WHERE agent_id = ? AND webhook_id = ?) AS earlier_call`,
+      [call.agent_id, webhookId, call.id, type, call.agent_id, webhookId],
+    );
+    if (rows[0].fresh) return 'fresh';
+    return rows[0].earlier_call === call.id ? 'already' : 'replayed';
+  }
+
   /**
-   * The call with what ending it needs (its operation, agent, owner, settings), call and operation
-   * locked; with `report`, the report's webhook-id is recorded in the same statement (`fresh` says
-   * whether it was new).
+   * The call with what ending it needs (its operation, agent, owner, settings): its order locked
+   * first, then the call and its operation (the lock order of services/locks.ts).
    */
-  private async lockCall(trx: Knex.Transaction, callId: string, workspaceId?: string, report?: { webhookId: string; type: string }): Promise<LockedCall | undefined> {
+  private async lockCall(trx: Knex.Transaction, callId: string, workspaceId?: string): Promise<LockedCall | undefined> {
+    if (!(await lockOrderOfCall(trx, callId, workspaceId))) return undefined;
     // Written out once rather than built per call: agents' reports take this path at a high rate.
     const { rows } = await trx.raw(
-      `WITH seen AS (
-         INSERT INTO call_reports (call_id, webhook_id, type)
-         SELECT id, ?, ? FROM calls WHERE id = ? AND ?::boolean
-         ON CONFLICT DO NOTHING RETURNING 1
-       )
-       SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.order_id, a.kind AS agent_kind, a.secret AS agent_secret,
-              w.owner_id, s.max_attempts, s.retry_interval_minutes, s.hours_start, s.hours_end, (SELECT count(*) FROM seen)::int AS fresh
+      `SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.order_id, op.agent_id, a.kind AS agent_kind, a.secret AS agent_secret,
+              w.owner_id, s.max_attempts, s.retry_interval_minutes, s.hours_start, s.hours_end
          FROM calls c
          JOIN operations op ON op.id = c.operation_id
          JOIN agents a ON a.id = op.agent_id
          JOIN workspaces w ON w.id = c.workspace_id
          LEFT JOIN call_settings s ON s.workspace_id = c.workspace_id
-        WHERE c.id = ? AND (?::uuid IS NULL OR c.workspace_id = ?::uuid)
+        WHERE c.id = ?
         FOR UPDATE OF c, op`,
-      [report?.webhookId ?? '', report?.type ?? '', callId, report !== undefined, callId, workspaceId ?? null, workspaceId ?? null],
+      [callId],
     );
     return rows[0];
   }

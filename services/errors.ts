@@ -32,7 +32,7 @@ export class ConflictError extends AppError {
 }
 
 export class ForbiddenError extends AppError {
-  constructor(message: string) {
+  constructor(message = 'Forbidden') {
     super(403, message);
   }
 }
@@ -42,4 +42,24 @@ export class GoneError extends AppError {
   constructor(message: string) {
     super(410, message);
   }
+}
+
+/** The caller's workspace and their role in it: what a service needs to apply who may do what. */
+export interface WorkspaceActor {
+  id: string;
+  role: 'owner' | 'member';
+}
+
+/**
+ * What the owner alone may do: the integrations that send customer data out of the workspace or
+ * hold a secret (voice agents, webhook endpoints). Anyone else gets 403 `Forbidden`, whatever the
+ * path (JSON route, page or a future caller), because the service asks, not the route.
+ */
+export function ownerOnly(workspace: WorkspaceActor): void {
+  if (!isOwner(workspace)) throw new ForbiddenError();
+}
+
+/** Whether the caller may manage the integrations (pages show members no buttons for them). */
+export function isOwner(workspace: WorkspaceActor): boolean {
+  return workspace.role === 'owner';
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { Jobs } from '../db/jobs';
+import { HostResolver } from '../integrations/dns';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';
 import { CallSettingsService } from './call-settings';
@@ -35,7 +36,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const calls = new CallService(knex, jobs, callSettings, config.calls);
   const idempotency = new IdempotencyService(knex);
   // Voice agents and webhook endpoints: the same rule for where we may send.
-  const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction };
+  const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction, resolver: new HostResolver(config.calls.dnsServers) };
   const orders = new OrderService(knex, idempotency, operations);
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ConflictError, ForbiddenError, GoneError, NotFoundError, ValidationError } from './errors';
+import { ConflictError, ForbiddenError, GoneError, NotFoundError, ownerOnly, ValidationError } from './errors';
+import type { WorkspaceActor } from './errors';
 import { bodyFields, email, isUuid, parse } from './validation';
 
 /**
@@ -38,10 +39,6 @@ export interface JoinLink {
 const hashToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex');
 const iso = (d: Date): string => new Date(d).toISOString();
 
-function ownerOnly(workspace: { role: string }): void {
-  if (workspace.role !== 'owner') throw new ForbiddenError('Forbidden');
-}
-
 export class InvitationService {
   constructor(
     private readonly knex: Knex,
@@ -49,7 +46,7 @@ export class InvitationService {
   ) {}
 
   /** The owner invites an address: a new link, returned this once; it replaces a pending one for the same address. */
-  async create(workspace: { id: string; role: string }, createdBy: string, input: unknown): Promise<NewInvitation> {
+  async create(workspace: WorkspaceActor, createdBy: string, input: unknown): Promise<NewInvitation> {
     ownerOnly(workspace);
     const { email: address } = parse(invitationSchema, { email: bodyFields(input).email });
     const alreadyMember = await this.knex('workspace_members as m')
@@ -76,7 +73,7 @@ export class InvitationService {
   }
 
   /** Pending invitations (not used, revoked or expired), oldest first; never a token or its hash. */
-  async list(workspace: { id: string; role: string }): Promise<InvitationView[]> {
+  async list(workspace: WorkspaceActor): Promise<InvitationView[]> {
     ownerOnly(workspace);
     const rows = await this.pending(this.knex, workspace.id)
       .where('expires_at', '>', this.knex.fn.now())
@@ -86,7 +83,7 @@ export class InvitationService {
   }
 
   /** Withdraws a pending invitation of this workspace; another workspace's id, or a used one, is 404. */
-  async revoke(workspace: { id: string; role: string }, id: string): Promise<void> {
+  async revoke(workspace: WorkspaceActor, id: string): Promise<void> {
     ownerOnly(workspace);
     if (!isUuid(id)) throw new NotFoundError('Invitation not found');
     const rows = await this.pending(this.knex, workspace.id).where({ id }).update({ revoked_at: this.knex.fn.now() }).returning('id');

@@ -5,10 +5,12 @@ import type { DeliveryResult, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
 import { checkEndpointUrl } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
-import { ConflictError, NotFoundError, ValidationError } from './errors';
+import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
+import type { WorkspaceActor } from './errors';
 import { toCall } from './operations';
 import { toOrder } from './orders';
 import { bodyFields, isUuid, parse } from './validation';
+import { WorkspaceSlots } from './workspace-slots';
 
 export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -120,8 +122,15 @@ export const updateSchema = z.object({
 
 export type Send = (message: SignedMessage) => Promise<DeliveryResult>;
 
-/** A workspace's webhook endpoints, and the delivery of what the triggers record for them. */
+/**
+ * A workspace's webhook endpoints, and the delivery of what the triggers record for them. Every
+ * member reads the endpoints and their deliveries; only the owner changes them, sends to them or
+ * reads their secret (the functions that take the caller's role).
+ */
 export class WebhookService {
+  /** Endpoints of one workspace drained at once by this process (each drain holds a worker's poller). */
+  private readonly draining = new WorkspaceSlots();
+
   constructor(
     private readonly knex: Knex,
     private readonly jobs: Jobs,
@@ -138,11 +147,14 @@ export class WebhookService {
   }
 
   /** The endpoint's signing secret (the dashboard shows it; the API only in the 201 and rotate answers). */
-  async secret(workspaceId: string, id: string): Promise<string> {
-    return (await this.row(this.knex, workspaceId, id)).secret;
+  async secret(workspace: WorkspaceActor, id: string): Promise<string> {
+    ownerOnly(workspace);
+    return (await this.row(this.knex, workspace.id, id)).secret;
   }
 
-  async create(workspaceId: string, body: unknown): Promise<Endpoint & { secret: string }> {
+  async create(workspace: WorkspaceActor, body: unknown): Promise<Endpoint & { secret: string }> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     const source = bodyFields(body);
     const [url, input] = await this.validate(source, createSchema, true);
     return this.knex.transaction(async (trx) => {
@@ -157,7 +169,9 @@ export class WebhookService {
     });
   }
 
-  async update(workspaceId: string, id: string, body: unknown): Promise<Endpoint> {
+  async update(workspace: WorkspaceActor, id: string, body: unknown): Promise<Endpoint> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     const source = bodyFields(body);
     const [url, input] = await this.validate(source, updateSchema, false);
     return this.knex.transaction(async (trx) => {
@@ -177,20 +191,24 @@ export class WebhookService {
   }
 
   /** Deletes the endpoint; its pending deliveries go with it. */
-  async remove(workspaceId: string, id: string): Promise<void> {
+  async remove(workspace: WorkspaceActor, id: string): Promise<void> {
+    ownerOnly(workspace);
     if (!isUuid(id)) throw endpointNotFound();
-    const deleted = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId, id }).delete();
+    const deleted = await this.knex('webhook_endpoints').where({ workspace_id: workspace.id, id }).delete();
     if (deleted === 0) throw endpointNotFound();
   }
 
-  async rotateSecret(workspaceId: string, id: string): Promise<Endpoint & { secret: string }> {
-    await this.row(this.knex, workspaceId, id);
-    const [row] = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId, id }).update({ secret: newSigningSecret() }).returning([...ENDPOINT_FIELDS, 'secret']);
+  async rotateSecret(workspace: WorkspaceActor, id: string): Promise<Endpoint & { secret: string }> {
+    ownerOnly(workspace);
+    await this.row(this.knex, workspace.id, id);
+    const [row] = await this.knex('webhook_endpoints').where({ workspace_id: workspace.id, id }).update({ secret: newSigningSecret() }).returning([...ENDPOINT_FIELDS, 'secret']);
     return { ...toEndpoint(row), secret: row.secret };
   }
 
   /** A `webhook.test` to this endpoint alone. */
-  async sendTest(workspaceId: string, id: string): Promise<Delivery> {
+  async sendTest(workspace: WorkspaceActor, id: string): Promise<Delivery> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     return this.knex.transaction(async (trx) => {
       const endpoint = await this.row(trx, workspaceId, id);
       if (!endpoint.enabled) throw new ConflictError('This endpoint is disabled: enable it to send it events', 'WEBHOOK_DISABLED');
@@ -207,7 +225,9 @@ export class WebhookService {
   }
 
   /** Sends a delivered or failed message to the endpoint again, with the same `webhook-id`. */
-  async resend(workspaceId: string, id: string, deliveryId: string): Promise<Delivery> {
+  async resend(workspace: WorkspaceActor, id: string, deliveryId: string): Promise<Delivery> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     if (!isUuid(deliveryId)) throw deliveryNotFound();
     return this.knex.transaction(async (trx) => {
       const endpoint = await this.row(trx, workspaceId, id);
@@ -230,21 +250,31 @@ export class WebhookService {
   /**
    * Sends an endpoint's due deliveries, DRAIN_BATCH side by side, for up to DRAIN_SECONDS. An
    * endpoint that times out or refuses the connection is left for its next retry at once, so a
-   * slow or dead endpoint holds one worker slot for at most one time-out, never the others' turn.
+   * slow or dead endpoint holds one worker slot for at most one time-out, never the others' turn;
+   * and a workspace has at most WORKSPACE_IN_FLIGHT endpoints in hand per worker process, so a
+   * tenant's dead endpoints (or nameserver) never hold every slot.
    */
   async drain(endpointId: string, send: Send): Promise<{ sent: number; failed: number }> {
     const totals = { sent: 0, failed: 0 };
-    // One drain per endpoint at a time: another one running (or a crashed one, until its lease ends) keeps it.
-    const held = await this.knex.raw(
-      `UPDATE webhook_endpoints SET draining_until = now() + make_interval(secs => ?)
-        WHERE id = ? AND (draining_until IS NULL OR draining_until < now()) RETURNING id`,
-      [DRAIN_LEASE_SECONDS, endpointId],
-    );
-    if (held.rows.length === 0) return totals;
+    const owner = await this.knex('webhook_endpoints').where({ id: endpointId }).first('workspace_id');
+    // A workspace with WORKSPACE_IN_FLIGHT endpoints in hand waits its turn: its deliveries stay due
+    // and queueDueDrains offers them again within a second, while this poller serves someone else.
+    if (!owner || !(await this.draining.take(owner.workspace_id))) return totals;
     try {
-      return await this.drainHeld(endpointId, send, totals);
+      // One drain per endpoint at a time: another one running (or a crashed one, until its lease ends) keeps it.
+      const held = await this.knex.raw(
+        `UPDATE webhook_endpoints SET draining_until = now() + make_interval(secs => ?)
+          WHERE id = ? AND (draining_until IS NULL OR draining_until < now()) RETURNING id`,
+        [DRAIN_LEASE_SECONDS, endpointId],
+      );
+      if (held.rows.length === 0) return totals;
+      try {
+        return await this.drainHeld(endpointId, send, totals);
+      } finally {
+        await this.knex('webhook_endpoints').where({ id: endpointId }).update({ draining_until: null });
+      }
     } finally {
-      await this.knex('webhook_endpoints').where({ id: endpointId }).update({ draining_until: null });
+      this.draining.give(owner.workspace_id);
     }
   }
 

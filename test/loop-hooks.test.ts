@@ -11,8 +11,14 @@ import { app, silentLogger, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { agentDouble, callsOf, createOrder, grant, operationRow, orderRow, ORDER, spendsOf, testWorker, voiceShop, waitFor } from './helpers/loop';
 
+/** Every report names its call: `data.call_id` is filled in unless the payload's data is not an object. */
+function named(callId: string, payload: { data?: unknown }): object {
+  if (payload.data !== undefined && (typeof payload.data !== 'object' || payload.data === null)) return payload;
+  return { ...payload, data: { call_id: callId, ...(payload.data as object | undefined) } };
+}
+
 function report(callId: string, secret: string, payload: object, options: { id?: string; at?: Date } = {}) {
-  const body = JSON.stringify(payload);
+  const body = JSON.stringify(named(callId, payload));
   const headers = signedHeaders(secret, options.id ?? newMessageId(), body, options.at ?? new Date());
   return request(app()).post(`/hooks/calls/${callId}`).set(headers).set('Content-Type', 'application/json').send(body);
 }

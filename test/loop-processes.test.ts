@@ -106,7 +106,7 @@ describe('the worker as its own process (spec §10)', function () {
       // Each call's result, reported twice (an agent retrying), to the web process.
       const mine = agent.received.filter((r) => ids.has(r.json.data.order.id));
       for (const r of mine) {
-        const body = JSON.stringify({ type: 'call.ended', data: { outcome: 'confirmed', duration_seconds: 20 } });
+        const body = JSON.stringify({ type: 'call.ended', data: { call_id: r.json.data.call_id, outcome: 'confirmed', duration_seconds: 20 } });
         const headers = signedHeaders(secret, newMessageId(), body);
         for (let i = 0; i < 2; i += 1) await request(web.url).post(`/hooks/calls/${r.json.data.call_id}`).set(headers).set('Content-Type', 'application/json').send(body).expect(200);
       }

@@ -143,7 +143,9 @@ describe('npm run migrate (the release step)', function () {
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout.trim()).to.equal('Already up to date\nJob queues ready');
     const names = await testKnex()('knex_migrations').orderBy('id').pluck('name');
-    expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency', '20261122_05_confirmation_loop', '20261122_06_open_calls_index', '20261123_01_orders_search', '20261123_02_webhooks', '20261123_04_order_status_counts', '20261123_05_orders_search_keys', '20261123_06_operations_latest_index', '20261123_07_orders_operation_id', '20261124_01_invitation_links']);
+    const files = fs.readdirSync(path.join(ROOT, 'db', 'migrations')).filter((file) => file.endsWith('.ts')).map((file) => file.replace(/\.ts$/, '')).sort();
+    expect(files).to.include('20261122_01_accounts');
+    expect(names).to.deep.equal(files);
   });
 
   it('knexfile.ts: npx knex migrate:latest, migrate:rollback and migrate:make work, recording the names npm run migrate records', async () => {

@@ -108,6 +108,7 @@ describe('the reference voice agent (examples/voice-agent, spec §12)', function
       expect(reports.map((r) => r.json.type)).to.deep.equal(['call.started', 'call.ended']);
       for (const r of reports) {
         expect(verifySignature(secret, Buffer.from(r.body), r.headers), `signature of ${r.json.type}`).to.equal(true);
+        expect(r.json.data?.call_id, `call_id of ${r.json.type}`).to.equal(callId);
         expect(r.headers['content-type']).to.equal('application/json');
       }
       const ids = new Set([messageId, ...reports.map((r) => r.headers['webhook-id'])]);

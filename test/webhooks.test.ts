@@ -123,7 +123,7 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
     const prod = createServices(testKnex(), { ...loadConfig(TEST_ENV), calls: { ...loadConfig(TEST_ENV).calls, allowPrivateUrls: false }, isProduction: true }, new Jobs(testKnex()));
     const s = await shop();
     for (const url of ['https://127.0.0.1/x', 'https://10.0.0.5/x', 'https://169.254.169.254/latest', 'https://[::1]/x', 'http://example.com/x']) {
-      const err = await prod.webhooks.create(s.workspaceId, { url }).then(() => null, (e) => e);
+      const err = await prod.webhooks.create({ id: s.workspaceId, role: 'owner' }, { url }).then(() => null, (e) => e);
       expect(err?.fields, url).to.have.property('url');
     }
   });

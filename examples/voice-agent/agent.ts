@@ -72,11 +72,11 @@ export function createVoiceAgent(options: VoiceAgentOptions): http.Server {
     const { call_id: callId, callback_url: url, order } = request.data;
     await later(delayMs);
     log(`call ${callId}: ringing ${order.phone}`);
-    await report(url, { type: 'call.started' });
+    await report(url, { type: 'call.started', data: { call_id: callId } });
     await later(delayMs);
     const result = resultFor(order.phone);
     log(`call ${callId}: ${result.outcome}`);
-    await report(url, { type: 'call.ended', data: result });
+    await report(url, { type: 'call.ended', data: { call_id: callId, ...result } });
   }
 
   const server = http.createServer((req, res) => {

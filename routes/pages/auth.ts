@@ -9,6 +9,7 @@ import type { PageDeps } from './index';
 
 const SIGNUP_FIELDS = ['name', 'email', 'workspace'] as const;
 const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
 const INVALID_LOGIN = 'Invalid email or password';
 
 /** A new session id at sign-in (no fixation); the CSRF token is re-issued with it. */
@@ -45,9 +46,22 @@ export function authPages(services: Services, deps: PageDeps): Router {
     onLimited: tooManyAttempts,
   });
 
+  // Every attempt counts: each one that passes validation costs a password hash.
+  const limitSignups = createLimiter(deps, {
+    name: 'signup-ip',
+    windowMs: SIGNUP_WINDOW_MS,
+    limit: deps.config.limits.signupPerIp,
+    onLimited: (req, res, retryAfter) => {
+      res.status(429).render('signup', {
+        values: formValues(req, SIGNUP_FIELDS),
+        errors: { form: `Too many sign-ups from this network. Try again in ${Math.ceil(retryAfter / 60)} minutes.` },
+      });
+    },
+  });
+
   router.get('/signup', (_req, res) => res.render('signup', { values: {}, errors: {} }));
 
-  router.post('/signup', async (req, res) => {
+  router.post('/signup', limitSignups, async (req, res) => {
     const values = formValues(req, SIGNUP_FIELDS);
     try {
       const user = await services.users.signUp({ ...values, password: formValues(req, ['password']).password });

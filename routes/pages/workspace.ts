@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { ConflictError, ValidationError } from '../../services/errors';
+import { ConflictError, isOwner, ValidationError } from '../../services/errors';
 import type { NewInvitation } from '../../services/invitations';
 import { forgetContext, requirePageUser, requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
@@ -14,7 +14,7 @@ export function workspacePages(services: Services): Router {
   async function renderWorkspace(req: Request, res: Response, status = 200, form: object = {}, newInvitation: NewInvitation | null = null) {
     const workspace = req.ctx!.workspace;
     const [members, invitations] = workspace
-      ? await Promise.all([services.workspaces.members(workspace.id), workspace.role === 'owner' ? services.invitations.list(workspace) : []])
+      ? await Promise.all([services.workspaces.members(workspace.id), isOwner(workspace) ? services.invitations.list(workspace) : []])
       : [[], []];
     res.status(status).render('workspace', { members, invitations, newInvitation, values: {}, errors: {}, ...form });
   }
@@ -64,11 +64,11 @@ export function workspacePages(services: Services): Router {
     }),
   );
 
-  router.post('/workspace/invitations', async (req, res) => {
+  router.post('/workspace/invitations', requirePageWorkspace, async (req, res) => {
     const values = formValues(req, ['email']);
-    const { user, workspace } = req.ctx!;
+    const { user, workspace } = workspaceOf(req);
     try {
-      const created = await services.invitations.create(workspace ?? { id: '', role: 'none' }, user.id, values);
+      const created = await services.invitations.create(workspace, user.id, values);
       // The join link is in this answer only: never in the session, a notice or a cache.
       secretAnswer(res);
       res.locals.notice = `Invitation link for ${created.email} created. Copy it now: it is shown only this once.`;
