@@ -51,7 +51,7 @@ async function explainSearch(knex: Knex, workspaceId: string, q: string): Promis
   const record = (query: { sql: string; bindings: unknown[] }) => captured.push(query);
   knex.on('query', record);
   try {
-    await services.orders.listPage(workspaceId, { statuses: [], q, from: null, to: null }, 50, null);
+    await services.orders.listPage(workspaceId, { statuses: [], flags: [], q, from: null, to: null }, 50, null);
   } finally {
     knex.removeListener('query', record);
   }
