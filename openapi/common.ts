@@ -18,7 +18,7 @@ export const ErrorBody = named(
   z
     .looseObject({
       error: z.string().meta({ description: 'What went wrong, for a person (or a fixed code such as `invalid_token` on the Data API and the token exchange)' }),
-      code: z.string().optional().meta({ description: 'A stable code: VALIDATION_ERROR, INVALID_STATUS, INVALID_JSON, BAD_REQUEST, PAYLOAD_TOO_LARGE, TOO_MANY_ROWS, NO_ORDER_HANDLER, ORDER_NOT_EDITABLE, OPERATION_OPEN, CALL_NOT_OPEN, CALL_CLOSED, TOO_MANY_WEBHOOKS, WEBHOOK_DISABLED, INVALID_IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_IN_USE, IDEMPOTENCY_KEY_REUSED' }),
+      code: z.string().optional().meta({ description: 'A stable code: VALIDATION_ERROR, INVALID_STATUS, INVALID_JSON, BAD_REQUEST, PAYLOAD_TOO_LARGE, TOO_MANY_ROWS, NO_ORDER_HANDLER, ORDER_NOT_EDITABLE, OPERATION_OPEN, PHONE_ALREADY_BLOCKED, CALL_NOT_OPEN, CALL_CLOSED, TOO_MANY_WEBHOOKS, WEBHOOK_DISABLED, INVALID_IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_IN_USE, IDEMPOTENCY_KEY_REUSED' }),
       fields: z.record(z.string(), z.string()).optional().meta({ description: 'With VALIDATION_ERROR: the message of each bad field (or parameter), by its name' }),
       redirectTo: z.string().optional().meta({ description: 'With NO_ORDER_HANDLER: the dashboard page that fixes it (`/agents`)' }),
       allowed: z.array(z.string()).optional().meta({ description: 'With INVALID_STATUS: the statuses an order can have' }),

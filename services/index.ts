@@ -4,6 +4,7 @@ import { Jobs } from '../db/jobs';
 import { HostResolver } from '../integrations/dns';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';
+import { BlockedPhoneService } from './blocked-phones';
 import { CallSettingsService } from './call-settings';
 import { CallViewService } from './call-views';
 import { CallService } from './calls';
@@ -16,6 +17,7 @@ import { exportCsv } from './order-export';
 import type { OrderFilters } from './order-filters';
 import { OperationService } from './operations';
 import { OrderService } from './orders';
+import type { Order } from './orders';
 import { StatsService } from './stats';
 import { SweepService } from './sweep';
 import { TokenService } from './tokens';
@@ -40,6 +42,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const orders = new OrderService(knex, idempotency, operations);
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
+  const blockedPhones = new BlockedPhoneService(knex);
   return {
     workspaces,
     invitations,
@@ -49,6 +52,15 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     agents: new AgentService(knex, urlPolicy),
     webhooks,
     orders,
+    blockedPhones,
+    /** What the order and call pages say about a risky order: the orders it looks like, and its number's block-list entry. */
+    riskOf: async (workspaceId: string, order: Order) => {
+      const [lookalikes, blocked] = await Promise.all([
+        orders.lookalikes(workspaceId, order),
+        order.flags.includes('blocked_phone') ? blockedPhones.find(workspaceId, order.phone) : null,
+      ]);
+      return { lookalikes, blocked };
+    },
     /** The worker's minute job: what expires or piles up, deleted or folded. */
     housekeeping: async () => ({
       sessions: await users.pruneExpiredSessions(),

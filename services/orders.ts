@@ -6,6 +6,7 @@ import { Prepared, queryPrepared } from '../db/prepared';
 import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
 import { CANCELLING_STATUSES, OperationService } from './operations';
+import type { OrderFlag } from './order-flags';
 import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
@@ -29,6 +30,8 @@ export interface Order {
   status: OrderStatus;
   created_at: string;
   operation_id: string | null;
+  /** What was risky about the order when it came in (see order-flags.ts); `[]` when nothing. */
+  flags: OrderFlag[];
 }
 
 /** Input field names (camelCase) and the column each one writes; the column name is also accepted. */
@@ -105,7 +108,7 @@ function toColumns(data: Partial<Record<OrderField, string | null | undefined>>)
 
 const ORDER_FIELDS = [
   'o.id', 'o.workspace_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name',
-  'o.address', 'o.status', 'o.created_at', 'o.operation_id',
+  'o.address', 'o.status', 'o.created_at', 'o.operation_id', 'o.flags',
 ];
 
 /**
@@ -115,6 +118,10 @@ const ORDER_FIELDS = [
  * orders (it reads the `handler` CTE, gives each order a new uuid as operation_id, the id its
  * operation is created with, and returns at least id, workspace_id and operation_id); `answer` is
  * what the statement returns. The first parameter is the workspace.
+ *
+ * The orders' flags and, for a blocked number, the `unconfirmed` status are set by the database as
+ * each row goes in (the orders_flag_risky trigger): `insertOrders` returns `flags`, and an order
+ * flagged `blocked_phone` gets its operation cancelled from the start, with no job to dispatch it.
  */
 function createOrdersSql(insertOrders: string, answer: string): string {
   return `
@@ -124,10 +131,11 @@ function createOrdersSql(insertOrders: string, answer: string): string {
     ${insertOrders}
   ), op AS (
     INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at)
-    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', 'pending', now() FROM o, handler
-    RETURNING id
+    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', s.status, CASE WHEN s.status = 'pending' THEN now() END
+      FROM o, handler, LATERAL (SELECT CASE WHEN 'blocked_phone' = ANY(o.flags) THEN 'cancelled' ELSE 'pending' END AS status) s
+    RETURNING id, status
   ), job AS (
-    ${insertJobsSql('operation-due', 'op', "jsonb_build_object('operationId', op.id)", 'op.id::text')}
+    ${insertJobsSql('operation-due', "(SELECT id FROM op WHERE status = 'pending') AS op", "jsonb_build_object('operationId', op.id)", 'op.id::text')}
   )
   ${answer}`;
 }
@@ -136,7 +144,7 @@ function createOrdersSql(insertOrders: string, answer: string): string {
 const CREATE_ORDER = createOrdersSql(
   `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id)
     SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid() FROM handler
-    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id`,
+    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags`,
   'SELECT o.* FROM o',
 );
 
@@ -152,7 +160,7 @@ const CREATE_ORDERS = createOrdersSql(
            now() + (?::int + i.n - 1) * interval '1 microsecond', gen_random_uuid()
       FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
            WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, n)
-    RETURNING id, workspace_id, operation_id`,
+    RETURNING id, workspace_id, operation_id, flags`,
   'SELECT count(*)::int AS created FROM o',
 );
 
@@ -173,7 +181,7 @@ const LIST_OLDER: Prepared = {
 };
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
-export function toOrder(row: Omit<Order, 'created_at'> & ({ created_at: Date | string } | { created_at?: undefined; position_at: string })): Order {
+export function toOrder(row: Omit<Order, 'created_at' | 'flags'> & { flags?: OrderFlag[] } & ({ created_at: Date | string } | { created_at?: undefined; position_at: string })): Order {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
@@ -187,6 +195,8 @@ export function toOrder(row: Omit<Order, 'created_at'> & ({ created_at: Date | s
     // millisecond as a Date would, without parsing a date per row.
     created_at: row.created_at === undefined ? `${row.position_at.slice(0, 23)}Z` : new Date(row.created_at).toISOString(),
     operation_id: row.operation_id ?? null,
+    // An answer stored for an Idempotency-Key before orders had flags has none.
+    flags: row.flags ?? [],
   };
 }
 
@@ -252,7 +262,7 @@ export class OrderService {
 
   /** Without a search: walk the newest-first index from the position. */
   private pageRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    if (filters.statuses.length === 0 && !filters.from && !filters.to && request.direction === 'older') {
+    if (filters.statuses.length === 0 && filters.flags.length === 0 && !filters.from && !filters.to && request.direction === 'older') {
       // The hot listing (the API's lists, a stream's batches): pre-built and prepared.
       const { position, limit } = request;
       return position
@@ -308,7 +318,7 @@ export class OrderService {
   }
 
   /** Every order of the workspace, newest first, handed over a batch at a time (memory stays flat). */
-  async *batches(workspaceId: string, filters: OrderFilters = { statuses: [], q: null, from: null, to: null }): AsyncGenerator<Order[]> {
+  async *batches(workspaceId: string, filters: OrderFilters = { statuses: [], flags: [], q: null, from: null, to: null }): AsyncGenerator<Order[]> {
     let position: Position | null = null;
     for (;;) {
       const page = await this.page(workspaceId, filters, { limit: STREAM_BATCH, position, direction: 'older' });
@@ -365,6 +375,25 @@ export class OrderService {
       earlier += row.earlier;
     }
     return { orders: rows.map(toOrder), total, earlier, by_status: byStatus };
+  }
+
+  /**
+   * The orders a `possible_duplicate` flag is about, seen from either of them: the same phone, the
+   * same products (case, accents and spaces aside, as the flag compares them), within 48 hours
+   * before or after, whatever their status now (a caller sees which one was cancelled). One range
+   * of the phone index.
+   */
+  async lookalikes(workspaceId: string, order: Order): Promise<Order[]> {
+    const rows = await this.knex
+      .from('orders as o')
+      .select(ORDER_FIELDS)
+      .where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone })
+      .whereNot('o.id', order.id)
+      .whereRaw("o.created_at BETWEEN ?::timestamptz - interval '48 hours' AND ?::timestamptz + interval '48 hours'", [order.created_at, order.created_at])
+      .whereRaw('order_products_key(o.products_name) = order_products_key(?)', [order.products_name])
+      .orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }])
+      .limit(10);
+    return rows.map(toOrder);
   }
 
   async get(workspaceId: string, id: string): Promise<Order> {

@@ -76,7 +76,7 @@ describe('OpenAPI document', () => {
     expect(documentedOperation('GET', '/nowhere')).to.equal(undefined);
     const order = {
       id: '0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10', workspace_id: '5d2c7a40-8e8b-4f0e-9d1c-6a1b2c3d4e5f', client_name: 'A', phone: '+212612345678',
-      store_name: 'S', products_name: 'P', address: null, status: 'pending', created_at: '2026-11-23T13:05:00.000Z', operation_id: null,
+      store_name: 'S', products_name: 'P', address: null, status: 'pending', created_at: '2026-11-23T13:05:00.000Z', operation_id: null, flags: [],
     };
     const url = `/api/orders/${order.id}`;
     expect(responseViolation('GET', url, 200, 'application/json', order)).to.equal(null);

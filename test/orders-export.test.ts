@@ -8,7 +8,7 @@ import { humanShop, ORDER } from './helpers/loop';
 /** GET /api/orders/export.csv (orders-at-scale §5). */
 type Shop = SignedIn & { workspaceId: string };
 
-const COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome'];
+const COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome', 'flags'];
 
 async function shop(): Promise<Shop> {
   const s = await signUp();
@@ -67,8 +67,8 @@ describe('GET /api/orders/export.csv', () => {
     expect(text.startsWith(`\ufeff${COLUMNS.join(',')}\r\n`)).to.equal(true);
     const rows = await exported(s);
     expect(rows).to.deep.equal([
-      { id: newer, created_at: '2026-07-01 13:00:00', client_name: 'فاطمة', phone: "'+212612345678", store_name: 'Boutique Éclat', products_name: 'Oil', address: 'Fès', status: 'confirmed', calls: '0', last_outcome: '' },
-      { id: older, created_at: '2026-01-15 13:00:00', client_name: 'Old', phone: "'+212612345678", store_name: 'Atlas', products_name: 'Oil', address: '', status: 'pending', calls: '0', last_outcome: '' },
+      { id: newer, created_at: '2026-07-01 13:00:00', client_name: 'فاطمة', phone: "'+212612345678", store_name: 'Boutique Éclat', products_name: 'Oil', address: 'Fès', status: 'confirmed', calls: '0', last_outcome: '', flags: '' },
+      { id: older, created_at: '2026-01-15 13:00:00', client_name: 'Old', phone: "'+212612345678", store_name: 'Atlas', products_name: 'Oil', address: '', status: 'pending', calls: '0', last_outcome: '', flags: '' },
     ]);
   });
 

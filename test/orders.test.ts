@@ -132,8 +132,9 @@ describe('POST /api/orders', () => {
     const res = await shop.agent.post('/api/orders').send({ ...ORDER, address: '12 Rue Atlas, Casablanca' }).expect(201);
     const order: Order = res.body;
     expect(order).to.have.all.keys(
-      'id', 'workspace_id', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'created_at', 'operation_id',
+      'id', 'workspace_id', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'created_at', 'operation_id', 'flags',
     );
+    expect(order.flags).to.deep.equal([]);
     expect(order).to.include({
       workspace_id: shop.workspaceId,
       client_name: 'Amina Benali',

@@ -61,6 +61,7 @@ export function callPages(services: Services): Router {
     res.status(status).render('calls/show', {
       ...page,
       order,
+      ...(await services.riskOf(workspace.id, order)),
       outcomes: OUTCOMES,
       minCallback: moroccoLocal(new Date()),
       values: form.values ?? { outcome: '', callback_at: '', changes: '', notes: '' },

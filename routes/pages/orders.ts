@@ -4,11 +4,13 @@ import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError } from '../../services/errors';
 import { FIELD_COLUMNS, InvalidStatusError, ORDER_STATUSES } from '../../services/orders';
 import type { Order, OrderStatus } from '../../services/orders';
+import { ORDER_FLAGS } from '../../services/order-flags';
+import type { OrderFlag } from '../../services/order-flags';
 import { decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
-import { statusLabel } from './view-helpers';
+import { formatDate, statusLabel } from './view-helpers';
 
 const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
@@ -42,6 +44,22 @@ function formOf(order: Order): OrderFormValues {
   };
 }
 
+/** The `flag` filter of the list, as the status filter: absent or empty means all; else one flag. */
+function flagFilter(req: Request): OrderFlag | null {
+  const given = req.query.flag;
+  if (given === undefined || given === '') return null;
+  if (!(ORDER_FLAGS as readonly unknown[]).includes(given)) throw new ValidationError({ flag: `Unknown flag; use one of: ${ORDER_FLAGS.join(', ')}` });
+  return given as OrderFlag;
+}
+
+/**
+ * Where a status change made from another page (the call page, a look-alike order's page) sends
+ * the member back: one of our order or call pages, never an address given from elsewhere.
+ */
+function backTo(value: string, fallback: string): string {
+  return /^\/(orders|calls)\/[0-9a-f-]{36}$/.test(value) ? value : fallback;
+}
+
 /** The `status` filter of the list: absent or empty means all; anything else must be a status. */
 function statusFilter(req: Request): OrderStatus | null {
   const given = req.query.status;
@@ -58,8 +76,9 @@ export function orderPages(services: Services): Router {
   router.get('/orders', async (req, res) => {
     const { workspace } = workspaceOf(req);
     const filter = statusFilter(req);
+    const flag = flagFilter(req);
     const { q } = readFilters({ q: typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : req.query.q }, ORDER_STATUSES);
-    const filters = { statuses: filter ? [filter] : [], q, from: null, to: null };
+    const filters = { statuses: filter ? [filter] : [], flags: flag ? [flag] : [], q, from: null, to: null };
     // A stale or edited page link just shows the newest orders.
     const older = typeof req.query.cursor === 'string' ? decodeCursor(req.query.cursor) : null;
     const newer = !older && typeof req.query.before === 'string' ? decodeCursor(req.query.before) : null;
@@ -69,7 +88,7 @@ export function orderPages(services: Services): Router {
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
     ]);
     const summaries = await services.callViews.summaries(workspace.id, page.orders.map((order) => order.id));
-    const keep = { ...(filter ? { status: filter } : {}), ...(q ? { q } : {}) };
+    const keep = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) };
     const link = (extra: Record<string, string> = {}) => `/orders${queryString({ ...keep, ...extra })}`;
     // Reading newer orders, "more" means newer ones remain; reading older ones, it means older ones do.
     const hasNewer = newer ? page.more : older !== null;
@@ -82,8 +101,11 @@ export function orderPages(services: Services): Router {
       counts,
       statuses: ORDER_STATUSES,
       filter,
+      flag,
+      flags: ORDER_FLAGS,
       q,
-      chipLink: (status: string | null) => `/orders${queryString({ ...(status ? { status } : {}), ...(q ? { q } : {}) })}`,
+      chipLink: (status: string | null) => `/orders${queryString({ ...(status ? { status } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) })}`,
+      flagLink: (wanted: string | null) => `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(q ? { q } : {}) })}`,
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
       exportLink: `/api/orders/export.csv${queryString(keep)}`,
@@ -115,11 +137,16 @@ export function orderPages(services: Services): Router {
 
   async function renderOrder(req: Request, res: Response, status = 200, form: FormState = {}) {
     const order = await services.orders.get(workspaceId(req), String(req.params.id));
-    const [calls, history] = await Promise.all([services.callViews.forOrder(workspaceId(req), order.id), services.orders.history(workspaceId(req), order)]);
+    const [calls, history, risk] = await Promise.all([
+      services.callViews.forOrder(workspaceId(req), order.id),
+      services.orders.history(workspaceId(req), order),
+      services.riskOf(workspaceId(req), order),
+    ]);
     res.status(status).render('orders/show', {
       order,
       calls,
       history,
+      ...risk,
       statuses: ORDER_STATUSES,
       values: form.values ?? formOf(order),
       errors: form.errors ?? {},
@@ -141,10 +168,11 @@ export function orderPages(services: Services): Router {
   });
 
   router.post('/orders/:id/status', async (req, res) => {
-    const { status } = formValues(req, ['status']);
+    const { status, back } = formValues(req, ['status', 'back']);
     try {
       const order = await services.orders.update(workspaceId(req), String(req.params.id), { status });
-      await redirectWithNotice(req, res, `/orders/${order.id}`, `Status changed to ${statusLabel(order.status)}.`);
+      const changed = back ? `The order of ${formatDate(order.created_at)} is now ${statusLabel(order.status)}.` : `Status changed to ${statusLabel(order.status)}.`;
+      await redirectWithNotice(req, res, backTo(back, `/orders/${order.id}`), changed);
     } catch (err) {
       if (!(err instanceof InvalidStatusError)) throw err;
       await renderOrder(req, res, 400, { errors: { status: err.message } });

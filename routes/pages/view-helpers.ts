@@ -1,6 +1,7 @@
 import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
 import type { OrderStatus } from '../../services/orders';
+import type { OrderFlag } from '../../services/order-flags';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
 export const TIME_ZONE = TIMEZONE;
@@ -28,6 +29,12 @@ export function formatNumber(n: number): string {
 export function statusLabel(status: OrderStatus): string {
   return status.replace('-', ' ');
 }
+
+/** The badge text of a flag. */
+export const FLAG_LABELS: Record<OrderFlag, string> = {
+  possible_duplicate: 'possible duplicate',
+  blocked_phone: 'blocked number',
+};
 
 /** What a member picks on the call page: each outcome in words. */
 export const OUTCOME_LABELS: Record<Outcome, string> = {
@@ -71,4 +78,4 @@ export function moroccoLocalToIso(value: string): string | null {
 }
 
 /** Helpers every template may use; none of them reads the request. */
-export const viewHelpers = { formatDate, formatDuration, formatNumber, statusLabel, OUTCOME_LABELS, TIME_ZONE };
+export const viewHelpers = { formatDate, formatDuration, formatNumber, statusLabel, FLAG_LABELS, OUTCOME_LABELS, TIME_ZONE };
