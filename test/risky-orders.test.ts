@@ -4,7 +4,7 @@ import { loadConfig } from '../config';
 import { JOB_SCHEMA } from '../db/jobs';
 import { messageBody } from '../services/webhooks';
 import type { RunningWorker } from '../worker';
-import { csrfFrom, csrfOf, signUp, SignedIn, TEST_ENV, testApp, uniqueEmail } from './helpers/app';
+import { csrfFrom, csrfOf, signUp, SignedIn, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { agentDouble, grant, ORDER, openAllDay, testWorker, waitFor } from './helpers/loop';
@@ -271,9 +271,7 @@ describe('the block list', () => {
 
   it('the /settings page: a member adds (errors beside the field, input kept) and removes numbers', async () => {
     const owner = await shop();
-    const email = uniqueEmail('member');
-    await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: await csrfOf(owner.agent), email }).expect(303);
-    const member = await signUp({ target, email, workspace: null });
+    const member = await signUp({ target, invitedBy: owner });
     const csrf = await csrfOf(member.agent, '/settings');
 
     const bad = await member.agent.post('/settings/blocked-phones').type('form').send({ _csrf: csrf, phone: '0612', reason: 'fake' }).expect(400);
