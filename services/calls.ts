@@ -5,8 +5,9 @@ import { newMessageId } from '../integrations/signing';
 import { CallSettingsService, isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
 import { lockOrderOfCall, lockOrdersOfOperations } from './locks';
-import { CANCELLING_STATUSES, Call, CALL_FIELDS, Operation, operationWithCalls, Outcome, OUTCOMES, toCall } from './operations';
-import { Order, OrderStatus, toOrder } from './orders';
+import { Call, CALL_FIELDS, Operation, operationWithCalls, Outcome, OUTCOMES, toCall } from './operations';
+import { CANCELLING_STATUSES, OrderStatus } from './order-status';
+import { Order, toOrder } from './orders';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */

@@ -1,14 +1,10 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
 import { AppError, ConflictError, NotFoundError } from './errors';
-import type { OrderStatus } from './orders';
 import { isUuid } from './validation';
 
 export const OUTCOMES = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-
-/** A person setting one of these statuses ends the order's open operation (spec §7). */
-export const CANCELLING_STATUSES: readonly OrderStatus[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'failed'];
 
 export interface Call {
   id: string;

@@ -5,17 +5,13 @@ import { insertJobsSql } from '../db/jobs';
 import { Prepared, queryPrepared } from '../db/prepared';
 import { AppError, ConflictError, NotFoundError } from './errors';
 import { IdempotencyService, requestHash } from './idempotency';
-import { CANCELLING_STATUSES, OperationService } from './operations';
+import { OperationService } from './operations';
+import { CANCELLING_STATUSES, ORDER_STATUSES } from './order-status';
+import type { OrderStatus } from './order-status';
 import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
-
-export const ORDER_STATUSES = [
-  'pending', 'processing', 'calling', 'confirmed', 'unconfirmed',
-  'failed', 'no-answer', 'postponed', 'order-changed', 'unrecognized',
-] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 /** An order as every client (JSON API, Data API, pages) sees it. */
 export interface Order {

@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { ValidationError } from './errors';
 import type { FieldErrors } from './errors';
 import { SHOP_TIME_ZONE } from './order-filters';
-import { ORDER_STATUSES } from './orders';
-import type { OrderStatus } from './orders';
+import { ORDER_STATUSES } from './order-status';
+import type { OrderStatus } from './order-status';
 
 export const DEFAULT_DAYS = 30;
 export const MAX_DAYS = 366;

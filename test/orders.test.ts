@@ -3,7 +3,8 @@ import knexFactory from 'knex';
 import request from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
-import { ORDER_STATUSES, Order } from '../services/orders';
+import { ORDER_STATUSES } from '../services/order-status';
+import { Order } from '../services/orders';
 import { app, signUp, silentLogger, SignedIn, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from './helpers/db';
 

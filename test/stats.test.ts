@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { ORDER_STATUSES } from '../services/orders';
+import { ORDER_STATUSES } from '../services/order-status';
 import { app, signUp, SignedIn } from './helpers/app';
 import { testKnex } from './helpers/db';
 

@@ -1,6 +1,6 @@
 import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
-import type { OrderStatus } from '../../services/orders';
+import type { OrderStatus } from '../../services/order-status';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
 export const TIME_ZONE = TIMEZONE;

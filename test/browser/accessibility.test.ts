@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { ORDER_STATUSES } from '../../services/orders';
+import { ORDER_STATUSES } from '../../services/order-status';
 import { signUp, TEST_ENV } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
