@@ -1,5 +1,4 @@
 import ipaddr from 'ipaddr.js';
-import { ValidationError } from '../services/errors';
 import { HostResolver } from './dns';
 
 export interface UrlPolicy {
@@ -9,6 +8,14 @@ export interface UrlPolicy {
   httpsOnly: boolean;
   /** How hosts are resolved (DNS_SERVERS); the system's nameservers when not given. */
   resolver?: HostResolver;
+}
+
+/** An endpoint URL the policy refuses; the message says why. Services report it on the field it came from. */
+export class UrlRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UrlRefusedError';
+  }
 }
 
 const systemResolver = new HostResolver();
@@ -23,13 +30,13 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /**
- * Checks an endpoint URL given by a user; throws a ValidationError naming `field`. Refuses hosts that
+ * Checks an endpoint URL given by a user; throws a UrlRefusedError saying why not. Refuses hosts that
  * are or resolve to non-public addresses unless the policy allows them. The same rule is applied
  * again at connect time by the delivery agent, so a later DNS change cannot aim us inside the network.
  */
-export async function checkEndpointUrl(value: unknown, field: string, policy: UrlPolicy): Promise<string> {
+export async function checkEndpointUrl(value: unknown, policy: UrlPolicy): Promise<string> {
   const refuse = (message: string): never => {
-    throw new ValidationError({ [field]: message });
+    throw new UrlRefusedError(message);
   };
   if (typeof value !== 'string' || value.trim() === '') return refuse('Endpoint URL is required');
   const text = value.trim();

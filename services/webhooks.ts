@@ -3,13 +3,12 @@ import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
 import type { DeliveryResult, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
-import { checkEndpointUrl } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
 import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
 import type { WorkspaceActor } from './errors';
 import { toCall } from './operations';
 import { toOrder } from './orders';
-import { bodyFields, isUuid, parse } from './validation';
+import { bodyFields, isUuid, parse, validEndpointUrl } from './validation';
 import { WorkspaceSlots } from './workspace-slots';
 
 export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
@@ -397,7 +396,7 @@ export class WebhookService {
     let url: string | undefined;
     if (urlRequired || source.url !== undefined) {
       try {
-        url = await checkEndpointUrl(source.url, 'url', this.urlPolicy);
+        url = await validEndpointUrl(source.url, 'url', this.urlPolicy);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         Object.assign(fields, err.fields);
