@@ -2,8 +2,10 @@ import type { LoadOptions, Measured } from './load';
 import { compare } from './load';
 import { CpuMeter, MemorySampler } from './meters';
 import type { Scenario } from './scenarios';
-import { procfileNodeArgs, ServiceProcess, startService } from './sides';
-import { Cleanup, stopProcess } from './infra';
+import type { ServiceProcess } from './sides';
+import { procfileNodeArgs, startService } from './sides';
+import type { Cleanup } from './infra';
+import { stopProcess } from './infra';
 
 export interface SettingsRow {
   id: string;

@@ -1,4 +1,5 @@
-import knexFactory, { Knex } from 'knex';
+import knexFactory from 'knex';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import { retryConflicts } from './transaction';
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger';
-import type { SignedSender } from '../integrations/http';
+import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
 import { WorkspaceSlots } from '../services/workspace-slots';
 
@@ -52,7 +52,7 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
           await services.calls.retryRequest(ctx.id, attempt, BUSY_DELAY_SECONDS);
           return;
         }
-        let result;
+        let result: DeliveryResult;
         try {
           result = await sender.send({ url: ctx.endpoint_url, secret: ctx.secret, messageId: ctx.request_id, body });
         } finally {

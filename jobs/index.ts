@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from '../logger';
-import { SignedSender } from '../integrations/http';
+import type { SignedSender } from '../integrations/http';
 import type { SignedMessage } from '../integrations/http';
 import type { Services } from '../services';
 import { QUEUES } from '../db/jobs';

@@ -235,7 +235,8 @@ class Converter {
     if (name) return name;
     let id = this.ids.get(schema);
     if (!id) {
-      id = `__inline${(this.counter += 1)}`;
+      this.counter += 1;
+      id = `__inline${this.counter}`;
       this.ids.set(schema, id);
       this.registry.add(schema, { id });
     }

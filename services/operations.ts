@@ -36,7 +36,7 @@ const iso = (value: Date | string | null | undefined) => (value ? new Date(value
 export const CALL_FIELDS = ['id', 'attempt', 'started_at', 'ended_at', 'outcome', 'duration_seconds', 'summary', 'changes', 'callback_at', 'made_by', 'cost'];
 export const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 export function toCall(row: any): Call {
   return {
     id: row.id,
@@ -53,7 +53,7 @@ export function toCall(row: any): Call {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 export function toOperation(row: any, calls: Call[]): Operation {
   return {
     id: row.id,

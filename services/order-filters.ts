@@ -198,6 +198,7 @@ export function applySearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuil
 }
 
 /** A run of three characters other than ASCII spaces and punctuation: a search with one has index keys. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class names ASCII ranges by code (controls, spaces, punctuation) on purpose.
 const KEYED_WORD = /[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/;
 
 /**

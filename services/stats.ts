@@ -104,7 +104,7 @@ export class StatsService {
     return this.assemble(period, groups.rows, calls.rows[0], confirming.rows[0].average);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
   private assemble(period: { from: string; to: string }, rows: any[], calls: { calls: number; answered: number }, average: number | null): Stats {
     // GROUPING() is a bit mask over (status, day, store_name): 0b011 = by status, 0b101 = by day, 0b110 = by store.
     const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0 };

@@ -1,10 +1,11 @@
 import bcrypt from 'bcrypt';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { Prepared, queryPrepared } from '../db/prepared';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { ValidationError } from './errors';
 import { email, parse, requiredText } from './validation';
-import { WorkspaceService } from './workspaces';
+import type { WorkspaceService } from './workspaces';
 
 export const PASSWORD_MIN_CHARS = 8;
 /** bcrypt reads only the first 72 bytes; longer passwords are refused rather than silently cut. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
-import { FieldErrors, ValidationError } from './errors';
+import type { FieldErrors } from './errors';
+import { ValidationError } from './errors';
 
 /** Postgres text cannot hold NUL; such input is refused here rather than failing at the database. */
 function nulFields(input: unknown): FieldErrors {

@@ -56,7 +56,7 @@ export interface Delivery {
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 const ENDPOINT_FIELDS = ['id', 'url', 'events', 'description', 'enabled', 'created_at', 'disabled_reason'];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toEndpoint(row: any): Endpoint {
   return {
     id: row.id,
@@ -69,7 +69,7 @@ function toEndpoint(row: any): Endpoint {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toDelivery(row: any): Delivery {
   return {
     id: row.id,
@@ -86,7 +86,7 @@ function toDelivery(row: any): Delivery {
 }
 
 /** The payload's `data`, from what the triggers recorded: an order as GET /api/orders/:id shows it, a call as the loop's API does. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the JSON the triggers recorded, read field by field
 function payloadData(data: any): object {
   const out: Record<string, unknown> = {};
   if (data.order) out.order = toOrder(data.order);

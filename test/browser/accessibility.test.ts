@@ -4,7 +4,8 @@ import { ORDER_STATUSES } from '../../services/order-status';
 import { signUp, TEST_ENV } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
-import { RunningServer, startServer } from '../helpers/process';
+import type { RunningServer } from '../helpers/process';
+import { startServer } from '../helpers/process';
 
 /**
  * Checks every page as rendered by Chromium, at phone and desktop widths: each form control has a
