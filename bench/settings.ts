@@ -7,7 +7,7 @@ import { procfileNodeArgs, startService } from './sides';
 import type { Cleanup } from './infra';
 import { stopProcess } from './infra';
 
-export interface SettingsRow {
+interface SettingsRow {
   id: string;
   title: string;
   flagged: Measured;

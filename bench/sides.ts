@@ -17,7 +17,7 @@ import { BASELINE_APPLICATION_NAME, captureStatements } from './sql';
 
 /** The two things compared: the real service and the bare baseline. */
 
-export const PUBLIC_BASE_URL = 'https://ocs.bench.invalid';
+const PUBLIC_BASE_URL = 'https://ocs.bench.invalid';
 
 export interface ServiceProcess extends NodeProcess {
   secrets: { SESSION_SECRET: string; JWT_SECRET: string };

@@ -7,7 +7,7 @@ import { retryConflicts } from './transaction';
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number);
 
-export const STATEMENT_TIMEOUT_MS = 10_000;
+const STATEMENT_TIMEOUT_MS = 10_000;
 
 /** Where knex and the session store report their own warnings (defaults to silence). */
 export interface DbLog {

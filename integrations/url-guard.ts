@@ -23,7 +23,7 @@ const systemResolver = new HostResolver();
 const MAX_URL_LENGTH = 2000;
 
 /** Only ordinary public unicast addresses; loopback, private, link-local, unique-local, multicast, metadata… are not. */
-export function isPublicAddress(address: string): boolean {
+function isPublicAddress(address: string): boolean {
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   return parsed.range() === 'unicast';

@@ -7,7 +7,7 @@ import type { WorkspaceActor } from './errors';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText, validEndpointUrl } from './validation';
 
 export const AGENT_KINDS = ['human', 'voice'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+type AgentKind = (typeof AGENT_KINDS)[number];
 
 export interface Agent {
   id: string;

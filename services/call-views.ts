@@ -5,7 +5,7 @@ import { CALL_FIELDS, toCall } from './operations';
 import { isUuid } from './validation';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
-export interface CallLine extends Call {
+interface CallLine extends Call {
   kind: 'human' | 'voice';
   who: string | null;
 }

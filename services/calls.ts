@@ -18,7 +18,7 @@ import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 export const ACCEPT_WITHIN_MINUTES = 25;
 
 /** An operation ends after this many calls in all, whatever their outcomes (spec §6). */
-export const MAX_CALLS_PER_OPERATION = 10;
+const MAX_CALLS_PER_OPERATION = 10;
 const FINAL_OUTCOMES: readonly Outcome[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized'];
 
 export interface CallConfig {

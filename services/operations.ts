@@ -34,7 +34,7 @@ export interface Operation {
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 
 export const CALL_FIELDS = ['id', 'attempt', 'started_at', 'ended_at', 'outcome', 'duration_seconds', 'summary', 'changes', 'callback_at', 'made_by', 'cost'];
-export const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
+const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
 
 // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 export function toCall(row: any): Call {
@@ -54,7 +54,7 @@ export function toCall(row: any): Call {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
-export function toOperation(row: any, calls: Call[]): Operation {
+function toOperation(row: any, calls: Call[]): Operation {
   return {
     id: row.id,
     order_id: row.order_id,
@@ -68,7 +68,7 @@ export function toOperation(row: any, calls: Call[]): Operation {
 }
 
 /** The calls that count (an expired claim is dropped), oldest first. */
-export function countedCalls(db: Knex | Knex.Transaction, operationIds: string[]) {
+function countedCalls(db: Knex | Knex.Transaction, operationIds: string[]) {
   return db('calls').whereIn('operation_id', operationIds).whereNull('dropped_at').orderBy([{ column: 'attempt' }]).select([...CALL_FIELDS, 'operation_id']);
 }
 

@@ -45,7 +45,7 @@ export type OrderInput = Partial<Record<OrderField, unknown>>;
  * Reads the order fields of a body given in camelCase or snake_case (camelCase wins when both are
  * present). Anything else in the body is ignored, so ids and timestamps can never be set by a client.
  */
-export function normalizeOrderInput(body: unknown): OrderInput {
+function normalizeOrderInput(body: unknown): OrderInput {
   const source = bodyFields(body);
   const input: OrderInput = {};
   for (const [field, column] of Object.entries(FIELD_COLUMNS) as Array<[OrderField, string]>) {

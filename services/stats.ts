@@ -5,7 +5,7 @@ import { SHOP_TIME_ZONE } from './order-filters';
 import { ORDER_STATUSES } from './order-status';
 import type { OrderStatus } from './order-status';
 
-export const DEFAULT_DAYS = 30;
+const DEFAULT_DAYS = 30;
 export const MAX_DAYS = 366;
 
 export interface Stats {
@@ -29,7 +29,7 @@ function isoDay(date: Date): string {
 }
 
 /** Today's date in Morocco. */
-export function shopToday(now = new Date()): string {
+function shopToday(now = new Date()): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone: SHOP_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
 }
 

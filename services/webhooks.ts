@@ -12,14 +12,14 @@ import { bodyFields, isUuid, parse, validEndpointUrl } from './validation';
 import { WorkspaceSlots } from './workspace-slots';
 
 export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_ENDPOINTS = 10;
 /** After a failed try: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; then the delivery has failed. */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 /** An endpoint whose every delivery has failed this long is disabled. */
-export const DISABLE_AFTER_DAYS = 5;
+const DISABLE_AFTER_DAYS = 5;
 /** Deliveries shown (and kept once settled) per endpoint. */
-export const LOG_SIZE = 100;
+const LOG_SIZE = 100;
 /** Deliveries of one endpoint sent side by side, and how long a drain may hold a worker. */
 const DRAIN_BATCH = 20;
 const DRAIN_SECONDS = 20;

@@ -4,7 +4,7 @@ import { AppError } from '../../services/errors';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export class CrossSiteError extends AppError {
+class CrossSiteError extends AppError {
   constructor() {
     super(403, 'Cross-site request refused');
   }

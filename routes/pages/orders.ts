@@ -18,12 +18,12 @@ type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
 const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
 
-export const NO_HANDLER_NOTICE =
+const NO_HANDLER_NOTICE =
   'Your order was not saved: every new order is queued for a confirmation call by the order handler agent, ' +
   'and this workspace has none yet. Choose an agent as order handler below, then add the order again.';
 
 /** Orders shown on one page of /orders. */
-export const PAGE_SIZE = 50;
+const PAGE_SIZE = 50;
 
 function queryString(params: Record<string, string>): string {
   const text = new URLSearchParams(params).toString();
