@@ -4,7 +4,8 @@ import { createBoss, createQueues, Jobs, prepareJobs } from './db/jobs';
 import { HostResolver } from './integrations/dns';
 import { SignedSender } from './integrations/http';
 import { registerHandlers } from './jobs';
-import { createLogger, Logger, prettyLogs } from './logger';
+import type { Logger } from './logger';
+import { createLogger, prettyLogs } from './logger';
 import { createServices } from './services';
 import type { Config } from './config';
 

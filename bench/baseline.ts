@@ -1,10 +1,12 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import express, { Request } from 'express';
+import express from 'express';
+import type { Request } from 'express';
 import { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
-import { BASELINE_APPLICATION_NAME, bindArgs, Statement } from './sql';
+import type { Statement } from './sql';
+import { BASELINE_APPLICATION_NAME, bindArgs } from './sql';
 
 /**
  * The bare baseline the bench compares the service with: plain Express on the same Postgres and

@@ -8,8 +8,10 @@ import { ROOT } from '../config';
 import { Jobs } from '../db/jobs';
 import { newMessageId, newSigningSecret, signedHeaders } from '../integrations/signing';
 import { createServices } from '../services';
-import { Cleanup, stopProcess } from './infra';
-import { Account, api } from './seed';
+import type { Cleanup } from './infra';
+import { stopProcess } from './infra';
+import type { Account } from './seed';
+import { api } from './seed';
 
 export interface LoopReport {
   dispatched: number;

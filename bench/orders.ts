@@ -4,7 +4,8 @@ import { createServices } from '../services';
 import { compare } from './load';
 import type { Measured, Target } from './load';
 import type { CpuMeter, MemorySampler } from './meters';
-import { Account, fillerWorkspaces, insertOrders, signUp } from './seed';
+import type { Account } from './seed';
+import { fillerWorkspaces, insertOrders, signUp } from './seed';
 
 const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
 const SMALL = 100;

@@ -19,10 +19,10 @@ export interface ScenarioInputs {
 }
 
 /** The router in front of the service sets the client address; one of the documentation range. */
-export const BENCH_CLIENT_IP = '198.51.100.23';
+const BENCH_CLIENT_IP = '198.51.100.23';
 
 /** Fresh valid Moroccan mobiles (+212 61x xx xx xx), a different one for every request. */
-export function phoneSequence(): () => string {
+function phoneSequence(): () => string {
   let n = Math.floor(Math.random() * 9_000_000);
   const next = () => `+21261${String(n++ % 10_000_000).padStart(7, '0')}`;
   for (let i = 0; i < 1000; i++) {

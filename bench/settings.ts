@@ -2,10 +2,12 @@ import type { LoadOptions, Measured } from './load';
 import { compare } from './load';
 import { CpuMeter, MemorySampler } from './meters';
 import type { Scenario } from './scenarios';
-import { procfileNodeArgs, ServiceProcess, startService } from './sides';
-import { Cleanup, stopProcess } from './infra';
+import type { ServiceProcess } from './sides';
+import { procfileNodeArgs, startService } from './sides';
+import type { Cleanup } from './infra';
+import { stopProcess } from './infra';
 
-export interface SettingsRow {
+interface SettingsRow {
   id: string;
   title: string;
   flagged: Measured;

@@ -7,14 +7,17 @@ import { Jobs } from '../db/jobs';
 import { createServices } from '../services';
 import { hashKey } from '../services/api-keys';
 import type { BaselinePlan } from './baseline';
-import { Cleanup, NodeProcess, startNode } from './infra';
+import type { Cleanup, NodeProcess } from './infra';
+import { startNode } from './infra';
 import { CpuMeter } from './meters';
-import { Account, createKeys } from './seed';
-import { BASELINE_APPLICATION_NAME, captureStatements, Statement } from './sql';
+import type { Account } from './seed';
+import { createKeys } from './seed';
+import type { Statement } from './sql';
+import { BASELINE_APPLICATION_NAME, captureStatements } from './sql';
 
 /** The two things compared: the real service and the bare baseline. */
 
-export const PUBLIC_BASE_URL = 'https://ocs.bench.invalid';
+const PUBLIC_BASE_URL = 'https://ocs.bench.invalid';
 
 export interface ServiceProcess extends NodeProcess {
   secrets: { SESSION_SECRET: string; JWT_SECRET: string };

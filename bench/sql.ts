@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * a named input of the request (`workspace`, `keyHash`, `body.phone`…), a column of the first row
  * an earlier statement of the same request returned (`row:1.id`), or a constant.
  */
-export type Arg = { ref: string } | { value: unknown };
+type Arg = { ref: string } | { value: unknown };
 
 /** Tells the baseline's Postgres backends from the service's (for the CPU figures). */
 export const BASELINE_APPLICATION_NAME = 'bench-baseline';

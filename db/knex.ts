@@ -1,4 +1,5 @@
-import knexFactory, { Knex } from 'knex';
+import knexFactory from 'knex';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import { retryConflicts } from './transaction';
 
@@ -6,7 +7,7 @@ import { retryConflicts } from './transaction';
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number);
 
-export const STATEMENT_TIMEOUT_MS = 10_000;
+const STATEMENT_TIMEOUT_MS = 10_000;
 
 /** Where knex and the session store report their own warnings (defaults to silence). */
 export interface DbLog {

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 export const TRANSACTION_RETRIES = 3;
 
 /** Postgres's answer when it breaks a deadlock (40P01) or refuses a serializable commit (40001). */
-export function isRetryableConflict(err: unknown): boolean {
+function isRetryableConflict(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === '40P01' || code === '40001';
 }

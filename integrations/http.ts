@@ -4,7 +4,7 @@ import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-f
 import { HostResolver, LookupError } from './dns';
 import { signedHeaders } from './signing';
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of an answer we read: enough to log, never a large body. */
 const MAX_RESPONSE_BYTES = 4096;
 

@@ -1,5 +1,4 @@
 import ipaddr from 'ipaddr.js';
-import { ValidationError } from '../services/errors';
 import { HostResolver } from './dns';
 
 export interface UrlPolicy {
@@ -11,25 +10,33 @@ export interface UrlPolicy {
   resolver?: HostResolver;
 }
 
+/** An endpoint URL the policy refuses; the message says why. Services report it on the field it came from. */
+export class UrlRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UrlRefusedError';
+  }
+}
+
 const systemResolver = new HostResolver();
 
 const MAX_URL_LENGTH = 2000;
 
 /** Only ordinary public unicast addresses; loopback, private, link-local, unique-local, multicast, metadata… are not. */
-export function isPublicAddress(address: string): boolean {
+function isPublicAddress(address: string): boolean {
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   return parsed.range() === 'unicast';
 }
 
 /**
- * Checks an endpoint URL given by a user; throws a ValidationError naming `field`. Refuses hosts that
+ * Checks an endpoint URL given by a user; throws a UrlRefusedError saying why not. Refuses hosts that
  * are or resolve to non-public addresses unless the policy allows them. The same rule is applied
  * again at connect time by the delivery agent, so a later DNS change cannot aim us inside the network.
  */
-export async function checkEndpointUrl(value: unknown, field: string, policy: UrlPolicy): Promise<string> {
+export async function checkEndpointUrl(value: unknown, policy: UrlPolicy): Promise<string> {
   const refuse = (message: string): never => {
-    throw new ValidationError({ [field]: message });
+    throw new UrlRefusedError(message);
   };
   if (typeof value !== 'string' || value.trim() === '') return refuse('Endpoint URL is required');
   const text = value.trim();

@@ -1,10 +1,10 @@
 import type { Logger } from '../logger';
-import type { SignedSender } from '../integrations/http';
+import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
 import { WorkspaceSlots } from '../services/workspace-slots';
 
 /** After the first try, a call.requested is retried after about 10 s, 1 min, 5 min and 15 min (spec §8.1). */
-export const RETRY_DELAYS_SECONDS = [10, 60, 300, 900];
+const RETRY_DELAYS_SECONDS = [10, 60, 300, 900];
 /** A call of a workspace that already has its requests in flight waits this long for one to end... */
 const SLOT_WAIT_MS = 500;
 /** ...then goes back to the queue for this long, as the same try, and the poller serves others. */
@@ -52,7 +52,7 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
           await services.calls.retryRequest(ctx.id, attempt, BUSY_DELAY_SECONDS);
           return;
         }
-        let result;
+        let result: DeliveryResult;
         try {
           result = await sender.send({ url: ctx.endpoint_url, secret: ctx.secret, messageId: ctx.request_id, body });
         } finally {

@@ -1,16 +1,16 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from '../logger';
-import { SignedSender } from '../integrations/http';
+import type { SignedSender } from '../integrations/http';
 import type { SignedMessage } from '../integrations/http';
 import type { Services } from '../services';
 import { QUEUES } from '../db/jobs';
 import { callRequestHandler } from './call-request';
 
 /** How often the sweep runs (it re-schedules itself; a cron each minute restarts the chain if it breaks). */
-export const SWEEP_EVERY_SECONDS = 15;
+const SWEEP_EVERY_SECONDS = 15;
 
 /** How often due webhook deliveries are looked for (a new event's own job does not wait for this). */
-export const WEBHOOK_DISPATCH_EVERY_SECONDS = 1;
+const WEBHOOK_DISPATCH_EVERY_SECONDS = 1;
 
 interface Data {
   endpointId?: string;

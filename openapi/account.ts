@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ORDER_STATUSES } from '../services/orders';
+import { ORDER_STATUSES } from '../services/order-status';
 import { MAX_DAYS } from '../services/stats';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';

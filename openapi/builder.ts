@@ -6,7 +6,7 @@ import { z } from 'zod';
  * `z.toJSONSchema` — named schemas become `#/components/schemas/<Name>`.
  */
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Security = 'session' | 'dataApi' | 'apiKey' | 'hookSignature';
 
 export interface Parameter {
@@ -18,7 +18,7 @@ export interface Parameter {
   example?: unknown;
 }
 
-export interface Body {
+interface Body {
   description?: string;
   /** JSON body by a zod schema, read as its input. */
   schema?: z.ZodType;
@@ -235,7 +235,8 @@ class Converter {
     if (name) return name;
     let id = this.ids.get(schema);
     if (!id) {
-      id = `__inline${(this.counter += 1)}`;
+      this.counter += 1;
+      id = `__inline${this.counter}`;
       this.ids.set(schema, id);
       this.registry.add(schema, { id });
     }

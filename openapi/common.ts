@@ -13,7 +13,7 @@ export const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 export const instant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/).meta({ format: 'date-time' });
 
 /** The JSON error body of every route (routes/middleware/errors.ts and services/errors.ts). */
-export const ErrorBody = named(
+const ErrorBody = named(
   'Error',
   z
     .looseObject({

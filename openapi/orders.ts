@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../services/order-filters';
-import { contentSchema, editSchema, ORDER_STATUSES } from '../services/orders';
+import { ORDER_STATUSES } from '../services/order-status';
+import { contentSchema, editSchema } from '../services/orders';
 import { ORDER_FLAGS } from '../services/order-flags';
 import type { OpenApiBuilder, Parameter, Route, Security } from './builder';
 import { named } from './builder';

@@ -27,7 +27,7 @@ function parseJson(raw: Buffer): unknown {
 }
 
 /** A `webhook-id` names one report of one agent; a longer one is refused before anything is read. */
-export const MAX_WEBHOOK_ID_LENGTH = 256;
+const MAX_WEBHOOK_ID_LENGTH = 256;
 
 /** An authenticated report, read: it must name the call of the URL it was sent to. */
 function readReport(body: unknown, callId: string): AgentReport {

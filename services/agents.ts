@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { checkEndpointUrl, UrlPolicy } from '../integrations/url-guard';
+import type { UrlPolicy } from '../integrations/url-guard';
 import { newSigningSecret } from '../integrations/signing';
 import { NotFoundError, ownerOnly, ValidationError } from './errors';
 import type { WorkspaceActor } from './errors';
-import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
+import { bodyFields, camelOrSnake, isUuid, parse, requiredText, validEndpointUrl } from './validation';
 
 export const AGENT_KINDS = ['human', 'voice'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+type AgentKind = (typeof AGENT_KINDS)[number];
 
 export interface Agent {
   id: string;
@@ -116,7 +116,7 @@ export class AgentService {
     let endpointUrl: string | null = null;
     if (isVoice) {
       try {
-        endpointUrl = await checkEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
+        endpointUrl = await validEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         Object.assign(fields, err.fields);
@@ -152,7 +152,7 @@ export class AgentService {
     let endpointUrl: string | undefined;
     if (input.endpointUrl !== undefined) {
       if (current.kind !== 'voice') throw new ValidationError({ endpointUrl: 'endpointUrl is only for voice agents' });
-      endpointUrl = await checkEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
+      endpointUrl = await validEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
     }
     return this.knex.transaction(async (trx) => {
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);

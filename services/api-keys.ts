@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { Prepared, queryPrepared } from '../db/prepared';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { NotFoundError } from './errors';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 

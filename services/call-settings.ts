@@ -11,7 +11,7 @@ export interface CallSettings {
   timezone: typeof TIMEZONE;
 }
 
-export const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: '09:00', hours_end: '21:00' };
+const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: '09:00', hours_end: '21:00' };
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$|^24:00$/;
 const time = (label: string) => z.string({ error: `${label} must be a time HH:MM` }).regex(HHMM, `${label} must be a time HH:MM between 00:00 and 24:00`);

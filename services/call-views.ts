@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { NotFoundError } from './errors';
-import { Call, CALL_FIELDS, Outcome, toCall } from './operations';
+import type { Call, Outcome } from './operations';
+import { CALL_FIELDS, toCall } from './operations';
 import { isUuid } from './validation';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
-export interface CallLine extends Call {
+interface CallLine extends Call {
   kind: 'human' | 'voice';
   who: string | null;
 }
@@ -101,7 +102,7 @@ export class CallViewService {
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toLine(row: any): CallLine {
   return { ...toCall(row), kind: row.kind, who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name };
 }

@@ -2,18 +2,23 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
 import { newMessageId } from '../integrations/signing';
-import { CallSettingsService, isOpen, nextOpening, settingsFrom } from './call-settings';
+import type { CallSettingsService } from './call-settings';
+import { isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
 import { lockOrderOfCall, lockOrdersOfOperations } from './locks';
-import { CANCELLING_STATUSES, Call, CALL_FIELDS, Operation, operationWithCalls, Outcome, OUTCOMES, toCall } from './operations';
-import { Order, OrderStatus, toOrder } from './orders';
+import type { Call, Operation, Outcome } from './operations';
+import { CALL_FIELDS, operationWithCalls, OUTCOMES, toCall } from './operations';
+import type { OrderStatus } from './order-status';
+import { CANCELLING_STATUSES } from './order-status';
+import type { Order } from './orders';
+import { toOrder } from './orders';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
 export const ACCEPT_WITHIN_MINUTES = 25;
 
 /** An operation ends after this many calls in all, whatever their outcomes (spec §6). */
-export const MAX_CALLS_PER_OPERATION = 10;
+const MAX_CALLS_PER_OPERATION = 10;
 const FINAL_OUTCOMES: readonly Outcome[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized'];
 
 export interface CallConfig {
@@ -34,7 +39,7 @@ export interface OutcomeDetails {
 export type AgentReport = { type: 'call.started' } | ({ type: 'call.ended' } & OutcomeDetails);
 
 /** A call row with what ending it needs (see lockCall). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 type LockedCall = Record<string, any>;
 
 export type DispatchResult = 'dispatched' | 'cancelled' | 'waiting' | 'not-due' | 'human';
@@ -378,7 +383,7 @@ export class CallService {
     if (!isUuid(callId)) throw callNotFound();
     return this.knex.transaction(async (trx) => {
       const call = await this.lockCall(trx, callId);
-      if (!call || call.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
+      if (call?.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
       const report = authenticate(call.agent_secret);
       const seen = await this.recordReport(trx, call, webhookId, report.type);
       if (seen === 'replayed') throw new ConflictError('replayed', 'REPLAYED');

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { AppError, ConflictError } from './errors';
 
 /** A stored response is replayed for this long; after it the key may be used afresh. */
-export const IDEMPOTENCY_WINDOW_HOURS = 24;
+const IDEMPOTENCY_WINDOW_HOURS = 24;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotentResult<T> {

@@ -5,7 +5,8 @@ import { AppError, ValidationError } from './errors';
 import type { FieldErrors } from './errors';
 import type { IdempotencyService } from './idempotency';
 import { requestHash } from './idempotency';
-import { InvalidStatusError, ORDER_STATUSES, validNewOrder } from './orders';
+import { ORDER_STATUSES } from './order-status';
+import { InvalidStatusError, validNewOrder } from './orders';
 import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders';
 
 export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { Jobs } from '../db/jobs';
+import type { Jobs } from '../db/jobs';
 import { HostResolver } from '../integrations/dns';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';

@@ -1,14 +1,10 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
 import { AppError, ConflictError, NotFoundError } from './errors';
-import type { OrderStatus } from './orders';
 import { isUuid } from './validation';
 
 export const OUTCOMES = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-
-/** A person setting one of these statuses ends the order's open operation (spec §7). */
-export const CANCELLING_STATUSES: readonly OrderStatus[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'failed'];
 
 export interface Call {
   id: string;
@@ -38,9 +34,9 @@ export interface Operation {
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 
 export const CALL_FIELDS = ['id', 'attempt', 'started_at', 'ended_at', 'outcome', 'duration_seconds', 'summary', 'changes', 'callback_at', 'made_by', 'cost'];
-export const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
+const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 export function toCall(row: any): Call {
   return {
     id: row.id,
@@ -57,8 +53,8 @@ export function toCall(row: any): Call {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function toOperation(row: any, calls: Call[]): Operation {
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
+function toOperation(row: any, calls: Call[]): Operation {
   return {
     id: row.id,
     order_id: row.order_id,
@@ -72,7 +68,7 @@ export function toOperation(row: any, calls: Call[]): Operation {
 }
 
 /** The calls that count (an expired claim is dropped), oldest first. */
-export function countedCalls(db: Knex | Knex.Transaction, operationIds: string[]) {
+function countedCalls(db: Knex | Knex.Transaction, operationIds: string[]) {
   return db('calls').whereIn('operation_id', operationIds).whereNull('dropped_at').orderBy([{ column: 'attempt' }]).select([...CALL_FIELDS, 'operation_id']);
 }
 

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { applyFilters, applyPosition, POSITION_AT, SHOP_TIME_ZONE } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 
-export const EXPORT_COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome', 'flags'] as const;
+const EXPORT_COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome', 'flags'] as const;
 
 /** Rows read per query: the file is written a batch at a time, so memory stays flat. */
 const BATCH = 2000;
@@ -12,7 +12,7 @@ const BATCH = 2000;
  * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, or a tab or carriage return first)
  * is prefixed with `'` (OWASP's advice against CSV injection). The phone `+212…` is one of them.
  */
-export function defuse(value: string): string {
+function defuse(value: string): string {
   return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }
 

@@ -10,7 +10,7 @@ export const SHOP_TIME_ZONE = 'Africa/Casablanca';
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;
 /** The query parameters that switch a listing from the contract's whole list to pages. */
-export const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'q', 'from', 'to'] as const;
+const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'q', 'from', 'to'] as const;
 
 /** Where a page starts: after (older than) or before (newer than) an order, by (created_at, id). */
 export interface Position {
@@ -90,7 +90,7 @@ function isRealDateTime(value: string): boolean {
 }
 
 /** `2026-11-01` and `2026-11-01T08:00` are Morocco time; a value with `Z` or an offset is that instant. */
-export function dateBound(value: string): { text: string; local: boolean } | null {
+function dateBound(value: string): { text: string; local: boolean } | null {
   if (!isRealDateTime(value)) return null;
   return { text: value, local: !/(Z|[+-]\d{2}:?\d{2})$/.test(value) || /^\d{4}-\d{2}-\d{2}$/.test(value) };
 }
@@ -215,6 +215,7 @@ export function applySearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuil
 }
 
 /** A run of three characters other than ASCII spaces and punctuation: a search with one has index keys. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class names ASCII ranges by code (controls, spaces, punctuation) on purpose.
 const KEYED_WORD = /[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/;
 
 /**

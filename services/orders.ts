@@ -2,21 +2,19 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { insertJobsSql } from '../db/jobs';
-import { Prepared, queryPrepared } from '../db/prepared';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { AppError, ConflictError, NotFoundError } from './errors';
-import { IdempotencyService, requestHash } from './idempotency';
-import { CANCELLING_STATUSES, OperationService } from './operations';
+import type { IdempotencyService } from './idempotency';
+import { requestHash } from './idempotency';
+import type { OperationService } from './operations';
+import { CANCELLING_STATUSES, ORDER_STATUSES } from './order-status';
+import type { OrderStatus } from './order-status';
 import type { OrderFlag } from './order-flags';
 import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
-
-export const ORDER_STATUSES = [
-  'pending', 'processing', 'calling', 'confirmed', 'unconfirmed',
-  'failed', 'no-answer', 'postponed', 'order-changed', 'unrecognized',
-] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 /** An order as every client (JSON API, Data API, pages) sees it. */
 export interface Order {
@@ -50,7 +48,7 @@ export type OrderInput = Partial<Record<OrderField, unknown>>;
  * Reads the order fields of a body given in camelCase or snake_case (camelCase wins when both are
  * present). Anything else in the body is ignored, so ids and timestamps can never be set by a client.
  */
-export function normalizeOrderInput(body: unknown): OrderInput {
+function normalizeOrderInput(body: unknown): OrderInput {
   const source = bodyFields(body);
   const input: OrderInput = {};
   for (const [field, column] of Object.entries(FIELD_COLUMNS) as Array<[OrderField, string]>) {

@@ -1,15 +1,16 @@
 import bcrypt from 'bcrypt';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { Prepared, queryPrepared } from '../db/prepared';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { ValidationError } from './errors';
 import type { InvitationService } from './invitations';
 import { email, parse, requiredText } from './validation';
 import type { WorkspaceService } from './workspaces';
 
-export const PASSWORD_MIN_CHARS = 8;
+const PASSWORD_MIN_CHARS = 8;
 /** bcrypt reads only the first 72 bytes; longer passwords are refused rather than silently cut. */
-export const PASSWORD_MAX_BYTES = 72;
+const PASSWORD_MAX_BYTES = 72;
 
 const password = z
   .string({ error: 'Password is required' })

@@ -3,24 +3,23 @@ import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
 import type { DeliveryResult, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
-import { checkEndpointUrl } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
 import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
 import type { WorkspaceActor } from './errors';
 import { toCall } from './operations';
 import { toOrder } from './orders';
-import { bodyFields, isUuid, parse } from './validation';
+import { bodyFields, isUuid, parse, validEndpointUrl } from './validation';
 import { WorkspaceSlots } from './workspace-slots';
 
 export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_ENDPOINTS = 10;
 /** After a failed try: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; then the delivery has failed. */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 /** An endpoint whose every delivery has failed this long is disabled. */
-export const DISABLE_AFTER_DAYS = 5;
+const DISABLE_AFTER_DAYS = 5;
 /** Deliveries shown (and kept once settled) per endpoint. */
-export const LOG_SIZE = 100;
+const LOG_SIZE = 100;
 /** Deliveries of one endpoint sent side by side, and how long a drain may hold a worker. */
 const DRAIN_BATCH = 20;
 const DRAIN_SECONDS = 20;
@@ -57,7 +56,7 @@ export interface Delivery {
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 const ENDPOINT_FIELDS = ['id', 'url', 'events', 'description', 'enabled', 'created_at', 'disabled_reason'];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toEndpoint(row: any): Endpoint {
   return {
     id: row.id,
@@ -70,7 +69,7 @@ function toEndpoint(row: any): Endpoint {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toDelivery(row: any): Delivery {
   return {
     id: row.id,
@@ -87,7 +86,7 @@ function toDelivery(row: any): Delivery {
 }
 
 /** The payload's `data`, from what the triggers recorded: an order as GET /api/orders/:id shows it, a call as the loop's API does. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the JSON the triggers recorded, read field by field
 function payloadData(data: any): object {
   const out: Record<string, unknown> = {};
   if (data.order) out.order = toOrder(data.order);
@@ -397,7 +396,7 @@ export class WebhookService {
     let url: string | undefined;
     if (urlRequired || source.url !== undefined) {
       try {
-        url = await checkEndpointUrl(source.url, 'url', this.urlPolicy);
+        url = await validEndpointUrl(source.url, 'url', this.urlPolicy);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         Object.assign(fields, err.fields);

@@ -134,7 +134,7 @@ describe('sign-in and sign-out', () => {
     const { email, password } = await signUp({ target: limited });
     for (let i = 0; i < 3; i++) {
       const { agent, csrf } = await loginForm(request.agent(limited));
-      await agent.post('/login').type('form').send({ _csrf: csrf, email, password: 'guess ' + i }).expect(401);
+      await agent.post('/login').type('form').send({ _csrf: csrf, email, password: `guess ${i}` }).expect(401);
     }
     const { agent, csrf } = await loginForm(request.agent(limited));
     const res = await agent.post('/login').type('form').send({ _csrf: csrf, email, password }).expect(429);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Agent } from '../services/agents';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -8,7 +8,8 @@ import request from 'supertest';
 import { compressionFigures } from '../bench/compression';
 import { scenarios } from '../bench/scenarios';
 import { compressAnswers, shouldCompress } from '../routes/middleware/compression';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 let base: string;
@@ -214,7 +215,7 @@ describe('streamed answers through the compression', () => {
                 .pipe(decompressor())
                 .on('data', (chunk: Buffer) => {
                   text += chunk.toString('utf8');
-                  arrivals.forEach((a, i) => text.includes(`end of part ${i}\n`) && a.reach());
+                  for (const [i, a] of arrivals.entries()) if (text.includes(`end of part ${i}\n`)) a.reach();
                 })
                 .on('end', () => resolve({ headers: res.headers, text }))
                 .on('error', reject);

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { loadConfig } from '../config';
-import { signUp, SignedIn, TEST_ENV, testApp } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 

@@ -57,6 +57,7 @@ describe('development comfort (issue 13 §5)', function () {
     try {
       await waitFor('the development server to listen', async () => /listening on http:\/\/localhost:\d+/.test(dev.output()));
       const line = dev.output().split('\n').find((l) => l.includes('listening on'))!;
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: an ANSI colour code starts with ESC.
       expect(line).to.match(/\x1b\[\d+m/); // coloured
       expect(line).to.match(/INFO/);
       expect(line.trim().startsWith('{')).to.equal(false);

@@ -4,11 +4,14 @@ import net from 'node:net';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createKnex } from '../db/knex';
-import { signUp, SignedIn, TEST_ENV } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
-import { connectionRefused, RunningServer, startServer } from './helpers/process';
+import type { RunningServer } from './helpers/process';
+import { connectionRefused, startServer } from './helpers/process';
 import { startThrowawayRedis } from './helpers/redis-server';
-import { startThrowawayPostgres, ThrowawayPostgres } from './helpers/throwaway-postgres';
+import type { ThrowawayPostgres } from './helpers/throwaway-postgres';
+import { startThrowawayPostgres } from './helpers/throwaway-postgres';
 
 const ORDER = { clientName: 'Said', phone: '0612345678', storeName: 'Atlas', productsName: 'Tajine' };
 const serverEnv = (databaseUrl: string, extra: Record<string, string> = {}) => ({

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Express } from 'express';
 import request from 'supertest';
-import { signUp, SignedIn, TEST_ENV, testApp } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { loadConfig } from '../config';
@@ -18,7 +19,7 @@ import { createServices } from '../services';
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
 const LEAK = /\bat [\w.<>]+ \(|node_modules|\.js:\d+:\d+|SELECT |INSERT |UPDATE |syntax error|TypeError|ReferenceError/;
-export const fuzzStats = { cases: 0 };
+const fuzzStats = { cases: 0 };
 
 const ORDER_KEYS = ['clientName', 'client_name', 'phone', 'storeName', 'store_name', 'productsName', 'products_name', 'address', 'status', 'id', 'workspace_id', 'operation_id', 'created_at'];
 const nasty = fc.oneof(

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { SignedSender } from '../integrations/http';
-import { checkEndpointUrl } from '../integrations/url-guard';
+import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
 import { newMessageId } from '../integrations/signing';
-import { ValidationError } from '../services/errors';
 import { testApp } from './helpers/app';
 import { signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
@@ -100,10 +99,10 @@ describe('the private-address guard', () => {
 
   it('checkEndpointUrl follows ALLOW_PRIVATE_URLS; a public IP literal passes either way', async () => {
     const strict = { allowPrivateUrls: false, httpsOnly: true };
-    await checkEndpointUrl('https://93.184.216.34/x', 'u', strict);
-    const refused = await checkEndpointUrl('https://127.0.0.1/x', 'u', strict).catch((e) => e);
-    expect(refused).to.be.instanceOf(ValidationError);
-    expect(await checkEndpointUrl('http://127.0.0.1:4000/x', 'u', { allowPrivateUrls: true, httpsOnly: false })).to.equal('http://127.0.0.1:4000/x');
+    await checkEndpointUrl('https://93.184.216.34/x', strict);
+    const refused = await checkEndpointUrl('https://127.0.0.1/x', strict).catch((e) => e);
+    expect(refused).to.be.instanceOf(UrlRefusedError);
+    expect(await checkEndpointUrl('http://127.0.0.1:4000/x', { allowPrivateUrls: true, httpsOnly: false })).to.equal('http://127.0.0.1:4000/x');
   });
 
   it('is applied again when we connect: a URL that reaches a loopback address is never called', async () => {

@@ -133,7 +133,7 @@ describe('voice reports are bound to their call (issue 28 §3)', function () {
     const { agent, shop, orders, a } = await twoVoiceCalls();
     try {
       const id = newMessageId();
-      const forged = signed('whsec_' + Buffer.alloc(32, 7).toString('base64'), confirmed(a), id);
+      const forged = signed(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, confirmed(a), id);
       expect((await post(a, forged.body, forged.headers).expect(401)).body).to.deep.equal({ error: 'invalid_signature' });
       expect(await reportsOf(a)).to.have.length(0);
       expect((await orderRow(orders[0].id)).status).to.equal('processing');
@@ -152,7 +152,7 @@ describe('voice reports are bound to their call (issue 28 §3)', function () {
         fc.string({ maxLength: 40 }),
         fc.string({ minLength: 200, maxLength: 3200 }),
         fc.integer({ min: 0, max: 4000 }).map((n) => 'i'.repeat(n)),
-        fc.constantFrom('', ' ', 'msg_' + 'é'.repeat(300), '\u0000', '💥'.repeat(130)),
+        fc.constantFrom('', ' ', `msg_${'é'.repeat(300)}`, '\u0000', '💥'.repeat(130)),
       );
       const forbidden = /[^\t\x20-\x7e]/g;
       await fc.assert(

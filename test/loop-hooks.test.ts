@@ -95,7 +95,7 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
       const body = JSON.stringify(ended('confirmed'));
       const missing = await request(app()).post(`/hooks/calls/${callId}`).set('Content-Type', 'application/json').send(body).expect(401);
       expect(missing.body).to.deep.equal({ error: 'invalid_signature' });
-      const wrong = signedHeaders('whsec_' + Buffer.alloc(32, 7).toString('base64'), newMessageId(), body);
+      const wrong = signedHeaders(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, newMessageId(), body);
       await request(app()).post(`/hooks/calls/${callId}`).set(wrong).send(body).expect(401);
       await report(callId, shop.secret, ended('confirmed'), { at: new Date(Date.now() - 6 * 60_000) }).expect(401);
       await report(callId, shop.secret, ended('confirmed'), { at: new Date(Date.now() + 6 * 60_000) }).expect(401);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { sessionStore } from '../routes/middleware/session';
-import { app, csrfOf, signUp, SignedIn, silentLogger, uniqueEmail } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, silentLogger, uniqueEmail } from './helpers/app';
 import { testKnex, testSessionPool } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { ORDER, openAllDay } from './helpers/loop';

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../config';
 import { ROOT_RUNTIME_DIR } from '../db/embedded';
-import { RunningServer, runScript, startServer } from './helpers/process';
+import type { RunningServer } from './helpers/process';
+import { runScript, startServer } from './helpers/process';
 
 /**
  * The README's `npm start` as newcomers run it, with nothing configured: a normal user in their home

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
 import request from 'supertest';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { humanShop, ORDER } from './helpers/loop';
 

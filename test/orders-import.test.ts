@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /**
@@ -420,7 +421,7 @@ describe('POST /api/orders/import', () => {
     it('11 MB: 413, nothing written', async () => {
       const s = await shop();
       const row = `Client,0612345678,Store,${'P'.repeat(900)},\n`;
-      const file = HEADER + '\n' + row.repeat(Math.ceil((11 * 1024 * 1024) / row.length));
+      const file = `${HEADER}\n${row.repeat(Math.ceil((11 * 1024 * 1024) / row.length))}`;
       expect(file.length).to.be.greaterThan(11 * 1024 * 1024 - 1000);
       const res = await importCsv(s, file);
       await expectRefused(s, res, 413);

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { loadConfig } from '../config';
 import type { Order } from '../services/orders';
-import { signUp, SignedIn, TEST_ENV, app } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV, app } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 
@@ -290,6 +291,7 @@ describe('GET /api/orders with parameters (orders-at-scale §1)', () => {
           expect(rows[0].found, `"${part}" in "${text}"`).to.equal(true);
           // A part with a run of three word characters has keys (the service asks the index only
           // then); another workspace's keys for it differ.
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: the service's KEYED_WORD, ASCII ranges by code.
           if (/[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/.test(part)) {
             expect(rows[0].keys, part).to.not.be.empty;
             expect(rows[0].shared, part).to.equal(false);

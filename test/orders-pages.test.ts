@@ -5,7 +5,8 @@ import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { SAMPLE_FILE } from '../routes/pages/imports';
 import { createServices } from '../services';
-import { app, csrfOf, signUp, SignedIn, TEST_ENV } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 type Shop = SignedIn & { workspaceId: string; csrf: string };

@@ -3,8 +3,10 @@ import knexFactory from 'knex';
 import request from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
-import { ORDER_STATUSES, Order } from '../services/orders';
-import { app, signUp, silentLogger, SignedIn, TEST_ENV } from './helpers/app';
+import { ORDER_STATUSES } from '../services/order-status';
+import type { Order } from '../services/orders';
+import type { SignedIn } from './helpers/app';
+import { app, signUp, silentLogger, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from './helpers/db';
 
 const ORDER = { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' };

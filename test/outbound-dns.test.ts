@@ -10,7 +10,8 @@ import { DNS_TIMEOUT_MS, HostResolver } from '../integrations/dns';
 import { SignedSender } from '../integrations/http';
 import { createServices } from '../services';
 import { WORKSPACE_IN_FLIGHT } from '../services/workspace-slots';
-import { signUp, SignedIn, TEST_ENV, testApp } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { dnsServer } from './helpers/dns-server';
 import { agentDouble, ORDER, testWorker, voiceShop, waitFor } from './helpers/loop';
@@ -31,7 +32,9 @@ async function receiver(hang = false) {
   return {
     port: (server.address() as AddressInfo).port,
     paths,
-    release: () => held.splice(0).forEach((res) => res.end('ok')),
+    release: () => {
+      for (const res of held.splice(0)) res.end('ok');
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, csrfFrom, csrfOf, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfFrom, csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /**

@@ -3,7 +3,8 @@ import request from 'supertest';
 import { hashKey } from '../services/api-keys';
 import type { Order } from '../services/orders';
 import { PHONE_HINT } from '../services/phone';
-import { app, csrfOf, signUp, SignedIn, uniqueEmail } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, uniqueEmail } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 const ORDER_FORM = {
@@ -83,7 +84,7 @@ describe('dashboard pages: access and layout', () => {
       expect(res.text, page).to.contain('<meta charset="utf-8">').and.contain('name="viewport"');
       for (const link of ['/orders', '/calls', '/agents', '/settings', '/api-keys', '/credits', '/workspace']) expect(res.text, page).to.contain(`href="${link}"`);
       expect(res.text, page).to.contain('Salma Idrissi').and.contain('action="/logout"');
-      const forms = res.text.match(/<form method="post"[^]*?<\/form>/g) ?? [];
+      const forms = res.text.match(/<form method="post"[\s\S]*?<\/form>/g) ?? [];
       expect(forms.length, page).to.be.greaterThan(0);
       for (const form of forms) expect(form, page).to.contain(`<input type="hidden" name="_csrf" value="${owner.csrf}">`);
       expect(res.text, page).not.to.match(/<script|\sstyle=|\son[a-z]+=/i);

@@ -1,13 +1,15 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
-import express, { type Express, type Request, type Response } from 'express';
+import express from 'express';
+import type { Express, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
 import request from 'supertest';
 import { freePort } from '../db/embedded';
 import { createRedis, redisReady } from '../db/redis';
-import { clientIp, createLimiter, createLimiterPair, LimiterDeps, LimiterOptions } from '../routes/middleware/rate-limit';
+import type { LimiterDeps, LimiterOptions } from '../routes/middleware/rate-limit';
+import { clientIp, createLimiter, createLimiterPair } from '../routes/middleware/rate-limit';
 import { requireRedis } from './helpers/redis';
 import { startThrowawayRedis } from './helpers/redis-server';
 
@@ -152,7 +154,7 @@ async function runBoth(redis: Redis, steps: Step[], options: { headerFirstKey?: 
       const after = await Promise.all(keys.map((key) => redis.pttl(key)));
       const o = observe(res, side.names);
       const what = `${side.kind}, step ${n + 1} (${JSON.stringify(step)})`;
-      o.ts.forEach((t, j) => expectBetween(t, before[j], after[j], WINDOW_SECONDS[j], `${what}: t of entry ${j + 1}`));
+      for (const [j, t] of o.ts.entries()) expectBetween(t, before[j], after[j], WINDOW_SECONDS[j], `${what}: t of entry ${j + 1}`);
       if (o.retryAfter !== undefined) {
         const j = o.ts.length - 1;
         expectBetween(o.retryAfter, before[j], after[j], WINDOW_SECONDS[j], `${what}: Retry-After`);
@@ -174,7 +176,7 @@ function expectSame(reference: Seen[], pair: Seen[], steps: Step[]) {
     expect(b.body, `${what}: body`).to.deep.equal(a.body);
     expect(b.lines, `${what}: rate limit headers`).to.deep.equal(a.lines);
     expect(b.ts.length, `${what}: RateLimit entries`).to.equal(a.ts.length);
-    b.ts.forEach((t, j) => expect(Math.abs(t - a.ts[j]), `${what}: t of entry ${j + 1}: ${t} vs ${a.ts[j]}`).to.be.at.most(1));
+    for (const [j, t] of b.ts.entries()) expect(Math.abs(t - a.ts[j]), `${what}: t of entry ${j + 1}: ${t} vs ${a.ts[j]}`).to.be.at.most(1);
     expect(b.retryAfter === undefined, `${what}: Retry-After present on both or neither`).to.equal(a.retryAfter === undefined);
     if (a.retryAfter !== undefined) {
       expect(a.retryAfter).to.be.within(1, 60);

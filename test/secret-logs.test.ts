@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import pino from 'pino';
+import type { Response } from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
 import { signUp, TEST_ENV } from './helpers/app';
@@ -27,7 +28,7 @@ describe('nothing secret in logs (issue 28, item 8)', () => {
     const constraint = `secret_logs_${crypto.randomBytes(4).toString('hex')}`;
     await knex.raw(`ALTER TABLE webhook_endpoints ADD CONSTRAINT ?? CHECK (id <> '${endpoint.id}') NOT VALID`, [constraint]);
     knex.on('query', onQuery);
-    let res;
+    let res: Response;
     try {
       res = await owner.agent.post(`/api/webhooks/${endpoint.id}/rotate-secret`);
     } finally {

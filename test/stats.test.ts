@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { ORDER_STATUSES } from '../services/orders';
-import { app, signUp, SignedIn } from './helpers/app';
+import { ORDER_STATUSES } from '../services/order-status';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /** GET /api/stats (orders-at-scale §6). */

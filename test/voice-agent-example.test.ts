@@ -130,7 +130,7 @@ describe('the reference voice agent (examples/voice-agent, spec §12)', function
 
   it('401 for a missing, wrong or stale signature or a tampered body; nothing is reported', async () => {
     const refused: string[] = [];
-    const other = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    const other = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     const cases = [
       (): Record<string, string> => ({}),
       (body: string) => signedHeaders(other, newMessageId(), body),

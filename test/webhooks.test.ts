@@ -8,7 +8,8 @@ import { Jobs } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
 import { createServices } from '../services';
 import { messageBody, RETRY_DELAYS_SECONDS } from '../services/webhooks';
-import { app, csrfOf, signUp, SignedIn, TEST_ENV } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { agentDouble, ORDER, openAllDay, voiceShop, waitFor } from './helpers/loop';
@@ -63,7 +64,9 @@ async function receiver(answer: (hit: Hit, n: number) => Answer = () => 200) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     hits,
-    release: () => hanging.splice(0).forEach((res) => res.end()),
+    release: () => {
+      for (const res of hanging.splice(0)) res.end();
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

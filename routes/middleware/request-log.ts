@@ -31,7 +31,8 @@ export function requestLog(app: express.Express, logger: Logger): RequestHandler
     get(this: Logged): Logger {
       const info = this[INFO];
       if (!info) return logger;
-      return (this[CHILD] ??= logger.child({ req: info }));
+      this[CHILD] ??= logger.child({ req: info });
+      return this[CHILD];
     },
   });
   // The request's line holds only fields picked here (id, method, path without its query, status,

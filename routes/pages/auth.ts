@@ -1,11 +1,12 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
+import type { Config } from '../../config';
 import type { Services } from '../../services';
 import type { User } from '../../services/users';
 import { createLimiter } from '../middleware/rate-limit';
+import type { LimiterDeps } from '../middleware/rate-limit';
 import { destroySession, regenerateSession, saveSession, SESSION_COOKIE } from '../middleware/session';
 import { formValues, localPath, renderFormError } from './forms';
-import type { PageDeps } from './index';
 
 const SIGNUP_FIELDS = ['name', 'email', 'workspace'] as const;
 const LOGIN_WINDOW_MS = 15 * 60 * 1000;
@@ -22,7 +23,12 @@ export async function signIn(req: Request, user: User, services: Services): Prom
   await saveSession(req.session);
 }
 
-export function authPages(services: Services, deps: PageDeps): Router {
+/** What the sign-in pages use besides the services: the configuration, and the limiters' Redis and logger. */
+export interface AuthPageDeps extends LimiterDeps {
+  config: Config;
+}
+
+export function authPages(services: Services, deps: AuthPageDeps): Router {
   const router = Router();
   const tooManyAttempts = (req: Request, res: Response, retryAfter: number) => {
     res.status(429).render('login', {

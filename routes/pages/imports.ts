@@ -26,7 +26,10 @@ const upload = multer({
  * before the file). A refused upload is kept for the page to explain, not thrown at the visitor.
  */
 export function receiveImportUpload(req: Request, res: Response, next: NextFunction): void {
-  if (!req.is('multipart/form-data')) return next();
+  if (!req.is('multipart/form-data')) {
+    next();
+    return;
+  }
   upload(req, res, (err: unknown) => {
     if (err) res.locals.uploadError = err;
     next();

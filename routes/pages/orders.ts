@@ -2,8 +2,10 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError } from '../../services/errors';
-import { FIELD_COLUMNS, InvalidStatusError, ORDER_STATUSES } from '../../services/orders';
-import type { Order, OrderStatus } from '../../services/orders';
+import { ORDER_STATUSES } from '../../services/order-status';
+import type { OrderStatus } from '../../services/order-status';
+import { FIELD_COLUMNS, InvalidStatusError } from '../../services/orders';
+import type { Order } from '../../services/orders';
 import { ORDER_FLAGS } from '../../services/order-flags';
 import type { OrderFlag } from '../../services/order-flags';
 import { decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
@@ -18,12 +20,12 @@ type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
 const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
 
-export const NO_HANDLER_NOTICE =
+const NO_HANDLER_NOTICE =
   'Your order was not saved: every new order is queued for a confirmation call by the order handler agent, ' +
   'and this workspace has none yet. Choose an agent as order handler below, then add the order again.';
 
 /** Orders shown on one page of /orders. */
-export const PAGE_SIZE = 50;
+const PAGE_SIZE = 50;
 
 function queryString(params: Record<string, string>): string {
   const text = new URLSearchParams(params).toString();

@@ -7,7 +7,7 @@ const RIGHT = 8;
 const TOP = 12;
 const BOTTOM = 28;
 
-function escape(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
@@ -42,7 +42,7 @@ export function dailyChart(stats: Stats): string {
   const parts: string[] = [
     `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`,
     '<title id="chart-title">Orders and confirmations per day</title>',
-    `<desc id="chart-desc">${escape(description)}</desc>`,
+    `<desc id="chart-desc">${escapeXml(description)}</desc>`,
   ];
   for (const value of [0, top / 2, top]) {
     parts.push(`<line class="axis" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(value)}" y2="${y(value)}" stroke-dasharray="${value === 0 ? '' : '3 3'}"/>`);
@@ -51,7 +51,7 @@ export function dailyChart(stats: Stats): string {
   days.forEach((day, i) => {
     const x = (LEFT + i * slot + (slot - barWidth) / 2).toFixed(1);
     const label = `${day.date}: ${day.orders} orders, ${day.confirmed} confirmed`;
-    parts.push(`<g><title>${escape(label)}</title>`);
+    parts.push(`<g><title>${escapeXml(label)}</title>`);
     if (day.orders > 0) parts.push(`<rect class="bar-orders" x="${x}" y="${y(day.orders).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.orders)).toFixed(1)}"/>`);
     if (day.confirmed > 0) parts.push(`<rect class="bar-confirmed" x="${x}" y="${y(day.confirmed).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.confirmed)).toFixed(1)}"/>`);
     parts.push('</g>');

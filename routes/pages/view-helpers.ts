@@ -1,10 +1,10 @@
 import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
-import type { OrderStatus } from '../../services/orders';
+import type { OrderStatus } from '../../services/order-status';
 import type { OrderFlag } from '../../services/order-flags';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
-export const TIME_ZONE = TIMEZONE;
+const TIME_ZONE = TIMEZONE;
 
 const DATE_FORMAT = new Intl.DateTimeFormat('en-GB', {
   timeZone: TIME_ZONE,
@@ -21,7 +21,7 @@ export function formatDate(iso: string | null | undefined): string {
   return iso ? DATE_FORMAT.format(new Date(iso)) : '';
 }
 
-export function formatNumber(n: number): string {
+function formatNumber(n: number): string {
   return NUMBER_FORMAT.format(n);
 }
 
@@ -37,7 +37,7 @@ export const FLAG_LABELS: Record<OrderFlag, string> = {
 };
 
 /** What a member picks on the call page: each outcome in words. */
-export const OUTCOME_LABELS: Record<Outcome, string> = {
+const OUTCOME_LABELS: Record<Outcome, string> = {
   confirmed: 'Confirmed',
   unconfirmed: 'Declined (unconfirmed)',
   'order-changed': 'Order changed',
@@ -47,7 +47,7 @@ export const OUTCOME_LABELS: Record<Outcome, string> = {
   failed: 'Could not call (unreachable)',
 };
 
-export function formatDuration(seconds: number | null): string {
+function formatDuration(seconds: number | null): string {
   if (seconds === null) return '';
   return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { ORDER_STATUSES } from '../../services/orders';
+import { ORDER_STATUSES } from '../../services/order-status';
 import { invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
-import { RunningServer, startServer } from '../helpers/process';
+import type { RunningServer } from '../helpers/process';
+import { startServer } from '../helpers/process';
 
 /**
  * Checks every page as rendered by Chromium, at phone and desktop widths: each form control has a

@@ -3,7 +3,8 @@ import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-c
 import { TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, reportFailure, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
-import { RunningServer, startServer } from '../helpers/process';
+import type { RunningServer } from '../helpers/process';
+import { startServer } from '../helpers/process';
 
 const PASSWORD = 'correct horse battery';
 const PHONE_SIZE = { width: 390, height: 844 };

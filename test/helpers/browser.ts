@@ -5,9 +5,9 @@ import type { Browser, Page } from 'playwright-core';
 import { ROOT } from '../../config';
 
 /** Debian's Chromium; `.ci/run` installs it when missing. */
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 /** Git-ignored, so a reviewer can look at the pages without them entering history. */
-export const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
+const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
 
 /**
  * Skips the calling suite, saying why, when Chromium is not installed; under CI=true a missing

@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { loadConfig } from '../../config';
 import type { Order } from '../../services/orders';
-import { RunningWorker, startWorker } from '../../worker';
-import { SignedIn, signUp, silentLogger, TEST_ENV } from './app';
+import type { RunningWorker } from '../../worker';
+import { startWorker } from '../../worker';
+import type { SignedIn } from './app';
+import { signUp, silentLogger, TEST_ENV } from './app';
 import { testDatabaseUrl, testKnex } from './db';
 
 export const ORDER = { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' };
