@@ -9,7 +9,8 @@ import { TEST_ENV } from './helpers/app';
 import { testDatabaseUrl } from './helpers/db';
 import { documentedFiles, sequences, unmarkedBlocks } from './helpers/doc-examples';
 import type { DocSequence } from './helpers/doc-examples';
-import { RunningServer, startServer } from './helpers/process';
+import type { RunningServer, } from './helpers/process';
+import { startServer } from './helpers/process';
 
 const SEQUENCE_TIMEOUT_MS = 60_000;
 

@@ -48,7 +48,7 @@ function linksOf(markdown: string): string[] {
 }
 
 /** Why a link from `file` is broken, or undefined when it holds. */
-export function brokenLink(file: string, target: string): string | undefined {
+function brokenLink(file: string, target: string): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined; // https:, mailto:
   const [rawPath, anchor] = target.split('#');
   const relPath = decodeURIComponent(rawPath);

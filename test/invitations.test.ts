@@ -256,7 +256,12 @@ describe('GET and POST /join/{token}', () => {
 
   it('the token never reaches the request log (its path is logged without it)', async () => {
     const lines: string[] = [];
-    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        lines.push(String(chunk));
+        done();
+      },
+    });
     const logged = createApp({ config: loadConfig(TEST_ENV), knex: testKnex(), sessionPool: testSessionPool(), logger: pino({ level: 'info' }, sink) });
     const owner = await signUp();
     const path = await invitationPath(owner, uniqueEmail());

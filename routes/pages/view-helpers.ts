@@ -31,7 +31,7 @@ export function statusLabel(status: OrderStatus): string {
 }
 
 /** The badge text of a flag. */
-export const FLAG_LABELS: Record<OrderFlag, string> = {
+const FLAG_LABELS: Record<OrderFlag, string> = {
   possible_duplicate: 'possible duplicate',
   blocked_phone: 'blocked number',
 };

@@ -10,7 +10,7 @@ import { ROOT } from '../../config';
  * (it starts the service, deploys, or waits forever) says `notest`. docs/architecture.md tells the
  * same to the writers of the docs.
  */
-export interface DocBlock {
+interface DocBlock {
   lang: string;
   attrs: Record<string, string>;
   code: string;
@@ -35,7 +35,7 @@ export function documentedFiles(): string[] {
   return ['README.md', ...pages.sort()];
 }
 
-export function fencedBlocks(markdown: string): DocBlock[] {
+function fencedBlocks(markdown: string): DocBlock[] {
   const blocks: DocBlock[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -50,7 +50,7 @@ export function fencedBlocks(markdown: string): DocBlock[] {
       const [key, value = 'true'] = word.split('=');
       attrs[key] = value;
     }
-    blocks.push({ lang: open[2].toLowerCase(), attrs, code: body.join('\n') + '\n', line: start + 1 });
+    blocks.push({ lang: open[2].toLowerCase(), attrs, code: `${body.join('\n')}\n`, line: start + 1 });
   }
   return blocks;
 }
