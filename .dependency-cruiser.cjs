@@ -20,8 +20,7 @@ module.exports = {
     {
       name: 'foundation-not-to-upper-layers',
       severity: 'error',
-      comment:
-        'db/, integrations/, config.ts and logger.ts are the bottom layer: they are used by services, routes and jobs, and use none of them.',
+      comment: 'db/, integrations/, config.ts and logger.ts are the bottom layer: they are used by services, routes and jobs, and use none of them.',
       from: { path: '^(db/|integrations/|config\\.ts$|logger\\.ts$)' },
       to: { path: '^(services|routes|jobs)/' },
     },

@@ -82,12 +82,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
   // Signed by the voice agent: no session, no cookies, no CSRF token. Counted per client IP
   // before anything is read, so a flood of bad signatures costs us no more than a counter.
-  const hooksLimit = createLimiter({ redis: deps.redis, logger }, {
-    name: 'hooks-ip',
-    windowMs: 60_000,
-    limit: config.limits.hooksPerIp,
-    onLimited: (_req, res) => res.status(429).json({ error: 'rate_limited' }),
-  });
+  const hooksLimit = createLimiter(
+    { redis: deps.redis, logger },
+    {
+      name: 'hooks-ip',
+      windowMs: 60_000,
+      limit: config.limits.hooksPerIp,
+      onLimited: (_req, res) => res.status(429).json({ error: 'rate_limited' }),
+    },
+  );
   app.use('/hooks', hooksLimit, hooksRouter(services), jsonNotFound, jsonErrors);
 
   const session = [sessionMiddleware(config, deps.sessionPool, logger), loadUser(services)];

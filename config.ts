@@ -10,7 +10,11 @@ export const ROOT = path.basename(__dirname) === 'dist' ? path.resolve(__dirname
 const optionalString = z.string().trim().min(1).optional();
 const secret = z.string().min(32, 'must be at least 32 characters').optional();
 
-const serverList = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+const serverList = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 /** Whatever c-ares accepts: `ip`, `ip:port`, `[ipv6]:port`. */
 function validServers(value: string): boolean {
   try {

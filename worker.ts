@@ -67,7 +67,9 @@ function survivePgBossBookkeeping(logger: Logger): void {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   if (!config.databaseUrl) {
-    console.error('The worker could not start: DATABASE_URL is not set.\nTo fix it: set DATABASE_URL to the same database as the web process (in development, `npm start` runs the worker for you).');
+    console.error(
+      'The worker could not start: DATABASE_URL is not set.\nTo fix it: set DATABASE_URL to the same database as the web process (in development, `npm start` runs the worker for you).',
+    );
     process.exit(1);
   }
   const logger = createLogger(config.logLevel, { pretty: prettyLogs(config.env) });

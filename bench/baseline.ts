@@ -41,7 +41,14 @@ type Row = Record<string, unknown>;
 async function run(db: pg.Pool | pg.PoolClient, statements: Statement[], inputs: Record<string, unknown>): Promise<Row[][]> {
   const results: Row[][] = [];
   for (const statement of statements) {
-    const { rows } = await db.query(statement.sql, bindArgs(statement, inputs, results.map((r) => r[0])));
+    const { rows } = await db.query(
+      statement.sql,
+      bindArgs(
+        statement,
+        inputs,
+        results.map((r) => r[0]),
+      ),
+    );
     results.push(rows);
   }
   return results;

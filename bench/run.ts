@@ -78,18 +78,17 @@ async function checkAlike(scenario: Scenario, sides: Sides): Promise<void> {
       : count(service.body) !== count(baseline.body)
         ? `service lists ${count(service.body)} orders, baseline ${count(baseline.body)}`
         : undefined;
-  if (problem) throw new Error(`scenario ${scenario.id}: ${problem}\nservice: ${JSON.stringify(service.body).slice(0, 300)}\nbaseline: ${JSON.stringify(baseline.body).slice(0, 300)}`);
+  if (problem)
+    throw new Error(
+      `scenario ${scenario.id}: ${problem}\nservice: ${JSON.stringify(service.body).slice(0, 300)}\nbaseline: ${JSON.stringify(baseline.body).slice(0, 300)}`,
+    );
 }
 
 async function runScenario(scenario: Scenario, sides: Sides, scaled = false): Promise<ScenarioResult> {
   const id = scaled ? `${scenario.id}@1M` : scenario.id;
   log(`scenario ${id}: ${scenario.title}`);
   await checkAlike(scenario, sides);
-  const { service, baseline } = await compare(
-    { ...sides.service, target: scenario.service },
-    { ...sides.baseline, target: scenario.baseline },
-    load,
-  );
+  const { service, baseline } = await compare({ ...sides.service, target: scenario.service }, { ...sides.baseline, target: scenario.baseline }, load);
   log(`  service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s`);
   return {
     id,
@@ -102,7 +101,10 @@ async function runScenario(scenario: Scenario, sides: Sides, scaled = false): Pr
 
 async function explain(knex: Knex, statement: Statement, workspace: string): Promise<string> {
   // The statement's $1, $2… appear once each, in order: knex's ? placeholders take them in turn.
-  const { rows } = await knex.raw(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql.replace(/\$\d+/g, '?')}`, bindArgs(statement, { workspace }, []) as Knex.RawBinding[]);
+  const { rows } = await knex.raw(
+    `EXPLAIN (ANALYZE, BUFFERS) ${statement.sql.replace(/\$\d+/g, '?')}`,
+    bindArgs(statement, { workspace }, []) as Knex.RawBinding[],
+  );
   return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
 }
 

@@ -39,7 +39,11 @@ function roundRobin(values: string[]): () => string {
 
 /** The five scenarios of the issue; the baseline gets the workspace in a header instead of a session. */
 export function scenarios(inputs: ScenarioInputs): Scenario[] {
-  const list = (account: Account): Target => ({ method: 'GET', path: '/api/orders', headers: { cookie: account.cookie, 'x-bench-workspace': account.workspaceId } });
+  const list = (account: Account): Target => ({
+    method: 'GET',
+    path: '/api/orders',
+    headers: { cookie: account.cookie, 'x-bench-workspace': account.workspaceId },
+  });
   const phone = phoneSequence();
   const orderBody = () => ({
     body: JSON.stringify({

@@ -28,7 +28,13 @@ export interface ServiceProcess extends NodeProcess {
 export function procfileNodeArgs(): string[] {
   const web = /^web:\s*node\s+(.*)$/m.exec(fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8'))?.[1] ?? '';
   const words = web.trim().split(/\s+/);
-  return words.slice(0, Math.max(0, words.findIndex((w) => !w.startsWith('-'))));
+  return words.slice(
+    0,
+    Math.max(
+      0,
+      words.findIndex((w) => !w.startsWith('-')),
+    ),
+  );
 }
 
 /**
@@ -98,10 +104,23 @@ export async function capturePlan(
 ): Promise<BaselinePlan> {
   const services = createServices(
     knex,
-    { bcryptCost: 4, jwtSecret: service.secrets.JWT_SECRET, publicBaseUrl: PUBLIC_BASE_URL, publishableKey, isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 } },
+    {
+      bcryptCost: 4,
+      jwtSecret: service.secrets.JWT_SECRET,
+      publicBaseUrl: PUBLIC_BASE_URL,
+      publishableKey,
+      isProduction: true,
+      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 },
+    },
     new Jobs(knex),
   );
-  const order = { clientName: 'Capture Client', phone: '+212612345678', storeName: 'Capture Store', productsName: 'Capture Products', address: 'Capture Address' };
+  const order = {
+    clientName: 'Capture Client',
+    phone: '+212612345678',
+    storeName: 'Capture Store',
+    productsName: 'Capture Products',
+    address: 'Capture Address',
+  };
   const bodyInputs = Object.fromEntries(Object.entries(order).map(([field, value]) => [`body.${field}`, value]));
   const [key] = await createKeys(service.url, accounts.small, 1);
   return {

@@ -45,7 +45,8 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ValidationError) console.error(Object.values(err.fields).join('\n'));
-  else if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError || err instanceof EmbeddedPostgresError) console.error(err.message);
+  else if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError || err instanceof EmbeddedPostgresError)
+    console.error(err.message);
   else console.error(err);
   process.exit(1);
 });

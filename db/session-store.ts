@@ -39,7 +39,11 @@ const UPDATE_LOADED = `UPDATE session SET sess = $1::json, expire = to_timestamp
  * Expired rows are deleted by the worker's housekeeping job, never by a timer in the web process.
  */
 export class MemberSessionStore extends PgStore {
-  constructor(pool: pg.Pool, private readonly ttlMs: number, errorLog: (...args: unknown[]) => void) {
+  constructor(
+    pool: pg.Pool,
+    private readonly ttlMs: number,
+    errorLog: (...args: unknown[]) => void,
+  ) {
     super({ pool, tableName: 'session', createTableIfMissing: false, disableTouch: true, pruneSessionInterval: false, errorLog });
   }
 
@@ -54,10 +58,8 @@ export class MemberSessionStore extends PgStore {
     const { [LOADED]: loaded, ...data } = sess as unknown as Record<string, unknown>;
     // As connect-pg-simple computes it (the column is its own `timestamp`, compared with to_timestamp).
     const expires = sess.cookie?.expires ? new Date(sess.cookie.expires) : new Date(Date.now() + this.ttlMs);
-    (this as unknown as { query: Query }).query(
-      loaded ? UPDATE_LOADED : INSERT_NEW,
-      [JSON.stringify(data), Math.ceil(expires.getTime() / 1000), sid],
-      (err) => done?.(err),
+    (this as unknown as { query: Query }).query(loaded ? UPDATE_LOADED : INSERT_NEW, [JSON.stringify(data), Math.ceil(expires.getTime() / 1000), sid], (err) =>
+      done?.(err),
     );
   }
 }

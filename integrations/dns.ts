@@ -16,13 +16,19 @@ export interface ResolvedAddress {
 
 /** A failed lookup, told in words a member may read: it never carries an address. */
 export class LookupError extends Error {
-  constructor(readonly code: 'ETIMEOUT' | 'ENOTFOUND' | 'EDNSFAIL', message: string) {
+  constructor(
+    readonly code: 'ETIMEOUT' | 'ENOTFOUND' | 'EDNSFAIL',
+    message: string,
+  ) {
     super(message);
     this.name = 'LookupError';
   }
 }
 
-const LOOPBACK: ResolvedAddress[] = [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+const LOOPBACK: ResolvedAddress[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
 
 /**
  * Resolves the hostnames we send to with c-ares (`dns.promises.Resolver`), which waits on sockets,
@@ -48,10 +54,11 @@ export class HostResolver {
 
     const found: ResolvedAddress[] = [];
     const failures: string[] = [];
-    const query = (f: 4 | 6) => (f === 4 ? this.resolver.resolve4(host) : this.resolver.resolve6(host)).then(
-      (addresses) => void found.push(...addresses.map((address) => ({ address, family: f }))),
-      (err: NodeJS.ErrnoException) => void failures.push(err.code ?? ''),
-    );
+    const query = (f: 4 | 6) =>
+      (f === 4 ? this.resolver.resolve4(host) : this.resolver.resolve6(host)).then(
+        (addresses) => void found.push(...addresses.map((address) => ({ address, family: f }))),
+        (err: NodeJS.ErrnoException) => void failures.push(err.code ?? ''),
+      );
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, DNS_TIMEOUT_MS, 'late')));
     const outcome = await Promise.race([Promise.all(([4, 6] as const).filter(wanted).map(query)), deadline]);

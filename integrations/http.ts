@@ -49,7 +49,11 @@ export class SignedSender {
   send(message: SignedMessage): Promise<DeliveryResult> {
     const started = Date.now();
     const result = (delivered: boolean, status: number | null, error: string | null, body = ''): DeliveryResult => ({
-      delivered, status, error, body, durationMs: Date.now() - started,
+      delivered,
+      status,
+      error,
+      body,
+      durationMs: Date.now() - started,
     });
     return new Promise((resolve) => {
       let url: URL;

@@ -65,10 +65,35 @@ const INPUT_NOTE = 'Fields in camelCase or snake_case (`client_name`, …; camel
 
 /** The listing parameters shared by the list and the export. */
 export const FILTERS: Parameter[] = [
-  { name: 'status', in: 'query', description: `One status, or several separated by commas: ${ORDER_STATUSES.join(', ')}`, schema: z.string(), example: 'pending,postponed' },
-  { name: 'flag', in: 'query', description: `Orders with a flag: one, or several separated by commas (any of them): ${ORDER_FLAGS.join(', ')}`, schema: z.string(), example: 'possible_duplicate' },
-  { name: 'q', in: 'query', description: 'Search (at most 200 characters), case- and accent-insensitive, in the client name, store and products; a phone by its digits in any usual form', schema: z.string().max(200), example: 'helene' },
-  { name: 'from', in: 'query', description: '`created_at` ≥ this: a date or date-time without offset is Morocco time; with `Z` or an offset it is that instant', schema: z.string(), example: '2026-11-01' },
+  {
+    name: 'status',
+    in: 'query',
+    description: `One status, or several separated by commas: ${ORDER_STATUSES.join(', ')}`,
+    schema: z.string(),
+    example: 'pending,postponed',
+  },
+  {
+    name: 'flag',
+    in: 'query',
+    description: `Orders with a flag: one, or several separated by commas (any of them): ${ORDER_FLAGS.join(', ')}`,
+    schema: z.string(),
+    example: 'possible_duplicate',
+  },
+  {
+    name: 'q',
+    in: 'query',
+    description:
+      'Search (at most 200 characters), case- and accent-insensitive, in the client name, store and products; a phone by its digits in any usual form',
+    schema: z.string().max(200),
+    example: 'helene',
+  },
+  {
+    name: 'from',
+    in: 'query',
+    description: '`created_at` ≥ this: a date or date-time without offset is Morocco time; with `Z` or an offset it is that instant',
+    schema: z.string(),
+    example: '2026-11-01',
+  },
   { name: 'to', in: 'query', description: '`created_at` < this (same forms as `from`)', schema: z.string(), example: '2026-12-01' },
 ];
 
@@ -115,7 +140,11 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
           example: { orders: [ORDER_EXAMPLE], next_cursor: 'WyIyMDI2LTExLTIzVDEzOjA1OjAwLjAwMDAwMFoiLCIwYjZmMWY5ZSJd' },
         },
         ...errors(auth, {
-          400: { description: 'VALIDATION_ERROR: `fields` names each bad parameter (unknown status, limit out of range, a cursor we did not give, an impossible date, a parameter given twice)', example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { limit: 'limit must be a whole number from 1 to 500' } } },
+          400: {
+            description:
+              'VALIDATION_ERROR: `fields` names each bad parameter (unknown status, limit out of range, a cursor we did not give, an impossible date, a parameter given twice)',
+            example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { limit: 'limit must be a whole number from 1 to 500' } },
+          },
         }),
       },
     },
@@ -127,7 +156,16 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       summary: 'Create an order',
       description: `Creates the order and its pending operation for the order handler. ${INPUT_NOTE}`,
       parameters: [idempotencyKey],
-      body: { schema: orderInput, example: { clientName: 'Amina El Idrissi', phone: '06 12 34 56 78', storeName: 'Atlas', productsName: 'Argan oil 250 ml', address: 'Rue 12, Maarif, Casablanca' } },
+      body: {
+        schema: orderInput,
+        example: {
+          clientName: 'Amina El Idrissi',
+          phone: '06 12 34 56 78',
+          storeName: 'Atlas',
+          productsName: 'Argan oil 250 ml',
+          address: 'Rue 12, Maarif, Casablanca',
+        },
+      },
       responses: {
         201: { description: 'The order, with its `operation_id`', schema: OrderBody, example: ORDER_EXAMPLE, headers: replayedHeader },
         ...errors(auth, BODY_ERRORS, VALIDATION_400, IDEMPOTENCY_ERRORS, NO_HANDLER),
@@ -152,7 +190,10 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       responses: {
         200: { description: 'The updated order', schema: OrderBody, example: { ...ORDER_EXAMPLE, status: 'confirmed' } },
         ...errors(auth, BODY_ERRORS, VALIDATION_400, NOT_FOUND('Order'), {
-          409: { description: 'ORDER_NOT_EDITABLE: content changes to an order that is no longer pending', example: { error: 'Only a pending order can be edited; its status can still be changed', code: 'ORDER_NOT_EDITABLE' } },
+          409: {
+            description: 'ORDER_NOT_EDITABLE: content changes to an order that is no longer pending',
+            example: { error: 'Only a pending order can be edited; its status can still be changed', code: 'ORDER_NOT_EDITABLE' },
+          },
         }),
       },
     },
@@ -187,8 +228,14 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       responses: {
         201: { description: 'The new pending operation', schema: OperationBody },
         ...errors(auth, NOT_FOUND('Order'), {
-          409: { description: 'OPERATION_OPEN: the order already has an open confirmation', example: { error: 'This order already has an open confirmation', code: 'OPERATION_OPEN' } },
-          422: { description: 'NO_ORDER_HANDLER (with `redirectTo`)', example: { error: 'Set an agent as order handler before queuing a confirmation', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' } },
+          409: {
+            description: 'OPERATION_OPEN: the order already has an open confirmation',
+            example: { error: 'This order already has an open confirmation', code: 'OPERATION_OPEN' },
+          },
+          422: {
+            description: 'NO_ORDER_HANDLER (with `redirectTo`)',
+            example: { error: 'Set an agent as order handler before queuing a confirmation', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' },
+          },
         }),
       },
     },

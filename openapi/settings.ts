@@ -27,7 +27,10 @@ const BLOCKED = { phone: '+212612345678', reason: 'Refused delivery twice', crea
 const EXAMPLE = { max_attempts: 3, retry_interval_minutes: 120, calling_hours: { start: '09:00', end: '21:00' }, timezone: TIMEZONE };
 
 export function register(b: OpenApiBuilder): void {
-  b.tag('Settings', 'How the confirmation loop calls: attempts, retry interval, calling hours; and the numbers it never calls (the block list). Every member may change them.');
+  b.tag(
+    'Settings',
+    'How the confirmation loop calls: attempts, retry interval, calling hours; and the numbers it never calls (the block list). Every member may change them.',
+  );
   b.add(
     {
       method: 'get',
@@ -53,8 +56,12 @@ export function register(b: OpenApiBuilder): void {
       tag: 'Settings',
       security: ['session'],
       summary: "The workspace's block list",
-      description: "Orders from these numbers are created `unconfirmed` with the flag `blocked_phone` and their operation cancelled: never called, no credit spent. Another workspace's list never applies.",
-      responses: { 200: { description: 'Newest first', schema: z.looseObject({ blocked_phones: z.array(BlockedPhoneBody) }), example: { blocked_phones: [BLOCKED] } }, ...errors(SESSION_ERRORS) },
+      description:
+        "Orders from these numbers are created `unconfirmed` with the flag `blocked_phone` and their operation cancelled: never called, no credit spent. Another workspace's list never applies.",
+      responses: {
+        200: { description: 'Newest first', schema: z.looseObject({ blocked_phones: z.array(BlockedPhoneBody) }), example: { blocked_phones: [BLOCKED] } },
+        ...errors(SESSION_ERRORS),
+      },
     },
     {
       method: 'post',
@@ -62,12 +69,16 @@ export function register(b: OpenApiBuilder): void {
       tag: 'Settings',
       security: ['session'],
       summary: 'Block a number',
-      description: 'The phone in any form an order accepts (`0612345678`, `+212 6 12…`); stored normalised. Orders created from now on are flagged; existing orders are left as they are.',
+      description:
+        'The phone in any form an order accepts (`0612345678`, `+212 6 12…`); stored normalised. Orders created from now on are flagged; existing orders are left as they are.',
       body: { schema: blockSchema, example: { phone: '06 12 34 56 78', reason: 'Refused delivery twice' } },
       responses: {
         201: { description: 'The entry', schema: BlockedPhoneBody, example: BLOCKED },
         ...errors(SESSION_ERRORS, BODY_ERRORS, {
-          409: { description: 'PHONE_ALREADY_BLOCKED: the number is on the list already (nothing changes)', example: { error: 'This number is on the block list already', code: 'PHONE_ALREADY_BLOCKED' } },
+          409: {
+            description: 'PHONE_ALREADY_BLOCKED: the number is on the list already (nothing changes)',
+            example: { error: 'This number is on the block list already', code: 'PHONE_ALREADY_BLOCKED' },
+          },
         }),
       },
     },
@@ -78,8 +89,24 @@ export function register(b: OpenApiBuilder): void {
       security: ['session'],
       summary: 'Unblock a number',
       description: 'New orders from the number are called again; orders already created stay as they are.',
-      parameters: [{ name: 'phone', in: 'path', description: 'The number in any accepted form, URL-encoded (`%2B212612345678`, `0612345678`)', schema: z.string(), example: '%2B212612345678' }],
-      responses: { 204: { description: 'Removed' }, ...errors(SESSION_ERRORS, { 404: { description: "The number is not on the caller's workspace's list (or is no Moroccan number)", example: { error: 'This number is not on the block list' } } }) },
+      parameters: [
+        {
+          name: 'phone',
+          in: 'path',
+          description: 'The number in any accepted form, URL-encoded (`%2B212612345678`, `0612345678`)',
+          schema: z.string(),
+          example: '%2B212612345678',
+        },
+      ],
+      responses: {
+        204: { description: 'Removed' },
+        ...errors(SESSION_ERRORS, {
+          404: {
+            description: "The number is not on the caller's workspace's list (or is no Moroccan number)",
+            example: { error: 'This number is not on the block list' },
+          },
+        }),
+      },
     },
   );
 }

@@ -3,11 +3,13 @@ import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, instant, NOT_FOUND, SESSION_ERRORS, uuid } from './common';
 
-const Invitation = named(
-  'Invitation',
-  z.looseObject({ id: uuid, email: z.string(), expires_at: instant, created_at: instant }),
-);
-const INVITATION = { id: '5b1f0c2e-8d3a-4f6b-9c7e-2a4d6f8b0c1e', email: 'amina@example.com', expires_at: '2026-12-01T09:00:00.000Z', created_at: '2026-11-24T09:00:00.000Z' };
+const Invitation = named('Invitation', z.looseObject({ id: uuid, email: z.string(), expires_at: instant, created_at: instant }));
+const INVITATION = {
+  id: '5b1f0c2e-8d3a-4f6b-9c7e-2a4d6f8b0c1e',
+  email: 'amina@example.com',
+  expires_at: '2026-12-01T09:00:00.000Z',
+  created_at: '2026-11-24T09:00:00.000Z',
+};
 const OWNER_ONLY = { 403: { description: 'The caller is a member, not the owner', example: { error: 'Forbidden' } } };
 
 export function register(b: OpenApiBuilder): void {
@@ -52,7 +54,12 @@ export function register(b: OpenApiBuilder): void {
       responses: {
         201: {
           description: 'The invitation, with its join link',
-          schema: z.looseObject({ id: uuid, email: z.string(), expires_at: instant, join_url: z.string().meta({ description: '`{PUBLIC_BASE_URL}/join/` + 43 characters' }) }),
+          schema: z.looseObject({
+            id: uuid,
+            email: z.string(),
+            expires_at: instant,
+            join_url: z.string().meta({ description: '`{PUBLIC_BASE_URL}/join/` + 43 characters' }),
+          }),
           example: { id: INVITATION.id, email: INVITATION.email, expires_at: INVITATION.expires_at, join_url: 'https://ocs.example.com/join/…' },
         },
         ...errors(SESSION_ERRORS, BODY_ERRORS, OWNER_ONLY),

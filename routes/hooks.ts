@@ -8,13 +8,20 @@ import { OUTCOMES } from '../services/operations';
 import { parse } from '../services/validation';
 
 export const ended = z
-  .object({
-    outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
-    duration_seconds: z.number({ error: 'duration_seconds must be a whole number ≥ 0' }).int('duration_seconds must be a whole number ≥ 0').min(0, 'duration_seconds must be a whole number ≥ 0').max(86_400, 'duration_seconds is too large'),
-    summary: z.string({ error: 'summary must be text' }).max(2000, 'summary must be at most 2,000 characters').nullable().optional(),
-    changes: z.string({ error: 'changes must be text' }).max(2000, 'changes must be at most 2,000 characters').nullable().optional(),
-    callback_at: z.iso.datetime({ offset: true, error: 'callback_at must be an ISO 8601 date-time' }).nullable().optional(),
-  }, { error: 'data must be an object' })
+  .object(
+    {
+      outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
+      duration_seconds: z
+        .number({ error: 'duration_seconds must be a whole number ≥ 0' })
+        .int('duration_seconds must be a whole number ≥ 0')
+        .min(0, 'duration_seconds must be a whole number ≥ 0')
+        .max(86_400, 'duration_seconds is too large'),
+      summary: z.string({ error: 'summary must be text' }).max(2000, 'summary must be at most 2,000 characters').nullable().optional(),
+      changes: z.string({ error: 'changes must be text' }).max(2000, 'changes must be at most 2,000 characters').nullable().optional(),
+      callback_at: z.iso.datetime({ offset: true, error: 'callback_at must be an ISO 8601 date-time' }).nullable().optional(),
+    },
+    { error: 'data must be an object' },
+  )
   .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: 'callback_at is required for postponed' });
 
 /** The body as JSON, or `undefined` when it is not JSON (read once, before the signature is checked). */

@@ -135,7 +135,9 @@ export class AgentService {
     };
     return this.knex.transaction(async (trx) => {
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);
-      const [created] = await trx('agents').insert(row).returning([...AGENT_FIELDS, 'secret']);
+      const [created] = await trx('agents')
+        .insert(row)
+        .returning([...AGENT_FIELDS, 'secret']);
       return toAgent(created, true);
     });
   }
@@ -162,9 +164,7 @@ export class AgentService {
         ...(endpointUrl !== undefined ? { endpoint_url: endpointUrl } : {}),
       };
       const query = trx('agents').where({ id, workspace_id: workspaceId });
-      const [row] = Object.keys(patch).length > 0
-        ? await query.update(patch).returning(AGENT_FIELDS)
-        : await query.select(AGENT_FIELDS);
+      const [row] = Object.keys(patch).length > 0 ? await query.update(patch).returning(AGENT_FIELDS) : await query.select(AGENT_FIELDS);
       if (!row) throw agentNotFound();
       return toAgent(row);
     });

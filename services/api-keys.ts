@@ -86,7 +86,10 @@ export class ApiKeyService {
   async list(workspaceId: string): Promise<ApiKeyView[]> {
     const rows = await this.knex('api_keys')
       .where({ workspace_id: workspaceId })
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
       .select(COLUMNS);
     return rows.map(view);
   }

@@ -36,7 +36,10 @@ export class BlockedPhoneService {
 
   /** Newest first. */
   async list(workspaceId: string): Promise<BlockedPhone[]> {
-    const rows = await this.knex('blocked_phones').where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'phone' }]).select('phone', 'reason', 'created_at');
+    const rows = await this.knex('blocked_phones')
+      .where({ workspace_id: workspaceId })
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'phone' }])
+      .select('phone', 'reason', 'created_at');
     return rows.map(toBlockedPhone);
   }
 

@@ -50,7 +50,12 @@ export interface CallView {
   order: Order;
 }
 
-const text = (field: string) => z.string({ error: `${field} must be text` }).max(2000, `${field} must be at most 2,000 characters`).nullable().optional();
+const text = (field: string) =>
+  z
+    .string({ error: `${field} must be text` })
+    .max(2000, `${field} must be at most 2,000 characters`)
+    .nullable()
+    .optional();
 
 /** What an outcome report carries, from a member (camelCase or snake_case) or a voice agent. */
 export function outcomeSchema(now: () => Date) {
@@ -130,7 +135,9 @@ export class CallService {
         }
         const claimExpiresAt = new Date(now.getTime() + this.config.claimMinutes * 60_000);
         const callId = await this.openCall(trx, workspaceId, op.id, order.status, {
-          kind: 'human', made_by: userId, claim_expires_at: claimExpiresAt,
+          kind: 'human',
+          made_by: userId,
+          claim_expires_at: claimExpiresAt,
         });
         await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
         await this.jobs.send(trx, 'claim-expiry', { callId }, { startAfter: claimExpiresAt });
@@ -156,12 +163,17 @@ export class CallService {
       if (call.kind !== 'human' || call.ended_at || call.dropped_at || call.made_by !== userId) {
         throw new ConflictError('This call is no longer open for you: it has ended, its claim expired, or another member has it', 'CALL_NOT_OPEN');
       }
-      await this.finish(trx, call, {
-        outcome: input.outcome,
-        callbackAt: input.callbackAt ? new Date(input.callbackAt) : null,
-        changes: input.changes ?? null,
-        summary: input.notes ?? null,
-      }, 'member');
+      await this.finish(
+        trx,
+        call,
+        {
+          outcome: input.outcome,
+          callbackAt: input.callbackAt ? new Date(input.callbackAt) : null,
+          changes: input.changes ?? null,
+          summary: input.notes ?? null,
+        },
+        'member',
+      );
       return this.view(trx, callId);
     });
   }
@@ -236,7 +248,14 @@ export class CallService {
         .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
       if (ops.length === 0) return;
       const orders = new Map<string, string>(
-        (await trx('orders').whereIn('id', ops.map((op) => op.order_id)).select('id', 'status')).map((o) => [o.id, o.status]),
+        (
+          await trx('orders')
+            .whereIn(
+              'id',
+              ops.map((op) => op.order_id),
+            )
+            .select('id', 'status')
+        ).map((o) => [o.id, o.status]),
       );
       const later: Array<{ data: object; startAfter: Date; singletonKey: string }> = [];
       const cancelled: string[] = [];
@@ -274,17 +293,43 @@ export class CallService {
         for (const op of due.slice(capacity)) results[op.id] = 'waiting';
         if (going.length === 0) continue;
         const counts = new Map<string, number>(
-          (await trx('calls').whereIn('operation_id', going.map((op) => op.id)).whereNull('dropped_at').groupBy('operation_id').select('operation_id', trx.raw('count(*)::int AS n'))).map((r) => [r.operation_id, r.n]),
+          (
+            await trx('calls')
+              .whereIn(
+                'operation_id',
+                going.map((op) => op.id),
+              )
+              .whereNull('dropped_at')
+              .groupBy('operation_id')
+              .select('operation_id', trx.raw('count(*)::int AS n'))
+          ).map((r) => [r.operation_id, r.n]),
         );
         const calls = await trx('calls')
-          .insert(going.map((op) => ({
-            workspace_id: workspaceId, operation_id: op.id, kind: 'voice', attempt: (counts.get(op.id) ?? 0) + 1,
-            started_at: now, order_status_before: orders.get(op.order_id), request_id: newMessageId(),
-          })))
+          .insert(
+            going.map((op) => ({
+              workspace_id: workspaceId,
+              operation_id: op.id,
+              kind: 'voice',
+              attempt: (counts.get(op.id) ?? 0) + 1,
+              started_at: now,
+              order_status_before: orders.get(op.order_id),
+              request_id: newMessageId(),
+            })),
+          )
           .returning(['id', 'operation_id']);
         const callOf = new Map<string, string>(calls.map((c: { id: string; operation_id: string }) => [c.operation_id, c.id]));
-        await trx('operations').whereIn('id', going.map((op) => op.id)).update({ status: 'in_progress', next_attempt_at: null });
-        await trx('orders').whereIn('id', going.map((op) => op.order_id)).update({ status: 'processing' });
+        await trx('operations')
+          .whereIn(
+            'id',
+            going.map((op) => op.id),
+          )
+          .update({ status: 'in_progress', next_attempt_at: null });
+        await trx('orders')
+          .whereIn(
+            'id',
+            going.map((op) => op.order_id),
+          )
+          .update({ status: 'processing' });
         for (const op of going) {
           results[op.id] = 'dispatched';
           requests.push({ data: { callId: callOf.get(op.id)!, try: 1 } });
@@ -327,9 +372,22 @@ export class CallService {
       .whereNull('c.ended_at')
       .whereNull('c.accepted_at')
       .select(
-        'c.id', 'c.attempt', 'c.request_id', 'c.operation_id', 'a.endpoint_url', 'a.secret',
-        'o.id as order_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name', 'o.address', 'o.status', 'o.created_at',
-        'w.id as workspace_id', 'w.name as workspace_name',
+        'c.id',
+        'c.attempt',
+        'c.request_id',
+        'c.operation_id',
+        'a.endpoint_url',
+        'a.secret',
+        'o.id as order_id',
+        'o.client_name',
+        'o.phone',
+        'o.store_name',
+        'o.products_name',
+        'o.address',
+        'o.status',
+        'o.created_at',
+        'w.id as workspace_id',
+        'w.name as workspace_name',
       );
     return rows;
   }
@@ -350,8 +408,17 @@ export class CallService {
       // One reading of the clock: the time-out is exactly resultTimeoutMinutes after acceptance.
       const acceptedAt = this.now();
       const due = new Date(acceptedAt.getTime() + this.config.resultTimeoutMinutes * 60_000);
-      const updated = await trx('calls').whereIn('id', callIds).whereNull('ended_at').whereNull('accepted_at').update({ accepted_at: acceptedAt, result_due_at: due }).returning('id');
-      await this.jobs.sendMany(trx, 'call-timeout', updated.map((c: { id: string }) => ({ data: { callId: c.id }, startAfter: due })));
+      const updated = await trx('calls')
+        .whereIn('id', callIds)
+        .whereNull('ended_at')
+        .whereNull('accepted_at')
+        .update({ accepted_at: acceptedAt, result_due_at: due })
+        .returning('id');
+      await this.jobs.sendMany(
+        trx,
+        'call-timeout',
+        updated.map((c: { id: string }) => ({ data: { callId: c.id }, startAfter: due })),
+      );
     });
   }
 
@@ -475,26 +542,58 @@ export class CallService {
        )
        UPDATE operations SET attempts = ?, status = ?, next_attempt_at = ? WHERE id = ? AND ?::boolean`,
       [
-        now, details.outcome, details.durationSeconds ?? null, details.summary ?? null, details.changes ?? null, details.callbackAt ?? null, charged, endedBy, call.id,
-        call.owner_id, charged, `Call ${call.id}`, charged,
-        details.outcome, call.order_id, moves,
-        attempts, next ? 'pending' : 'completed', next, call.operation_id, moves,
+        now,
+        details.outcome,
+        details.durationSeconds ?? null,
+        details.summary ?? null,
+        details.changes ?? null,
+        details.callbackAt ?? null,
+        charged,
+        endedBy,
+        call.id,
+        call.owner_id,
+        charged,
+        `Call ${call.id}`,
+        charged,
+        details.outcome,
+        call.order_id,
+        moves,
+        attempts,
+        next ? 'pending' : 'completed',
+        next,
+        call.operation_id,
+        moves,
       ],
     );
     if (moves && next) await this.jobs.send(trx, 'operation-due', { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
   }
 
-  private async openCall(trx: Knex.Transaction, workspaceId: string, operationId: string, orderStatus: string, fields: Record<string, unknown>): Promise<string> {
+  private async openCall(
+    trx: Knex.Transaction,
+    workspaceId: string,
+    operationId: string,
+    orderStatus: string,
+    fields: Record<string, unknown>,
+  ): Promise<string> {
     const [{ n }] = await trx('calls').where({ operation_id: operationId }).whereNull('dropped_at').count({ n: '*' });
     const [call] = await trx('calls')
-      .insert({ workspace_id: workspaceId, operation_id: operationId, attempt: Number(n) + 1, started_at: this.now(), order_status_before: orderStatus, ...fields })
+      .insert({
+        workspace_id: workspaceId,
+        operation_id: operationId,
+        attempt: Number(n) + 1,
+        started_at: this.now(),
+        order_status_before: orderStatus,
+        ...fields,
+      })
       .returning('id');
     await trx('operations').where({ id: operationId }).update({ status: 'in_progress', next_attempt_at: null });
     return call.id;
   }
 
   private async view(trx: Knex.Transaction, callId: string): Promise<CallView> {
-    const call = await trx('calls').where({ id: callId }).first([...CALL_FIELDS, 'operation_id']);
+    const call = await trx('calls')
+      .where({ id: callId })
+      .first([...CALL_FIELDS, 'operation_id']);
     const operation = await operationWithCalls(trx, call.operation_id);
     const order = await trx('orders').where({ id: operation.order_id }).first();
     return { call: toCall(call), operation, order: toOrder({ ...order, operation_id: operation.id }) };

@@ -14,7 +14,10 @@ export class AppError extends Error {
 export type FieldErrors = Record<string, string>;
 
 export class ValidationError extends AppError {
-  constructor(readonly fields: FieldErrors, message = 'Validation failed') {
+  constructor(
+    readonly fields: FieldErrors,
+    message = 'Validation failed',
+  ) {
     super(400, message, 'VALIDATION_ERROR', { fields });
   }
 }

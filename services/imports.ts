@@ -32,12 +32,21 @@ export const COLUMN_NAMES: Record<OrderField, string[]> = {
 };
 const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
 const FIELD_LABEL: Record<OrderField, string> = {
-  clientName: 'client name', phone: 'phone', storeName: 'store', productsName: 'products', address: 'address', status: 'status',
+  clientName: 'client name',
+  phone: 'phone',
+  storeName: 'store',
+  productsName: 'products',
+  address: 'address',
+  status: 'status',
 };
 
 /** `Téléphone`, `telephone ` and `TELEPHONE` are one name; so are `client_name`, `Client Name` and `clientName`. */
 function columnKey(name: string): string {
-  return name.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/[\s_-]+/g, '');
+  return name
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[\s_-]+/g, '');
 }
 
 const FIELD_BY_KEY = new Map<string, OrderField>(
@@ -170,7 +179,11 @@ function openOrdersCsv(file: Buffer): OrdersFile {
   const rows = rest.filter((row) => row.cells.some((cell) => cell.trim() !== ''));
   if (rows.length === 0) throw new ValidationError({ file: 'The file has a header row but no orders' });
   if (rows.length > IMPORT_MAX_ROWS) {
-    throw new AppError(413, `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has ${rows.length.toLocaleString('en')}. Split it and import each part`, 'TOO_MANY_ROWS');
+    throw new AppError(
+      413,
+      `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has ${rows.length.toLocaleString('en')}. Split it and import each part`,
+      'TOO_MANY_ROWS',
+    );
   }
   return { width: header.cells.length, columns, rows };
 }

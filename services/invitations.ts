@@ -79,7 +79,12 @@ export class InvitationService {
       .where('expires_at', '>', this.knex.fn.now())
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .select('id', 'email', 'expires_at', 'created_at');
-    return rows.map((r: { id: string; email: string; expires_at: Date; created_at: Date }) => ({ id: r.id, email: r.email, expires_at: iso(r.expires_at), created_at: iso(r.created_at) }));
+    return rows.map((r: { id: string; email: string; expires_at: Date; created_at: Date }) => ({
+      id: r.id,
+      email: r.email,
+      expires_at: iso(r.expires_at),
+      created_at: iso(r.created_at),
+    }));
   }
 
   /** Withdraws a pending invitation of this workspace; another workspace's id, or a used one, is 404. */
@@ -131,7 +136,10 @@ export class InvitationService {
         .ignore()
         .returning('user_id');
       if (joined.length === 0) {
-        throw new ConflictError('You already belong to a workspace. Leave it first (on the Workspace page), then open this link again.', 'ALREADY_IN_WORKSPACE');
+        throw new ConflictError(
+          'You already belong to a workspace. Leave it first (on the Workspace page), then open this link again.',
+          'ALREADY_IN_WORKSPACE',
+        );
       }
       return link;
     };

@@ -69,7 +69,11 @@ function toOperation(row: any, calls: Call[]): Operation {
 
 /** The calls that count (an expired claim is dropped), oldest first. */
 function countedCalls(db: Knex | Knex.Transaction, operationIds: string[]) {
-  return db('calls').whereIn('operation_id', operationIds).whereNull('dropped_at').orderBy([{ column: 'attempt' }]).select([...CALL_FIELDS, 'operation_id']);
+  return db('calls')
+    .whereIn('operation_id', operationIds)
+    .whereNull('dropped_at')
+    .orderBy([{ column: 'attempt' }])
+    .select([...CALL_FIELDS, 'operation_id']);
 }
 
 export async function operationWithCalls(db: Knex | Knex.Transaction, operationId: string): Promise<Operation> {
@@ -91,7 +95,13 @@ export class OperationService {
       .where({ workspace_id: workspaceId, order_id: orderId })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .select(OPERATION_FIELDS);
-    const calls = operations.length > 0 ? await countedCalls(this.knex, operations.map((o) => o.id)) : [];
+    const calls =
+      operations.length > 0
+        ? await countedCalls(
+            this.knex,
+            operations.map((o) => o.id),
+          )
+        : [];
     return operations.map((op) => toOperation(op, calls.filter((c) => c.operation_id === op.id).map(toCall)));
   }
 
@@ -122,10 +132,7 @@ export class OperationService {
 
   /** A person set a final status: the open operation stops (no call placed or claimed for it any more). */
   async cancelOpen(trx: Knex.Transaction, orderId: string): Promise<void> {
-    await trx('operations')
-      .where({ order_id: orderId })
-      .whereIn('status', ['pending', 'in_progress'])
-      .update({ status: 'cancelled', next_attempt_at: null });
+    await trx('operations').where({ order_id: orderId }).whereIn('status', ['pending', 'in_progress']).update({ status: 'cancelled', next_attempt_at: null });
   }
 
   private async orderOf(db: Knex | Knex.Transaction, workspaceId: string, orderId: string, lock = false): Promise<void> {

@@ -85,8 +85,14 @@ function isRealDateTime(value: string): boolean {
   const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((part) => (part === undefined ? undefined : Number(part))) as number[];
   if (year < 1970 || year > 9999) return false;
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
-    && date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+  return (
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute &&
+    date.getUTCSeconds() === second
+  );
 }
 
 /** `2026-11-01` and `2026-11-01T08:00` are Morocco time; a value with `Z` or an offset is that instant. */
@@ -234,11 +240,14 @@ export function searchCandidates(knex: Knex, workspaceId: string, q: string): Kn
 }
 
 /** The column a page's position is read from: created_at to the microsecond, as text in UTC. */
-export const POSITION_AT = "to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS position_at";
+export const POSITION_AT = 'to_char(o.created_at AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\') AS position_at';
 
 /** Orders after (older than) or before (newer than) a position; newest first either way once read. */
 export function applyPosition(query: Knex.QueryBuilder, position: Position | null, direction: 'older' | 'newer'): Knex.QueryBuilder {
   const order = direction === 'older' ? 'desc' : 'asc';
   if (position) query.whereRaw(`(o.created_at, o.id) ${direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, [position.at, position.id]);
-  return query.orderBy([{ column: 'o.created_at', order }, { column: 'o.id', order }]);
+  return query.orderBy([
+    { column: 'o.created_at', order },
+    { column: 'o.id', order },
+  ]);
 }

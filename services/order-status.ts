@@ -1,7 +1,15 @@
 /** The statuses an order can have: shared by orders, their operations and calls, stats and the pages. */
 export const ORDER_STATUSES = [
-  'pending', 'processing', 'calling', 'confirmed', 'unconfirmed',
-  'failed', 'no-answer', 'postponed', 'order-changed', 'unrecognized',
+  'pending',
+  'processing',
+  'calling',
+  'confirmed',
+  'unconfirmed',
+  'failed',
+  'no-answer',
+  'postponed',
+  'order-changed',
+  'unrecognized',
 ] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 

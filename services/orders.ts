@@ -105,8 +105,17 @@ function toColumns(data: Partial<Record<OrderField, string | null | undefined>>)
 }
 
 const ORDER_FIELDS = [
-  'o.id', 'o.workspace_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name',
-  'o.address', 'o.status', 'o.created_at', 'o.operation_id', 'o.flags',
+  'o.id',
+  'o.workspace_id',
+  'o.client_name',
+  'o.phone',
+  'o.store_name',
+  'o.products_name',
+  'o.address',
+  'o.status',
+  'o.created_at',
+  'o.operation_id',
+  'o.flags',
 ];
 
 /**
@@ -179,7 +188,9 @@ const LIST_OLDER: Prepared = {
 };
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
-export function toOrder(row: Omit<Order, 'created_at' | 'flags'> & { flags?: OrderFlag[] } & ({ created_at: Date | string } | { created_at?: undefined; position_at: string })): Order {
+export function toOrder(
+  row: Omit<Order, 'created_at' | 'flags'> & { flags?: OrderFlag[] } & ({ created_at: Date | string } | { created_at?: undefined; position_at: string }),
+): Order {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
@@ -288,7 +299,11 @@ export class OrderService {
   }
 
   private async probeRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    const recent = applyPosition(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), request.position, request.direction)
+    const recent = applyPosition(
+      applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters),
+      request.position,
+      request.direction,
+    )
       .limit(SEARCH_PROBE)
       .select('o.*');
     const probe = this.pageColumns(applySearch(this.knex.from(recent.as('o')), filters.q!));
@@ -359,10 +374,20 @@ export class OrderService {
   async history(workspaceId: string, order: Order, shown = 20): Promise<CustomerHistory> {
     const others = () => this.knex.from('orders as o').where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone }).whereNot('o.id', order.id);
     const [rows, counts] = await Promise.all([
-      others().select(ORDER_FIELDS).orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }]).limit(shown),
+      others()
+        .select(ORDER_FIELDS)
+        .orderBy([
+          { column: 'o.created_at', order: 'desc' },
+          { column: 'o.id', order: 'desc' },
+        ])
+        .limit(shown),
       others()
         .groupBy('o.status')
-        .select('o.status', this.knex.raw('count(*)::int AS n'), this.knex.raw('count(*) FILTER (WHERE (o.created_at, o.id) < (?::timestamptz, ?::uuid))::int AS earlier', [order.created_at, order.id])),
+        .select(
+          'o.status',
+          this.knex.raw('count(*)::int AS n'),
+          this.knex.raw('count(*) FILTER (WHERE (o.created_at, o.id) < (?::timestamptz, ?::uuid))::int AS earlier', [order.created_at, order.id]),
+        ),
     ]);
     const byStatus: Partial<Record<OrderStatus, number>> = {};
     let total = 0;
@@ -389,7 +414,10 @@ export class OrderService {
       .whereNot('o.id', order.id)
       .whereRaw("o.created_at BETWEEN ?::timestamptz - interval '48 hours' AND ?::timestamptz + interval '48 hours'", [order.created_at, order.created_at])
       .whereRaw('order_products_key(o.products_name) = order_products_key(?)', [order.products_name])
-      .orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }])
+      .orderBy([
+        { column: 'o.created_at', order: 'desc' },
+        { column: 'o.id', order: 'desc' },
+      ])
       .limit(10);
     return rows.map(toOrder);
   }
@@ -456,7 +484,13 @@ export class OrderService {
   /** The one statement of `create` (see CREATE_ORDER); without an order handler it writes nothing. */
   private async insert(db: Knex | Knex.Transaction, workspaceId: string, data: ValidOrder): Promise<Order> {
     const { rows } = await db.raw(CREATE_ORDER, [
-      workspaceId, data.clientName, data.phone, data.storeName, data.productsName, data.address ?? null, data.status,
+      workspaceId,
+      data.clientName,
+      data.phone,
+      data.storeName,
+      data.productsName,
+      data.address ?? null,
+      data.status,
     ]);
     if (!rows[0]) throw noOrderHandler();
     return toOrder(rows[0]);

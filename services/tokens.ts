@@ -21,9 +21,7 @@ export class TokenService {
    */
   private readonly key: crypto.KeyObject;
 
-  constructor(
-    private readonly options: { secret: string; issuer: string; projectUrl: string; publishableKey: string },
-  ) {
+  constructor(private readonly options: { secret: string; issuer: string; projectUrl: string; publishableKey: string }) {
     this.key = crypto.createSecretKey(Buffer.from(options.secret, 'utf8'));
   }
 

@@ -107,9 +107,7 @@ export class UserService {
   async authenticate(emailInput: unknown, passwordInput: unknown): Promise<User | null> {
     const address = typeof emailInput === 'string' && !emailInput.includes('\u0000') ? emailInput.trim().toLowerCase() : '';
     const secret = typeof passwordInput === 'string' ? passwordInput : '';
-    const row = address
-      ? await this.knex('users').whereRaw('lower(email) = ?', [address]).first()
-      : undefined;
+    const row = address ? await this.knex('users').whereRaw('lower(email) = ?', [address]).first() : undefined;
     const tooLong = Buffer.byteLength(secret, 'utf8') > PASSWORD_MAX_BYTES;
     const matches = await bcrypt.compare(tooLong ? '' : secret, row?.password_hash ?? (await this.dummyHash));
     if (!row || !matches || tooLong) return null;
@@ -132,9 +130,7 @@ export class UserService {
     if (!row) return null;
     return {
       user: { id: row.id, email: row.email, name: row.name },
-      workspace: row.workspace_id
-        ? { id: row.workspace_id, name: row.workspace_name, role: row.role, owner_id: row.owner_id }
-        : null,
+      workspace: row.workspace_id ? { id: row.workspace_id, name: row.workspace_name, role: row.role, owner_id: row.owner_id } : null,
     };
   }
 }

@@ -137,7 +137,10 @@ export class WebhookService {
   ) {}
 
   async list(workspaceId: string): Promise<Endpoint[]> {
-    const rows = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select(ENDPOINT_FIELDS);
+    const rows = await this.knex('webhook_endpoints')
+      .where({ workspace_id: workspaceId })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .select(ENDPOINT_FIELDS);
     return rows.map(toEndpoint);
   }
 
@@ -162,7 +165,13 @@ export class WebhookService {
       const [{ n }] = await trx('webhook_endpoints').where({ workspace_id: workspaceId }).count({ n: '*' });
       if (Number(n) >= MAX_ENDPOINTS) throw new ConflictError(`A workspace has at most ${MAX_ENDPOINTS} webhook endpoints`, 'TOO_MANY_WEBHOOKS');
       const [row] = await trx('webhook_endpoints')
-        .insert({ workspace_id: workspaceId, url, events: input.events ?? [...WEBHOOK_EVENTS], description: input.description ?? null, secret: newSigningSecret() })
+        .insert({
+          workspace_id: workspaceId,
+          url,
+          events: input.events ?? [...WEBHOOK_EVENTS],
+          description: input.description ?? null,
+          secret: newSigningSecret(),
+        })
         .returning([...ENDPOINT_FIELDS, 'secret']);
       return { ...toEndpoint(row), secret: row.secret };
     });
@@ -200,7 +209,10 @@ export class WebhookService {
   async rotateSecret(workspace: WorkspaceActor, id: string): Promise<Endpoint & { secret: string }> {
     ownerOnly(workspace);
     await this.row(this.knex, workspace.id, id);
-    const [row] = await this.knex('webhook_endpoints').where({ workspace_id: workspace.id, id }).update({ secret: newSigningSecret() }).returning([...ENDPOINT_FIELDS, 'secret']);
+    const [row] = await this.knex('webhook_endpoints')
+      .where({ workspace_id: workspace.id, id })
+      .update({ secret: newSigningSecret() })
+      .returning([...ENDPOINT_FIELDS, 'secret']);
     return { ...toEndpoint(row), secret: row.secret };
   }
 
@@ -219,7 +231,13 @@ export class WebhookService {
   /** The endpoint's last deliveries, newest first. */
   async deliveries(workspaceId: string, id: string, limit = LOG_SIZE): Promise<Delivery[]> {
     await this.row(this.knex, workspaceId, id);
-    const rows = await this.deliveryRows(this.knex).where('d.endpoint_id', id).orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]).limit(limit);
+    const rows = await this.deliveryRows(this.knex)
+      .where('d.endpoint_id', id)
+      .orderBy([
+        { column: 'd.created_at', order: 'desc' },
+        { column: 'd.id', order: 'desc' },
+      ])
+      .limit(limit);
     return rows.map(toDelivery);
   }
 
@@ -242,7 +260,11 @@ export class WebhookService {
   /** Endpoints with a delivery due now: each gets a drain job (one at a time per endpoint). */
   async queueDueDrains(): Promise<number> {
     const rows = await this.knex('webhook_deliveries').where({ status: 'pending' }).where('next_attempt_at', '<=', this.knex.fn.now()).distinct('endpoint_id');
-    await this.jobs.sendMany(this.knex, 'webhook-endpoint', rows.map((r: { endpoint_id: string }) => ({ data: { endpointId: r.endpoint_id }, singletonKey: r.endpoint_id })));
+    await this.jobs.sendMany(
+      this.knex,
+      'webhook-endpoint',
+      rows.map((r: { endpoint_id: string }) => ({ data: { endpointId: r.endpoint_id }, singletonKey: r.endpoint_id })),
+    );
     return rows.length;
   }
 
@@ -284,7 +306,9 @@ export class WebhookService {
       if (claimed.length === 0) return totals;
       const endpoint = await this.knex('webhook_endpoints').where({ id: endpointId }).first('url', 'secret', 'enabled');
       if (!endpoint?.enabled) return totals;
-      const results = await Promise.all(claimed.map((d) => send({ url: endpoint.url, secret: endpoint.secret, messageId: d.message_id, body: messageBody(d) })));
+      const results = await Promise.all(
+        claimed.map((d) => send({ url: endpoint.url, secret: endpoint.secret, messageId: d.message_id, body: messageBody(d) })),
+      );
       await this.record(endpointId, claimed, results);
       totals.sent += results.filter((r) => r.delivered).length;
       totals.failed += results.filter((r) => !r.delivered).length;
@@ -350,17 +374,21 @@ export class WebhookService {
         await trx('webhook_endpoints').where({ id: endpointId }).update({ failing_since: null });
         return;
       }
-      const { rows: [endpoint] } = await trx.raw(
+      const {
+        rows: [endpoint],
+      } = await trx.raw(
         `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) WHERE id = ?
          RETURNING failing_since, failing_since <= now() - make_interval(days => ?) AS expired`,
         [endpointId, DISABLE_AFTER_DAYS],
       );
       if (endpoint?.expired) {
         const since = new Date(endpoint.failing_since).toISOString().slice(0, 10);
-        await trx('webhook_endpoints').where({ id: endpointId }).update({
-          enabled: false,
-          disabled_reason: `Disabled automatically: every delivery has failed since ${since} (${DISABLE_AFTER_DAYS} days). Fix the endpoint, then enable it again.`,
-        });
+        await trx('webhook_endpoints')
+          .where({ id: endpointId })
+          .update({
+            enabled: false,
+            disabled_reason: `Disabled automatically: every delivery has failed since ${since} (${DISABLE_AFTER_DAYS} days). Fix the endpoint, then enable it again.`,
+          });
         await this.dropPending(trx, endpointId, 'endpoint disabled after 5 days of failures');
       }
     });
@@ -371,7 +399,9 @@ export class WebhookService {
   }
 
   private async queueDelivery(trx: Knex.Transaction, workspaceId: string, endpointId: string, messageId: string): Promise<Delivery> {
-    const [row] = await trx('webhook_deliveries').insert({ workspace_id: workspaceId, endpoint_id: endpointId, message_id: messageId, next_attempt_at: trx.fn.now() }).returning('id');
+    const [row] = await trx('webhook_deliveries')
+      .insert({ workspace_id: workspaceId, endpoint_id: endpointId, message_id: messageId, next_attempt_at: trx.fn.now() })
+      .returning('id');
     await this.jobs.send(trx, 'webhook-endpoint', { endpointId }, { singletonKey: endpointId });
     return toDelivery(await this.deliveryRows(trx).where('d.id', row.id).first());
   }
@@ -379,12 +409,25 @@ export class WebhookService {
   private deliveryRows(db: Knex | Knex.Transaction) {
     return db('webhook_deliveries as d')
       .join('webhook_messages as m', 'm.id', 'd.message_id')
-      .select('d.id', 'm.message_id', 'm.event_type', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.next_attempt_at', 'd.created_at', 'd.delivered_at');
+      .select(
+        'd.id',
+        'm.message_id',
+        'm.event_type',
+        'd.status',
+        'd.attempts',
+        'd.last_status_code',
+        'd.last_error',
+        'd.next_attempt_at',
+        'd.created_at',
+        'd.delivered_at',
+      );
   }
 
   private async row(db: Knex | Knex.Transaction, workspaceId: string, id: string, lock = false) {
     if (!isUuid(id)) throw endpointNotFound();
-    const query = db('webhook_endpoints').where({ workspace_id: workspaceId, id }).first([...ENDPOINT_FIELDS, 'secret']);
+    const query = db('webhook_endpoints')
+      .where({ workspace_id: workspaceId, id })
+      .first([...ENDPOINT_FIELDS, 'secret']);
     if (lock) query.forUpdate();
     const row = await query;
     if (!row) throw endpointNotFound();

@@ -9,7 +9,7 @@ import { TEST_ENV } from './helpers/app';
 import { testDatabaseUrl } from './helpers/db';
 import { documentedFiles, sequences, unmarkedBlocks } from './helpers/doc-examples';
 import type { DocSequence } from './helpers/doc-examples';
-import type { RunningServer, } from './helpers/process';
+import type { RunningServer } from './helpers/process';
 import { startServer } from './helpers/process';
 
 const SEQUENCE_TIMEOUT_MS = 60_000;
@@ -35,10 +35,7 @@ function freePort(): Promise<number> {
 
 /** The docs say localhost:3000 (the service) and localhost:4000 (an agent or a receiver). */
 function localise(text: string, serviceUrl: string, sidePort: number): string {
-  return text
-    .replaceAll('http://localhost:3000', serviceUrl)
-    .replaceAll('localhost:4000', `127.0.0.1:${sidePort}`)
-    .replaceAll('PORT=4000', `PORT=${sidePort}`);
+  return text.replaceAll('http://localhost:3000', serviceUrl).replaceAll('localhost:4000', `127.0.0.1:${sidePort}`).replaceAll('PORT=4000', `PORT=${sidePort}`);
 }
 
 /** Runs a sequence in a scratch directory that sees the checkout's dist/, examples/ and node_modules/. */
@@ -86,7 +83,14 @@ describe('the documented examples run as written', function () {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     // As `npm start` runs in development: the worker inside the web process.
-    server = await startServer({ ...TEST_ENV, NODE_ENV: 'development', WORKER: 'on', PORT: String(port), PUBLIC_BASE_URL: url, DATABASE_URL: testDatabaseUrl() });
+    server = await startServer({
+      ...TEST_ENV,
+      NODE_ENV: 'development',
+      WORKER: 'on',
+      PORT: String(port),
+      PUBLIC_BASE_URL: url,
+      DATABASE_URL: testDatabaseUrl(),
+    });
     server.url = url;
   });
 

@@ -119,7 +119,9 @@ describe('faults survived', function () {
       expectCleanError(duringOutage[1]);
       expect(duringOutage[2].status).to.equal(503);
       expect(duringOutage[3].status, 'a page gets the error page').to.equal(500);
-      expect(duringOutage[3].text).to.contain('Something went wrong').and.not.match(/\bat .+\.js:\d+|SELECT|ECONNREFUSED/);
+      expect(duringOutage[3].text)
+        .to.contain('Something went wrong')
+        .and.not.match(/\bat .+\.js:\d+|SELECT|ECONNREFUSED/);
       expect(recoveryMs).to.be.lessThan(15_000);
 
       // Every route works again without restarting the server.
@@ -140,7 +142,10 @@ describe('faults survived', function () {
       const acknowledged: string[] = [];
       const burst = Array.from({ length: 60 }, async (_, i) => {
         await sleep(i * 3);
-        const res = await owner.agent.post('/api/orders').send(ORDER).catch(() => undefined);
+        const res = await owner.agent
+          .post('/api/orders')
+          .send(ORDER)
+          .catch(() => undefined);
         if (res?.status === 201) acknowledged.push(res.body.id);
       });
       await sleep(60);

@@ -26,7 +26,10 @@ const invitationRow = (id: string) => testKnex()('invitations').where({ id }).fi
 async function signUpThrough(path: string, email: string) {
   const agent = request.agent(app());
   const page = await agent.get(path).expect(200);
-  const res = await agent.post(path).type('form').send({ _csrf: csrfFrom(page.text), name: 'Amina', email, password: 'correct horse battery' });
+  const res = await agent
+    .post(path)
+    .type('form')
+    .send({ _csrf: csrfFrom(page.text), name: 'Amina', email, password: 'correct horse battery' });
   return { agent, res };
 }
 
@@ -41,7 +44,14 @@ describe('POST /api/workspace/invitations', () => {
     expect(token, res.body.join_url).to.be.a('string');
     expect(Buffer.from(token!, 'base64url')).to.have.length(32);
     const row = await invitationRow(res.body.id);
-    expect(row).to.include({ workspace_id: owner.workspaceId, email: 'amina@example.test', created_by: owner.userId, token_hash: sha256(token!), used_at: null, revoked_at: null });
+    expect(row).to.include({
+      workspace_id: owner.workspaceId,
+      email: 'amina@example.test',
+      created_by: owner.userId,
+      token_hash: sha256(token!),
+      used_at: null,
+      revoked_at: null,
+    });
     expect(JSON.stringify(row)).not.to.contain(token);
     expect(new Date(row.expires_at).toISOString()).to.equal(res.body.expires_at);
     expect(row.expires_at.getTime() - row.created_at.getTime()).to.equal(7 * 24 * 3600 * 1000);
@@ -79,12 +89,21 @@ describe('GET /api/workspace/invitations', () => {
   it('lists the pending invitations, oldest first, never a token or its hash; used, revoked and expired ones are gone', async () => {
     const owner = await signUp();
     const create = async (email: string) => (await owner.agent.post('/api/workspace/invitations').send({ email }).expect(201)).body;
-    const [kept, revoked, expired, used] = [await create(uniqueEmail('kept')), await create(uniqueEmail('revoked')), await create(uniqueEmail('expired')), await create(uniqueEmail('used'))];
+    const [kept, revoked, expired, used] = [
+      await create(uniqueEmail('kept')),
+      await create(uniqueEmail('revoked')),
+      await create(uniqueEmail('expired')),
+      await create(uniqueEmail('used')),
+    ];
     await owner.agent.delete(`/api/workspace/invitations/${revoked.id}`).expect(204);
-    await testKnex()('invitations').where({ id: expired.id }).update({ expires_at: testKnex().raw("now() - interval '1 second'") });
+    await testKnex()('invitations')
+      .where({ id: expired.id })
+      .update({ expires_at: testKnex().raw("now() - interval '1 second'") });
     await signUpThrough(new URL(used.join_url).pathname, used.email);
     const res = await owner.agent.get('/api/workspace/invitations').expect(200);
-    expect(res.body).to.deep.equal({ invitations: [{ id: kept.id, email: kept.email, expires_at: kept.expires_at, created_at: (await invitationRow(kept.id)).created_at.toISOString() }] });
+    expect(res.body).to.deep.equal({
+      invitations: [{ id: kept.id, email: kept.email, expires_at: kept.expires_at, created_at: (await invitationRow(kept.id)).created_at.toISOString() }],
+    });
     const token = JOIN_URL_RE.exec(kept.join_url)![1];
     expect(res.text).not.to.contain(token);
     expect(res.text).not.to.contain(sha256(token));
@@ -101,7 +120,11 @@ describe('DELETE /api/workspace/invitations/:id', () => {
     await owner.agent.delete(`/api/workspace/invitations/${created.id}`).expect(204);
     expect((await invitationRow(created.id)).revoked_at).to.be.an.instanceOf(Date);
     expect((await invitee.agent.get(path).expect(410)).text).to.contain('withdrawn');
-    await invitee.agent.post(path).type('form').send({ _csrf: csrfFrom(page.text) }).expect(410);
+    await invitee.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(410);
     expect(await membershipOf(invitee.userId)).to.have.length(0);
     await request(app()).get(path).expect(410);
   });
@@ -131,7 +154,11 @@ describe('GET and POST /join/{token}', () => {
     const member = await signUp({ workspace: null, email: uniqueEmail() });
     const agent = request.agent(app());
     const login = await agent.get(`/login?next=${path}`).expect(200);
-    const signedIn = await agent.post('/login').type('form').send({ _csrf: csrfFrom(login.text), email: member.email, password: member.password, next: path }).expect(303);
+    const signedIn = await agent
+      .post('/login')
+      .type('form')
+      .send({ _csrf: csrfFrom(login.text), email: member.email, password: member.password, next: path })
+      .expect(303);
     expect(signedIn.headers.location).to.equal(path);
   });
 
@@ -154,7 +181,10 @@ describe('GET and POST /join/{token}', () => {
     const owner = await signUp();
     /** The owner invites through the page's form; the invitation is recorded. */
     const invite = async (email: string) => {
-      const res = await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: await csrfOf(owner.agent), email });
+      const res = await owner.agent
+        .post('/workspace/invitations')
+        .type('form')
+        .send({ _csrf: await csrfOf(owner.agent), email });
       expect(res.status).to.be.below(400);
       expect(await testKnex()('invitations').where({ workspace_id: owner.workspaceId, email })).to.have.length(1);
     };
@@ -168,7 +198,11 @@ describe('GET and POST /join/{token}', () => {
     await invite(existing.email);
     const agent = request.agent(app());
     const login = await agent.get('/login').expect(200);
-    await agent.post('/login').type('form').send({ _csrf: csrfFrom(login.text), email: existing.email, password: existing.password }).expect(303);
+    await agent
+      .post('/login')
+      .type('form')
+      .send({ _csrf: csrfFrom(login.text), email: existing.email, password: existing.password })
+      .expect(303);
     expect(await membershipOf(existing.userId)).to.have.length(0);
     expect((await agent.get('/api/orders').expect(403)).body).to.deep.equal({ error: 'No workspace found' });
   });
@@ -182,7 +216,11 @@ describe('GET and POST /join/{token}', () => {
     expect(page.text).to.contain(`<form method="post" action="${path}"`).and.contain('name="_csrf"');
     expect(await membershipOf(invitee.userId)).to.have.length(0);
     await invitee.agent.post(path).type('form').send({}).expect(403);
-    const joined = await invitee.agent.post(path).type('form').send({ _csrf: csrfFrom(page.text) }).expect(303);
+    const joined = await invitee.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(303);
     expect(joined.headers.location).to.equal('/orders');
     expect(await membershipOf(invitee.userId)).to.deep.equal([{ workspace_id: owner.workspaceId, role: 'member' }]);
     expect((await invitee.agent.get('/orders').expect(200)).text).to.contain('You joined');
@@ -190,12 +228,21 @@ describe('GET and POST /join/{token}', () => {
 
   it('signed in as anyone else: 403 page, and the link stays usable', async () => {
     const owner = await signUp();
-    const created = (await owner.agent.post('/api/workspace/invitations').send({ email: uniqueEmail('invited') }).expect(201)).body;
+    const created = (
+      await owner.agent
+        .post('/api/workspace/invitations')
+        .send({ email: uniqueEmail('invited') })
+        .expect(201)
+    ).body;
     const path = new URL(created.join_url).pathname;
     const intruder = await signUp({ workspace: null });
     const page = await intruder.agent.get(path).expect(403);
     expect(page.text).to.contain('another email address');
-    await intruder.agent.post(path).type('form').send({ _csrf: await csrfOf(intruder.agent) }).expect(403);
+    await intruder.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: await csrfOf(intruder.agent) })
+      .expect(403);
     expect(await membershipOf(intruder.userId)).to.have.length(0);
     expect((await invitationRow(created.id)).used_at).to.equal(null);
   });
@@ -206,14 +253,24 @@ describe('GET and POST /join/{token}', () => {
     const created = (await owner.agent.post('/api/workspace/invitations').send({ email: invitee.email }).expect(201)).body;
     const path = new URL(created.join_url).pathname;
     const page = await invitee.agent.get(path).expect(200);
-    await testKnex()('invitations').where({ id: created.id }).update({ expires_at: testKnex().raw("now() - interval '1 second'") });
+    await testKnex()('invitations')
+      .where({ id: created.id })
+      .update({ expires_at: testKnex().raw("now() - interval '1 second'") });
     expect((await invitee.agent.get(path).expect(410)).text).to.contain('expired');
-    await invitee.agent.post(path).type('form').send({ _csrf: csrfFrom(page.text) }).expect(410);
+    await invitee.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(410);
     expect(await membershipOf(invitee.userId)).to.have.length(0);
     const signedOut = request.agent(app());
     const form = await signedOut.get('/signup').expect(200);
     const newcomer = uniqueEmail('newcomer');
-    await signedOut.post(path).type('form').send({ _csrf: csrfFrom(form.text), name: 'A', email: newcomer, password: 'correct horse battery' }).expect(410);
+    await signedOut
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrfFrom(form.text), name: 'A', email: newcomer, password: 'correct horse battery' })
+      .expect(410);
     expect(await testKnex()('users').whereIn('email', [newcomer, created.email])).to.have.length(1);
   });
 
@@ -223,7 +280,9 @@ describe('GET and POST /join/{token}', () => {
     const path = await invitationPath(owner, email);
     expect((await signUpThrough(path, email)).res.status).to.equal(303);
     await request(app()).get(path).expect(410);
-    await request(app()).get(`/join/${crypto.randomBytes(32).toString('base64url')}`).expect(404);
+    await request(app())
+      .get(`/join/${crypto.randomBytes(32).toString('base64url')}`)
+      .expect(404);
     await request(app()).get('/join/short').expect(404);
   });
 
@@ -234,7 +293,11 @@ describe('GET and POST /join/{token}', () => {
     const path = new URL(created.join_url).pathname;
     const page = await busy.agent.get(path).expect(200);
     expect(page.text).to.contain('Leave it first');
-    const res = await busy.agent.post(path).type('form').send({ _csrf: csrfFrom(page.text) }).expect(409);
+    const res = await busy.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(409);
     expect(res.text).to.contain('You already belong to a workspace');
     expect(await membershipOf(busy.userId)).to.deep.equal([{ workspace_id: busy.workspaceId, role: 'owner' }]);
     expect((await invitationRow(created.id)).used_at).to.equal(null);
@@ -276,7 +339,12 @@ describe('/workspace: the owner’s invitations', () => {
   it('the form shows the link once, in a read-only field, saying to send it by WhatsApp or SMS (not cached or compressed); the list revokes with a button', async () => {
     const owner = await signUp();
     const email = uniqueEmail('amina');
-    const res = await owner.agent.post('/workspace/invitations').set('Accept-Encoding', 'gzip').type('form').send({ _csrf: await csrfOf(owner.agent), email }).expect(201);
+    const res = await owner.agent
+      .post('/workspace/invitations')
+      .set('Accept-Encoding', 'gzip')
+      .type('form')
+      .send({ _csrf: await csrfOf(owner.agent), email })
+      .expect(201);
     shownOnce(res);
     const url = /<input id="join-url" class="key" type="text" readonly value="([^"]+)"/.exec(res.text)?.[1];
     expect(url).to.match(JOIN_URL_RE);
@@ -288,7 +356,11 @@ describe('/workspace: the owner’s invitations', () => {
     expect(page.text).not.to.contain(url);
     expect(page.text).to.contain(email);
     expect(page.text).to.contain(`action="/workspace/invitations/${row.id}/revoke"`);
-    await owner.agent.post(`/workspace/invitations/${row.id}/revoke`).type('form').send({ _csrf: csrfFrom(page.text) }).expect(303);
+    await owner.agent
+      .post(`/workspace/invitations/${row.id}/revoke`)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(303);
     expect((await invitationRow(row.id)).revoked_at).to.be.an.instanceOf(Date);
     await request(app()).get(new URL(url!).pathname).expect(410);
     // A member sees neither the invitations nor the form.

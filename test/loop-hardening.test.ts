@@ -22,7 +22,10 @@ const services = (() => {
 async function twoVoiceCalls(credits = 10) {
   const agent = await agentDouble();
   const shop = await voiceShop(agent.url, credits);
-  const orders = [await createOrder(shop, { clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }), await createOrder(shop, { clientName: 'B', phone: '0612345679', storeName: 'S', productsName: 'P' })];
+  const orders = [
+    await createOrder(shop, { clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }),
+    await createOrder(shop, { clientName: 'B', phone: '0612345679', storeName: 'S', productsName: 'P' }),
+  ];
   for (const order of orders) expect(await services().calls.dispatch(order.operation_id!)).to.equal('dispatched');
   const [a, b] = await Promise.all(orders.map(async (order) => (await callsOf(order.operation_id!))[0].id as string));
   return { agent, shop, orders, a, b };
@@ -37,7 +40,10 @@ function signed(secret: string, payload: object, id = newMessageId()) {
   return { body, headers: signedHeaders(secret, id, body) };
 }
 
-const confirmed = (callId: string) => ({ type: 'call.ended', data: { call_id: callId, outcome: 'confirmed', duration_seconds: 12, summary: null, changes: null } });
+const confirmed = (callId: string) => ({
+  type: 'call.ended',
+  data: { call_id: callId, outcome: 'confirmed', duration_seconds: 12, summary: null, changes: null },
+});
 const reportsOf = (callId: string) => testKnex()('call_reports').where({ call_id: callId });
 
 describe('voice reports are bound to their call (issue 28 §3)', function () {
@@ -159,7 +165,9 @@ describe('voice reports are bound to their call (issue 28 §3)', function () {
         fc.asyncProperty(webhookId, fc.boolean(), fc.constantFrom(a, b), async (rawId, signIt, target) => {
           const id = rawId.replace(forbidden, '').trim();
           const body = JSON.stringify({ type: 'call.started', data: { call_id: target } });
-          const headers = signIt ? signedHeaders(shop.secret, id, body) : { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' };
+          const headers = signIt
+            ? signedHeaders(shop.secret, id, body)
+            : { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' };
           const res = await post(target, body, headers);
           expect(res.status, `${signIt ? 'signed' : 'unsigned'} id of ${id.length}`).to.be.below(500);
           if (id.length > 256) expect(res.status).to.equal(400);
@@ -215,9 +223,15 @@ describe('one lock order: order, operation, call (issue 28 §4)', function () {
     const gate = await testKnex().transaction();
     try {
       await gate.raw('SELECT id FROM operations WHERE id = ? FOR UPDATE', [claim.operationId]);
-      const outcome = shop.agent.post(`/api/calls/${claim.callId}/outcome`).send({ outcome: 'confirmed' }).then((r) => r);
+      const outcome = shop.agent
+        .post(`/api/calls/${claim.callId}/outcome`)
+        .send({ outcome: 'confirmed' })
+        .then((r) => r);
       await waitFor('the outcome waits on a lock', async () => (await lockWaiters()) >= 1);
-      const status = shop.agent.put(`/api/orders/${claim.orderId}`).send({ status: 'unconfirmed' }).then((r) => r);
+      const status = shop.agent
+        .put(`/api/orders/${claim.orderId}`)
+        .send({ status: 'unconfirmed' })
+        .then((r) => r);
       await waitFor('the status change waits on a lock', async () => (await lockWaiters()) >= 2);
       await gate.commit();
       const [o, s] = await Promise.all([outcome, status]);
@@ -232,14 +246,28 @@ describe('one lock order: order, operation, call (issue 28 §4)', function () {
     const { shop, claims } = await claimedOrders(50);
     const answers = await Promise.all(
       claims.map(async (claim) => {
-        const outcome = shop.agent.post(`/api/calls/${claim.callId}/outcome`).send({ outcome: 'confirmed' }).then((r) => r);
+        const outcome = shop.agent
+          .post(`/api/calls/${claim.callId}/outcome`)
+          .send({ outcome: 'confirmed' })
+          .then((r) => r);
         await new Promise((resolve) => setImmediate(resolve));
-        const status = shop.agent.put(`/api/orders/${claim.orderId}`).send({ status: 'unconfirmed' }).then((r) => r);
+        const status = shop.agent
+          .put(`/api/orders/${claim.orderId}`)
+          .send({ status: 'unconfirmed' })
+          .then((r) => r);
         return Promise.all([outcome, status]);
       }),
     );
     const statuses = answers.flat().map((r) => r.status);
-    expect(statuses.filter((s) => s !== 200), JSON.stringify(answers.flat().filter((r) => r.status !== 200).map((r) => r.body))).to.deep.equal([]);
+    expect(
+      statuses.filter((s) => s !== 200),
+      JSON.stringify(
+        answers
+          .flat()
+          .filter((r) => r.status !== 200)
+          .map((r) => r.body),
+      ),
+    ).to.deep.equal([]);
     for (const claim of claims) await expectOneOfTheTwoOrders(claim);
   });
 
@@ -272,13 +300,18 @@ describe('one lock order: order, operation, call (issue 28 §4)', function () {
       runs += 1;
       throw conflict;
     });
-    await failing.then(() => expect.fail('resolved'), (err: unknown) => expect(err).to.equal(conflict));
+    await failing.then(
+      () => expect.fail('resolved'),
+      (err: unknown) => expect(err).to.equal(conflict),
+    );
     expect(runs).to.equal(TRANSACTION_RETRIES + 1);
     runs = 0;
-    await testKnex().transaction(async () => {
-      runs += 1;
-      throw new Error('not a conflict');
-    }).catch(() => undefined);
+    await testKnex()
+      .transaction(async () => {
+        runs += 1;
+        throw new Error('not a conflict');
+      })
+      .catch(() => undefined);
     expect(runs).to.equal(1);
   });
 });
@@ -289,12 +322,21 @@ describe('no call stays open forever (issue 28 §9)', function () {
   it(`a voice call not accepted within ${ACCEPT_WITHIN_MINUTES} minutes ends failed, "agent unreachable": nothing charged, its credit free again, section 6 applies`, async () => {
     const { agent, shop, orders, a, b } = await twoVoiceCalls(2);
     try {
-      const capacity = async () => services().calls.pausedForCredits(shop.workspaceId!, (await testKnex()('workspaces').where({ id: shop.workspaceId }).first('owner_id')).owner_id);
+      const capacity = async () =>
+        services().calls.pausedForCredits(shop.workspaceId!, (await testKnex()('workspaces').where({ id: shop.workspaceId }).first('owner_id')).owner_id);
       expect(await capacity(), 'two open calls hold both credits').to.equal(true);
       const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
-      await testKnex()('calls').where({ id: a }).update({ started_at: minutesAgo(ACCEPT_WITHIN_MINUTES + 1) });
+      await testKnex()('calls')
+        .where({ id: a })
+        .update({ started_at: minutesAgo(ACCEPT_WITHIN_MINUTES + 1) });
       // B was accepted long ago: its result time-out applies, not this rule.
-      await testKnex()('calls').where({ id: b }).update({ started_at: minutesAgo(ACCEPT_WITHIN_MINUTES + 1), accepted_at: minutesAgo(ACCEPT_WITHIN_MINUTES), result_due_at: new Date(Date.now() + 5 * 60_000) });
+      await testKnex()('calls')
+        .where({ id: b })
+        .update({
+          started_at: minutesAgo(ACCEPT_WITHIN_MINUTES + 1),
+          accepted_at: minutesAgo(ACCEPT_WITHIN_MINUTES),
+          result_due_at: new Date(Date.now() + 5 * 60_000),
+        });
       const result = await services().sweep.run();
       expect(result.unreachable).to.be.at.least(1);
       const [callA] = await testKnex()('calls').where({ id: a });
@@ -313,7 +355,9 @@ describe('no call stays open forever (issue 28 §9)', function () {
   it('a call requested less than 25 minutes ago stays open', async () => {
     const { agent, a } = await twoVoiceCalls();
     try {
-      await testKnex()('calls').where({ id: a }).update({ started_at: new Date(Date.now() - (ACCEPT_WITHIN_MINUTES - 1) * 60_000) });
+      await testKnex()('calls')
+        .where({ id: a })
+        .update({ started_at: new Date(Date.now() - (ACCEPT_WITHIN_MINUTES - 1) * 60_000) });
       await services().sweep.run();
       expect((await testKnex()('calls').where({ id: a }).first()).ended_at).to.equal(null);
       expect(await services().calls.fail(a, 'agent unreachable', 'acceptance')).to.equal(false);

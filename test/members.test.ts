@@ -19,7 +19,11 @@ async function team(): Promise<{ owner: SignedIn; member: SignedIn; memberPhone:
   // The same member on a second device: a session of its own.
   const memberPhone = { ...member, agent: request.agent(app()) };
   const page = await memberPhone.agent.get('/login').expect(200);
-  await memberPhone.agent.post('/login').type('form').send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1], email, password: member.password }).expect(303);
+  await memberPhone.agent
+    .post('/login')
+    .type('form')
+    .send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1], email, password: member.password })
+    .expect(303);
   expect((await member.agent.get('/api/orders').expect(200)).body).to.have.property('orders');
   return { owner, member, memberPhone };
 }
@@ -103,7 +107,11 @@ describe('removing a member (DELETE /api/workspace/members/:userId and /workspac
     const other = await team();
     const memberPage = await other.member.agent.get('/workspace').expect(200);
     expect(memberPage.text).to.contain('action="/workspace/leave"').and.not.contain('/remove"');
-    await other.member.agent.post('/workspace/leave').type('form').send({ _csrf: await csrfOf(other.member.agent) }).expect(303);
+    await other.member.agent
+      .post('/workspace/leave')
+      .type('form')
+      .send({ _csrf: await csrfOf(other.member.agent) })
+      .expect(303);
     expect((await other.member.agent.get('/workspace').expect(200)).text).to.contain('Create your workspace');
   });
 });

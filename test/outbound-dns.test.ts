@@ -35,10 +35,11 @@ async function receiver(hang = false) {
     release: () => {
       for (const res of held.splice(0)) res.end('ok');
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -51,12 +52,21 @@ async function shop(target?: Express): Promise<Shop> {
 }
 
 async function endpoint(s: Shop, url: string): Promise<string> {
-  return (await s.agent.post('/api/webhooks').send({ url, events: ['order.created'] }).expect(201)).body.id;
+  return (
+    await s.agent
+      .post('/api/webhooks')
+      .send({ url, events: ['order.created'] })
+      .expect(201)
+  ).body.id;
 }
 
 async function importOrders(s: SignedIn, count: number): Promise<void> {
   const lines = Array.from({ length: count }, (_, i) => `Client ${i},0612345678,Atlas,Argan oil`);
-  await s.agent.post('/api/orders/import').type('text/csv').send(['name,phone,store,products', ...lines].join('\n')).expect(200);
+  await s.agent
+    .post('/api/orders/import')
+    .type('text/csv')
+    .send(['name,phone,store,products', ...lines].join('\n'))
+    .expect(200);
 }
 
 const deliveriesOf = (endpointId: string) => testKnex()('webhook_deliveries').where({ endpoint_id: endpointId });
@@ -72,11 +82,15 @@ describe('outbound lookups that cannot stall (issue 28, items 6 and 10)', () => 
   it('HostResolver asks its own nameserver for A and AAAA, answers IP literals and localhost without a query, and serves the all/family forms net uses', async () => {
     const ns = await dnsServer({ 'alive.example': { A: ['127.0.0.1'], AAAA: ['::1'] }, 'v4only.example': { A: ['127.0.0.2'] } });
     const resolver = new HostResolver([ns.address]);
-    const lookup = (host: string, options: dns.LookupOptions) => new Promise<unknown>((resolve, reject) => {
-      resolver.lookup(host, options, (err, address, family) => (err ? reject(err) : resolve(options.all ? address : { address, family })));
-    });
+    const lookup = (host: string, options: dns.LookupOptions) =>
+      new Promise<unknown>((resolve, reject) => {
+        resolver.lookup(host, options, (err, address, family) => (err ? reject(err) : resolve(options.all ? address : { address, family })));
+      });
     try {
-      expect(await lookup('alive.example', { all: true })).to.deep.equal([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]);
+      expect(await lookup('alive.example', { all: true })).to.deep.equal([
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ]);
       expect(await lookup('alive.example', {})).to.deep.equal({ address: '127.0.0.1', family: 4 });
       expect(await lookup('alive.example', { family: 6 })).to.deep.equal({ address: '::1', family: 6 });
       expect(await lookup('v4only.example', { all: true })).to.deep.equal([{ address: '127.0.0.2', family: 4 }]);
@@ -94,7 +108,11 @@ describe('outbound lookups that cannot stall (issue 28, items 6 and 10)', () => 
   });
 
   it('DNS_SERVERS: ip or ip:port entries, separated by commas (the system’s nameservers when unset); anything else is a named configuration error', () => {
-    expect(loadConfig({ ...TEST_ENV, DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2' }).calls.dnsServers).to.deep.equal(['127.0.0.1:5353', '[::1]:53', '10.0.0.2']);
+    expect(loadConfig({ ...TEST_ENV, DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2' }).calls.dnsServers).to.deep.equal([
+      '127.0.0.1:5353',
+      '[::1]:53',
+      '10.0.0.2',
+    ]);
     expect(loadConfig(TEST_ENV).calls.dnsServers).to.equal(undefined);
     for (const bad of ['dns.example', '127.0.0.1:port', ' , ']) {
       const err = (() => {

@@ -34,7 +34,11 @@ async function memberOf(owner: SignedIn): Promise<SignedIn> {
   // The session caches the user's context: a new sign-in reads the membership.
   const agent = request.agent(app());
   const page = await agent.get('/login').expect(200);
-  await agent.post('/login').type('form').send({ _csrf: csrfFrom(page.text), email: member.email, password: member.password }).expect(303);
+  await agent
+    .post('/login')
+    .type('form')
+    .send({ _csrf: csrfFrom(page.text), email: member.email, password: member.password })
+    .expect(303);
   return { ...member, agent, workspaceId: owner.workspaceId };
 }
 
@@ -46,7 +50,16 @@ async function team(): Promise<Team> {
   const endpoint = (await owner.agent.post('/api/webhooks').send({ url: HOOK_URL }).expect(201)).body;
   const delivery = (await owner.agent.post(`/api/webhooks/${endpoint.id}/test`).expect(202)).body;
   const member = await memberOf(owner);
-  return { owner, member, voiceId: voice.id, voiceSecret: voice.secret, humanId: human.id, endpointId: endpoint.id, endpointSecret: endpoint.secret, deliveryId: delivery.id };
+  return {
+    owner,
+    member,
+    voiceId: voice.id,
+    voiceSecret: voice.secret,
+    humanId: human.id,
+    endpointId: endpoint.id,
+    endpointSecret: endpoint.secret,
+    deliveryId: delivery.id,
+  };
 }
 
 /** Everything a refused request could have changed in the workspace. */
@@ -111,9 +124,12 @@ describe('integrations are the owner’s (voice agents, webhook endpoints)', () 
     const desk = (await t.member.agent.post('/api/agents').send({ name: 'Desk' }).expect(201)).body;
     expect(desk).to.include({ kind: 'human' }).and.not.have.property('secret');
     await t.member.agent.put(`/api/agents/${desk.id}`).send({ name: 'Front desk', orderHandler: true }).expect(200);
-    await t.member.agent.put('/api/settings/calls').send({ callingHours: { start: '08:00', end: '20:00' } }).expect(200);
+    await t.member.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '08:00', end: '20:00' } })
+      .expect(200);
     expect(await testKnex()('call_settings').where({ workspace_id: t.owner.workspaceId }).first()).to.include({ hours_start: '08:00', hours_end: '20:00' });
-    expect((await testKnex()('agents').where({ id: desk.id }).first())).to.include({ name: 'Front desk', is_order_handler: true });
+    expect(await testKnex()('agents').where({ id: desk.id }).first()).to.include({ name: 'Front desk', is_order_handler: true });
 
     const statuses: Record<string, number> = {};
     for (const [name, call] of Object.entries(API_CALLS)) statuses[name] = (await call(t.owner.agent, t)).status;
@@ -143,7 +159,10 @@ describe('integrations are the owner’s (voice agents, webhook endpoints)', () 
     const before = await integrationsOf(t.owner.workspaceId!);
     for (const [name, post] of Object.entries(PAGE_POSTS)) {
       const [path, fields] = post(t);
-      const res = await t.member.agent.post(path).type('form').send({ _csrf: csrf, ...fields });
+      const res = await t.member.agent
+        .post(path)
+        .type('form')
+        .send({ _csrf: csrf, ...fields });
       expect(res.status, name).to.equal(403);
       expect(res.text, name).to.contain('Forbidden').and.not.contain(t.voiceSecret).and.not.contain(t.endpointSecret);
     }
@@ -175,7 +194,9 @@ describe('integrations are the owner’s (voice agents, webhook endpoints)', () 
 
     const hook = await t.member.agent.get(`/webhooks/${t.endpointId}`).expect(200);
     expect(hook.text).to.contain(HOOK_URL).and.contain('webhook.test').and.not.contain(t.endpointSecret);
-    expect(hook.text).not.to.match(/<form[^>]+action="\/webhooks\//).and.not.contain(`/webhooks/${t.endpointId}/delete"`);
+    expect(hook.text)
+      .not.to.match(/<form[^>]+action="\/webhooks\//)
+      .and.not.contain(`/webhooks/${t.endpointId}/delete"`);
 
     const del = await t.member.agent.get(`/webhooks/${t.endpointId}/delete`).expect(200);
     expect(del.text).not.to.contain(`action="/webhooks/${t.endpointId}/delete"`);
@@ -183,10 +204,15 @@ describe('integrations are the owner’s (voice agents, webhook endpoints)', () 
     const owner = t.owner.agent;
     const ownerAgents = (await owner.get('/agents').expect(200)).text;
     expect(ownerAgents).to.contain('Show secret').and.contain('name="kind"').and.contain(`action="/agents/${t.voiceId}/order-handler"`);
-    expect((await owner.get(`/agents/${t.voiceId}`).expect(200)).text).to.contain(t.voiceSecret).and.contain('rotate-secret');
+    expect((await owner.get(`/agents/${t.voiceId}`).expect(200)).text)
+      .to.contain(t.voiceSecret)
+      .and.contain('rotate-secret');
     expect((await owner.get('/webhooks').expect(200)).text).to.contain('action="/webhooks"');
     const ownerHook = (await owner.get(`/webhooks/${t.endpointId}`).expect(200)).text;
-    expect(ownerHook).to.contain(t.endpointSecret).and.contain(`action="/webhooks/${t.endpointId}/rotate-secret"`).and.contain(`action="/webhooks/${t.endpointId}/test"`);
+    expect(ownerHook)
+      .to.contain(t.endpointSecret)
+      .and.contain(`action="/webhooks/${t.endpointId}/rotate-secret"`)
+      .and.contain(`action="/webhooks/${t.endpointId}/test"`);
     expect((await owner.get(`/webhooks/${t.endpointId}/delete`).expect(200)).text).to.contain(`action="/webhooks/${t.endpointId}/delete"`);
   });
 });

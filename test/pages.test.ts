@@ -29,7 +29,11 @@ async function shop(options: { handler?: boolean } = {}): Promise<Shop> {
     await user.agent.post('/api/agents').send({ name: 'Youssef', orderHandler: true }).expect(201);
   }
   const csrf = await csrfOf(user.agent);
-  const post = (path: string, form: Record<string, string> = {}) => user.agent.post(path).type('form').send({ _csrf: csrf, ...form });
+  const post = (path: string, form: Record<string, string> = {}) =>
+    user.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrf, ...form });
   return { ...user, workspaceId: user.workspaceId!, csrf, post };
 }
 
@@ -48,7 +52,19 @@ function fieldErrors(html: string): Record<string, string> {
   return errors;
 }
 
-const WORKSPACE_PAGES = ['/orders', '/orders/new', `/orders/${ABSENT_ID}`, `/orders/${ABSENT_ID}/delete`, '/agents', `/agents/${ABSENT_ID}`, '/calls', `/calls/${ABSENT_ID}`, '/settings', '/api-keys', '/credits'];
+const WORKSPACE_PAGES = [
+  '/orders',
+  '/orders/new',
+  `/orders/${ABSENT_ID}`,
+  `/orders/${ABSENT_ID}/delete`,
+  '/agents',
+  `/agents/${ABSENT_ID}`,
+  '/calls',
+  `/calls/${ABSENT_ID}`,
+  '/settings',
+  '/api-keys',
+  '/credits',
+];
 
 describe('dashboard pages: access and layout', () => {
   it('redirect a signed-out visitor to /login', async () => {
@@ -74,15 +90,32 @@ describe('dashboard pages: access and layout', () => {
   it('render every page for a signed-in user: layout, navigation, _csrf on every form, no inline script or style', async () => {
     const owner = await shop();
     const order = await addOrder(owner);
-    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    await owner.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '00:00', end: '24:00' } })
+      .expect(200);
     const callPath = (await owner.post('/calls/next').expect(303)).headers.location;
     const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
-    const pages = ['/orders', '/orders/new', `/orders/${order.id}`, `/orders/${order.id}/delete`, '/calls', callPath, '/settings', '/agents', `/agents/${voice.id}`, '/api-keys', '/credits', '/workspace'];
+    const pages = [
+      '/orders',
+      '/orders/new',
+      `/orders/${order.id}`,
+      `/orders/${order.id}/delete`,
+      '/calls',
+      callPath,
+      '/settings',
+      '/agents',
+      `/agents/${voice.id}`,
+      '/api-keys',
+      '/credits',
+      '/workspace',
+    ];
     for (const page of pages) {
       const res = await owner.agent.get(page).expect(200);
       expect(res.headers['content-type'], page).to.equal('text/html; charset=utf-8');
       expect(res.text, page).to.contain('<meta charset="utf-8">').and.contain('name="viewport"');
-      for (const link of ['/orders', '/calls', '/agents', '/settings', '/api-keys', '/credits', '/workspace']) expect(res.text, page).to.contain(`href="${link}"`);
+      for (const link of ['/orders', '/calls', '/agents', '/settings', '/api-keys', '/credits', '/workspace'])
+        expect(res.text, page).to.contain(`href="${link}"`);
       expect(res.text, page).to.contain('Salma Idrissi').and.contain('action="/logout"');
       const forms = res.text.match(/<form method="post"[\s\S]*?<\/form>/g) ?? [];
       expect(forms.length, page).to.be.greaterThan(0);
@@ -113,7 +146,10 @@ describe('dashboard pages: access and layout', () => {
       keys: await testKnex()('api_keys').where({ workspace_id: owner.workspaceId }).orderBy('id'),
       invitations: await testKnex()('invitations').where({ workspace_id: owner.workspaceId }),
     });
-    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    await owner.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '00:00', end: '24:00' } })
+      .expect(200);
     const done = await addOrder(owner, { clientName: 'Done', status: 'confirmed' });
     await testKnex()('operations').where({ order_id: done.id }).update({ status: 'cancelled', next_attempt_at: null });
     const callId = (await owner.agent.post('/api/calls/next').expect(200)).body.call.id;
@@ -147,7 +183,11 @@ describe('dashboard pages: access and layout', () => {
     for (const [path, form] of posts) {
       const res = await owner.agent.post(path).type('form').send(form).expect(403);
       expect(res.text, path).to.contain('Your form has expired');
-      const wrong = await owner.agent.post(path).type('form').send({ ...form, _csrf: 'x'.repeat(owner.csrf.length) }).expect(403);
+      const wrong = await owner.agent
+        .post(path)
+        .type('form')
+        .send({ ...form, _csrf: 'x'.repeat(owner.csrf.length) })
+        .expect(403);
       expect(wrong.text, path).to.contain('Your form has expired');
     }
     expect(await snapshot()).to.deep.equal(before);
@@ -257,9 +297,15 @@ describe('orders pages', () => {
     const second = await addOrder(owner, { clientName: 'Middle', status: 'confirmed' });
     const third = await addOrder(owner, { clientName: 'Newest', status: 'no-answer' });
     const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
-    await testKnex()('orders').where({ id: first.id }).update({ created_at: hoursAgo(3) });
-    await testKnex()('orders').where({ id: second.id }).update({ created_at: hoursAgo(2) });
-    await testKnex()('orders').where({ id: third.id }).update({ created_at: hoursAgo(1) });
+    await testKnex()('orders')
+      .where({ id: first.id })
+      .update({ created_at: hoursAgo(3) });
+    await testKnex()('orders')
+      .where({ id: second.id })
+      .update({ created_at: hoursAgo(2) });
+    await testKnex()('orders')
+      .where({ id: third.id })
+      .update({ created_at: hoursAgo(1) });
 
     const all = (await owner.agent.get('/orders').expect(200)).text;
     const names = [...all.matchAll(/<a href="\/orders\/[\w-]+"><bdi>([^<]+)<\/bdi>/g)].map((m) => m[1]);
@@ -378,7 +424,10 @@ describe('agents page', () => {
     expect(res.headers.location).to.equal('/agents');
     await owner.post('/agents', { name: 'Omar' }).expect(303);
     const rows = await testKnex()('agents').where({ workspace_id: owner.workspaceId }).orderBy('created_at');
-    expect(rows.map((r) => [r.name, r.is_order_handler])).to.deep.equal([['Hajar الإدريسي', true], ['Omar', false]]);
+    expect(rows.map((r) => [r.name, r.is_order_handler])).to.deep.equal([
+      ['Hajar الإدريسي', true],
+      ['Omar', false],
+    ]);
 
     const page = await owner.agent.get('/agents').expect(200);
     expect(page.text).to.contain('Omar added.').and.contain('<span class="badge badge-handler">order handler</span>');

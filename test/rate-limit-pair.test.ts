@@ -234,7 +234,19 @@ describe('createLimiterPair', () => {
       ];
       const { reference, pair } = await runBoth(redis, steps, { headerFirstKey: true });
       expect(reference.map((o) => o.status)).to.deep.equal([200, 200, 200, 429, 200, 429, 429, 200, 200, 429, 200]);
-      expect(refusedBy(reference)).to.deep.equal([undefined, undefined, undefined, 'second', undefined, 'first', 'first', undefined, undefined, 'second', undefined]);
+      expect(refusedBy(reference)).to.deep.equal([
+        undefined,
+        undefined,
+        undefined,
+        'second',
+        undefined,
+        'first',
+        'first',
+        undefined,
+        undefined,
+        'second',
+        undefined,
+      ]);
       expectSame(reference, pair, steps);
     });
   });
@@ -313,12 +325,19 @@ describe('createLimiterPair', () => {
         // Each request counts as the first of a fresh window for both limits, as createLimiter's.
         expect(res.headers.ratelimit).to.equal(`"${names.first}"; r=0; t=60, "${names.second}"; r=0; t=60`);
         const ref = await request(reference).get('/t').expect(200);
-        const unnamed = (value: string, n: { first: string; second: string }) => value.replaceAll(n.first, 'FIRST').replaceAll(n.second, 'SECOND').replace(/pk=:[^:]*:/g, 'pk');
+        const unnamed = (value: string, n: { first: string; second: string }) =>
+          value
+            .replaceAll(n.first, 'FIRST')
+            .replaceAll(n.second, 'SECOND')
+            .replace(/pk=:[^:]*:/g, 'pk');
         expect(unnamed(res.headers.ratelimit, names)).to.equal(unnamed(ref.headers.ratelimit, refNames));
         expect(unnamed(res.headers['ratelimit-policy'], names)).to.equal(unnamed(ref.headers['ratelimit-policy'], refNames));
         expect(res.headers['retry-after']).to.equal(undefined);
       }
-      expect(logs.some((line) => JSON.parse(line).msg === 'rate limit store unavailable: letting requests through'), logs.join('')).to.equal(true);
+      expect(
+        logs.some((line) => JSON.parse(line).msg === 'rate limit store unavailable: letting requests through'),
+        logs.join(''),
+      ).to.equal(true);
     };
 
     it('a client pointed at a port where nothing listens', async () => {
@@ -351,7 +370,9 @@ describe('createLimiterPair', () => {
       expect(bySecond.body.retryAfter).to.be.within(1, SECOND.windowMs / 1000);
       expect(bySecond.headers['retry-after']).to.equal(String(bySecond.body.retryAfter));
       expect(bySecond.headers.ratelimit).to.match(new RegExp(`^"${names.first}"; r=1; t=\\d+, "${names.second}"; r=0; t=\\d+$`));
-      expect(bySecond.headers['ratelimit-policy']).to.match(new RegExp(`^"${names.first}"; q=5; w=60; pk=:[A-Za-z0-9+/=]+:, "${names.second}"; q=3; w=30; pk=:[A-Za-z0-9+/=]+:$`));
+      expect(bySecond.headers['ratelimit-policy']).to.match(
+        new RegExp(`^"${names.first}"; q=5; w=60; pk=:[A-Za-z0-9+/=]+:, "${names.second}"; q=3; w=30; pk=:[A-Za-z0-9+/=]+:$`),
+      );
 
       await send(app, { f: 'f1', k: 'k2' }).expect(200); // the first limit's 5th
       const byFirst = await send(app, { f: 'f1', k: 'k3' }).expect(429);

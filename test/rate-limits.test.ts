@@ -21,7 +21,11 @@ describe('rate limits where strangers knock (issue 28, item 11)', () => {
     const signUpFrom = async (from: string, email: string) => {
       const agent = request.agent(target);
       const page = await agent.get('/signup').set('X-Forwarded-For', from).expect(200);
-      return agent.post('/signup').set('X-Forwarded-For', from).type('form').send({ _csrf: csrfFrom(page.text), name: 'Amina', email, password: 'correct horse battery', workspace: 'Dar Nour' });
+      return agent
+        .post('/signup')
+        .set('X-Forwarded-For', from)
+        .type('form')
+        .send({ _csrf: csrfFrom(page.text), name: 'Amina', email, password: 'correct horse battery', workspace: 'Dar Nour' });
     };
     for (let i = 0; i < 2; i++) {
       const res = await signUpFrom(ip, uniqueEmail('signup'));
@@ -42,7 +46,8 @@ describe('rate limits where strangers knock (issue 28, item 11)', () => {
   it('/hooks: past the per-IP limit → 429 {"error":"rate_limited"} with Retry-After; below it the report is handled as usual; 600 a minute by default', async function () {
     const target = testApp({ ...PROXIED, HOOKS_LIMIT_PER_IP: '3' }, await requireRedis(this));
     const ip = randomIp();
-    const report = (from: string) => request(target).post('/hooks/calls/no-such-call').set('X-Forwarded-For', from).set('content-type', 'application/json').send('{"type":"call.started"}');
+    const report = (from: string) =>
+      request(target).post('/hooks/calls/no-such-call').set('X-Forwarded-For', from).set('content-type', 'application/json').send('{"type":"call.started"}');
     for (let i = 0; i < 3; i++) {
       const res = await report(ip);
       expect(res.status).to.equal(404);

@@ -4,7 +4,7 @@ import { loadConfig } from '../config';
 import { JOB_SCHEMA } from '../db/jobs';
 import { messageBody } from '../services/webhooks';
 import type { RunningWorker } from '../worker';
-import type { SignedIn, } from './helpers/app';
+import type { SignedIn } from './helpers/app';
 import { csrfFrom, csrfOf, signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
@@ -29,19 +29,29 @@ const knex = () => testKnex();
 
 async function shop(options: { voiceUrl?: string } = {}): Promise<Shop> {
   const user = await signUp({ target });
-  const handler = options.voiceUrl ? { name: 'Robot', kind: 'voice', endpointUrl: options.voiceUrl, orderHandler: true } : { name: 'Salma', orderHandler: true };
+  const handler = options.voiceUrl
+    ? { name: 'Robot', kind: 'voice', endpointUrl: options.voiceUrl, orderHandler: true }
+    : { name: 'Salma', orderHandler: true };
   await user.agent.post('/api/agents').send(handler).expect(201);
   await openAllDay(user);
   return { ...user, workspaceId: user.workspaceId! };
 }
 
 async function create(s: Shop, fields: object): Promise<Order> {
-  return (await s.agent.post('/api/orders').send({ ...ORDER, ...fields }).expect(201)).body;
+  return (
+    await s.agent
+      .post('/api/orders')
+      .send({ ...ORDER, ...fields })
+      .expect(201)
+  ).body;
 }
 
 const orderRow = (id: string) => knex()('orders').where({ id }).first();
 const operationOf = (orderId: string) => knex()('operations').where({ order_id: orderId }).first();
-const jobsOf = (operationId: string) => knex().raw(`SELECT 1 FROM ${JOB_SCHEMA}.job WHERE name = 'operation-due' AND data->>'operationId' = ?`, [operationId]).then((r) => r.rows);
+const jobsOf = (operationId: string) =>
+  knex()
+    .raw(`SELECT 1 FROM ${JOB_SCHEMA}.job WHERE name = 'operation-due' AND data->>'operationId' = ?`, [operationId])
+    .then((r) => r.rows);
 
 describe('possible_duplicate: the same phone and products within 48 hours', () => {
   it('flags the second order across phone forms, case, accents and spaces; other products or another phone are not flagged', async () => {
@@ -71,10 +81,14 @@ describe('possible_duplicate: the same phone and products within 48 hours', () =
   it('not past 48 hours (still within 47)', async () => {
     const s = await shop();
     const old = await create(s, { productsName: 'Tajine' });
-    await knex()('orders').where({ id: old.id }).update({ created_at: knex().raw("now() - interval '49 hours'") });
+    await knex()('orders')
+      .where({ id: old.id })
+      .update({ created_at: knex().raw("now() - interval '49 hours'") });
     expect((await create(s, { productsName: 'Tajine' })).flags).to.deep.equal([]);
     const recent = await create(s, { phone: '0611111111', productsName: 'Tajine' });
-    await knex()('orders').where({ id: recent.id }).update({ created_at: knex().raw("now() - interval '47 hours'") });
+    await knex()('orders')
+      .where({ id: recent.id })
+      .update({ created_at: knex().raw("now() - interval '47 hours'") });
     expect((await create(s, { phone: '0611111111', productsName: 'Tajine' })).flags).to.deep.equal(['possible_duplicate']);
   });
 
@@ -107,16 +121,28 @@ describe('possible_duplicate: the same phone and products within 48 hours', () =
     // The earlier order's page shows the later one too.
     expect((await s.agent.get(`/orders/${first.id}`).expect(200)).text).to.include(`href="/orders/${second.id}"`);
 
-    const next = await s.agent.post('/calls/next').type('form').send({ _csrf: csrfFrom((await s.agent.get('/calls').expect(200)).text) }).expect(303);
+    const next = await s.agent
+      .post('/calls/next')
+      .type('form')
+      .send({ _csrf: csrfFrom((await s.agent.get('/calls').expect(200)).text) })
+      .expect(303);
     const callPage = (await s.agent.get(next.headers.location).expect(200)).text;
     expect(callPage).to.include('badge-possible_duplicate');
     expect(callPage).to.include(`href="/orders/${first.id}"`);
-    const cancelled = await s.agent.post(`/orders/${first.id}/status`).type('form').send({ _csrf: csrfFrom(callPage), status: 'unconfirmed', back: next.headers.location }).expect(303);
+    const cancelled = await s.agent
+      .post(`/orders/${first.id}/status`)
+      .type('form')
+      .send({ _csrf: csrfFrom(callPage), status: 'unconfirmed', back: next.headers.location })
+      .expect(303);
     expect(cancelled.headers.location).to.equal(next.headers.location);
     expect((await orderRow(first.id)).status).to.equal('unconfirmed');
     expect((await orderRow(second.id)).status).to.equal('calling');
     // An address of elsewhere is never where it sends back.
-    const elsewhere = await s.agent.post(`/orders/${first.id}/status`).type('form').send({ _csrf: csrfFrom(callPage), status: 'unconfirmed', back: 'https://evil.example/orders/x' }).expect(303);
+    const elsewhere = await s.agent
+      .post(`/orders/${first.id}/status`)
+      .type('form')
+      .send({ _csrf: csrfFrom(callPage), status: 'unconfirmed', back: 'https://evil.example/orders/x' })
+      .expect(303);
     expect(elsewhere.headers.location).to.equal(`/orders/${first.id}`);
   });
 
@@ -149,12 +175,27 @@ async function dataToken(s: Shop): Promise<string> {
 async function byEveryPath(s: Shop, phone: string): Promise<Record<string, string>> {
   const ids: Record<string, string> = {};
   const csrf = await csrfOf(s.agent, '/orders/new');
-  await s.agent.post('/orders').type('form').send({ _csrf: csrf, client_name: 'Form', phone, store_name: 'S', products_name: 'Form item', address: '' }).expect(303);
+  await s.agent
+    .post('/orders')
+    .type('form')
+    .send({ _csrf: csrf, client_name: 'Form', phone, store_name: 'S', products_name: 'Form item', address: '' })
+    .expect(303);
   ids.form = (await knex()('orders').where({ workspace_id: s.workspaceId, client_name: 'Form' }).first('id')).id;
   ids.api = (await create(s, { clientName: 'Api', phone, productsName: 'Api item' })).id;
   const token = await dataToken(s);
-  ids.data = (await request(target).post('/data/v1/orders').set('apikey', PUBLISHABLE_KEY).set('Authorization', `Bearer ${token}`).send({ ...ORDER, clientName: 'Data', phone, productsName: 'Data item' }).expect(201)).body.id;
-  await s.agent.post('/api/orders/import').set('Content-Type', 'text/csv').send(`client_name,phone,store_name,products_name\nImport,"${phone}",S,Import item\n`).expect(200);
+  ids.data = (
+    await request(target)
+      .post('/data/v1/orders')
+      .set('apikey', PUBLISHABLE_KEY)
+      .set('Authorization', `Bearer ${token}`)
+      .send({ ...ORDER, clientName: 'Data', phone, productsName: 'Data item' })
+      .expect(201)
+  ).body.id;
+  await s.agent
+    .post('/api/orders/import')
+    .set('Content-Type', 'text/csv')
+    .send(`client_name,phone,store_name,products_name\nImport,"${phone}",S,Import item\n`)
+    .expect(200);
   ids.import = (await knex()('orders').where({ workspace_id: s.workspaceId, client_name: 'Import' }).first('id')).id;
   return ids;
 }
@@ -178,7 +219,10 @@ describe('the block list', () => {
     expect(added.body).to.include({ phone: '+212612345678', reason: 'Refused delivery twice' });
     await s.agent.post('/api/settings/blocked-phones').send({ phone: '0698765432' }).expect(201);
     const list = (await s.agent.get('/api/settings/blocked-phones').expect(200)).body;
-    expect(list.blocked_phones.map((e: { phone: string; reason: string | null }) => [e.phone, e.reason])).to.deep.equal([['+212698765432', null], ['+212612345678', 'Refused delivery twice']]);
+    expect(list.blocked_phones.map((e: { phone: string; reason: string | null }) => [e.phone, e.reason])).to.deep.equal([
+      ['+212698765432', null],
+      ['+212612345678', 'Refused delivery twice'],
+    ]);
 
     const bad = await s.agent.post('/api/settings/blocked-phones').send({ phone: '12345' }).expect(400);
     expect(bad.body).to.include({ code: 'VALIDATION_ERROR' });
@@ -239,7 +283,11 @@ describe('the block list', () => {
     expect(page).to.include('badge-blocked_phone');
     expect(page).to.include('is on the block list (refused twice)');
     expect(page).to.include('Call anyway');
-    await s.agent.post(`/orders/${order.id}/operations`).type('form').send({ _csrf: csrfFrom(page) }).expect(303);
+    await s.agent
+      .post(`/orders/${order.id}/operations`)
+      .type('form')
+      .send({ _csrf: csrfFrom(page) })
+      .expect(303);
     expect((await orderRow(order.id)).status).to.equal('pending');
     expect((await s.agent.post('/api/calls/next').expect(200)).body.order.id).to.equal(order.id);
   });
@@ -296,12 +344,18 @@ describe('the block list', () => {
 describe('flags in every representation', () => {
   it('the order.created webhook and the CSV export carry them', async () => {
     const s = await shop();
-    await s.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks', events: ['order.created'] }).expect(201);
+    await s.agent
+      .post('/api/webhooks')
+      .send({ url: 'http://127.0.0.1:9/hooks', events: ['order.created'] })
+      .expect(201);
     await s.agent.post('/api/settings/blocked-phones').send({ phone: '0611223344' }).expect(201);
     const order = await create(s, { phone: '0611223344' });
     const message = await knex()('webhook_messages').where({ workspace_id: s.workspaceId, event_type: 'order.created' }).first();
     expect(JSON.parse(messageBody(message)).data.order).to.deep.include({ id: order.id, status: 'unconfirmed', flags: ['blocked_phone'] });
-    const csv = (await s.agent.get('/api/orders/export.csv?flag=blocked_phone').expect(200)).text.replace(/^\ufeff/, '').trim().split('\r\n');
+    const csv = (await s.agent.get('/api/orders/export.csv?flag=blocked_phone').expect(200)).text
+      .replace(/^\ufeff/, '')
+      .trim()
+      .split('\r\n');
     expect(csv[0].split(',').at(-1)).to.equal('flags');
     expect(csv.slice(1)).to.have.length(1);
     expect(csv[1].startsWith(order.id) && csv[1].endsWith(',blocked_phone')).to.equal(true);

@@ -77,7 +77,7 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     const clean = npmRun(dir, 'lint:biome');
     expect(clean.status, clean.output).to.equal(0);
 
-    append(dir, 'services/phone.ts', '\nexport function shout(text: string): string {\n  debugger;\n  return text == \'quiet\' ? \'\' : text;\n}\n');
+    append(dir, 'services/phone.ts', "\nexport function shout(text: string): string {\n  debugger;\n  return text == 'quiet' ? '' : text;\n}\n");
     const broken = npmRun(dir, 'lint:biome');
     expect(broken.status, broken.output).to.not.equal(0);
     expect(broken.output).to.contain('lint/suspicious/noDebugger');

@@ -11,7 +11,11 @@ describe('sign-out holds (issue 28, item 7)', () => {
     const user = await signUp();
     const phone = request.agent(app());
     const login = await phone.get('/login').expect(200);
-    await phone.post('/login').type('form').send({ _csrf: csrfFrom(login.text), email: user.email, password: user.password }).expect(303);
+    await phone
+      .post('/login')
+      .type('form')
+      .send({ _csrf: csrfFrom(login.text), email: user.email, password: user.password })
+      .expect(303);
     const laptopCsrf = await csrfOf(user.agent, '/agents');
     const phoneCsrf = await csrfOf(phone, '/workspace');
     expect(await sessionsOf(user.userId)).to.have.length(2);
@@ -23,7 +27,11 @@ describe('sign-out holds (issue 28, item 7)', () => {
     try {
       await hold.raw('SELECT 1 FROM workspaces WHERE id = ? FOR UPDATE', [user.workspaceId]);
       // It has loaded its session (the middleware runs before the handler) when it waits on the lock.
-      slow = user.agent.post('/agents').type('form').send({ _csrf: laptopCsrf, name: 'Desk', order_handler: '1' }).then((res) => res);
+      slow = user.agent
+        .post('/agents')
+        .type('form')
+        .send({ _csrf: laptopCsrf, name: 'Desk', order_handler: '1' })
+        .then((res) => res);
       await waitFor('the request to wait on the workspace row', async () => {
         const { rows } = await knex.raw(
           "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%FROM workspaces%FOR NO KEY UPDATE%'",

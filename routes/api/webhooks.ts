@@ -15,7 +15,9 @@ export function webhooksRouter(services: Services): Router {
     res.json({ endpoints: await services.webhooks.list(workspaceId(req)) });
   });
   router.post('/', async (req, res) => {
-    secretAnswer(res).status(201).json(await services.webhooks.create(workspace(req), req.body));
+    secretAnswer(res)
+      .status(201)
+      .json(await services.webhooks.create(workspace(req), req.body));
   });
   router.get('/:id', async (req, res) => {
     res.json(await services.webhooks.get(workspaceId(req), req.params.id));

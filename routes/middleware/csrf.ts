@@ -50,5 +50,7 @@ export function requireCsrfToken(req: Request, _res: Response, next: NextFunctio
     next();
     return;
   }
-  next(sameToken(req.session?.csrfToken, req.body?._csrf) ? undefined : new AppError(403, 'Your form has expired. Reload the page and try again.', 'CSRF_TOKEN'));
+  next(
+    sameToken(req.session?.csrfToken, req.body?._csrf) ? undefined : new AppError(403, 'Your form has expired. Reload the page and try again.', 'CSRF_TOKEN'),
+  );
 }

@@ -70,7 +70,7 @@ export function agentPages(services: Services): Router {
   router.post('/agents/:id/rotate-secret', async (req, res) => {
     const agent = await services.agents.rotateSecret(workspace(req), String(req.params.id));
     secretAnswer(res);
-    res.locals.notice = 'A new secret was made: the old one stopped working. Give this one to the voice agent\'s service now.';
+    res.locals.notice = "A new secret was made: the old one stopped working. Give this one to the voice agent's service now.";
     res.render('agent', { agent, secret: agent.secret, isOwner: true });
   });
 

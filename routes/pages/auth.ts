@@ -47,7 +47,10 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
     name: 'login-email',
     windowMs: LOGIN_WINDOW_MS,
     limit: deps.config.limits.loginPerEmail,
-    key: (req) => `email:${String(req.body?.email ?? '').trim().toLowerCase()}`,
+    key: (req) =>
+      `email:${String(req.body?.email ?? '')
+        .trim()
+        .toLowerCase()}`,
     countFailuresOnly: true,
     onLimited: tooManyAttempts,
   });

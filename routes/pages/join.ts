@@ -38,7 +38,13 @@ export function joinPages(services: Services): Router {
     next();
   });
 
-  function renderSignUp(res: Response, token: string, link: JoinLink, status = 200, form: { values?: Record<string, string>; errors?: Record<string, string> } = {}) {
+  function renderSignUp(
+    res: Response,
+    token: string,
+    link: JoinLink,
+    status = 200,
+    form: { values?: Record<string, string>; errors?: Record<string, string> } = {},
+  ) {
     res.status(status).render('signup', {
       values: { ...form.values, email: link.email },
       errors: form.errors ?? {},

@@ -89,7 +89,10 @@ export function orderPages(services: Services): Router {
       services.orders.statusCounts(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
     ]);
-    const summaries = await services.callViews.summaries(workspace.id, page.orders.map((order) => order.id));
+    const summaries = await services.callViews.summaries(
+      workspace.id,
+      page.orders.map((order) => order.id),
+    );
     const keep = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) };
     const link = (extra: Record<string, string> = {}) => `/orders${queryString({ ...keep, ...extra })}`;
     // Reading newer orders, "more" means newer ones remain; reading older ones, it means older ones do.
@@ -107,7 +110,8 @@ export function orderPages(services: Services): Router {
       flags: ORDER_FLAGS,
       q,
       chipLink: (status: string | null) => `/orders${queryString({ ...(status ? { status } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) })}`,
-      flagLink: (wanted: string | null) => `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(q ? { q } : {}) })}`,
+      flagLink: (wanted: string | null) =>
+        `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(q ? { q } : {}) })}`,
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
       exportLink: `/api/orders/export.csv${queryString(keep)}`,
@@ -173,7 +177,9 @@ export function orderPages(services: Services): Router {
     const { status, back } = formValues(req, ['status', 'back']);
     try {
       const order = await services.orders.update(workspaceId(req), String(req.params.id), { status });
-      const changed = back ? `The order of ${formatDate(order.created_at)} is now ${statusLabel(order.status)}.` : `Status changed to ${statusLabel(order.status)}.`;
+      const changed = back
+        ? `The order of ${formatDate(order.created_at)} is now ${statusLabel(order.status)}.`
+        : `Status changed to ${statusLabel(order.status)}.`;
       await redirectWithNotice(req, res, backTo(back, `/orders/${order.id}`), changed);
     } catch (err) {
       if (!(err instanceof InvalidStatusError)) throw err;
@@ -187,9 +193,15 @@ export function orderPages(services: Services): Router {
       await services.operations.requeue(workspaceId(req), id);
       await redirectWithNotice(req, res, `/orders/${id}`, 'A new confirmation call is queued: the order is pending again.');
     } catch (err) {
-      if (err instanceof ConflictError) return redirectWithNotice(req, res, `/orders/${id}`, 'This order already has a confirmation call waiting or in progress.');
+      if (err instanceof ConflictError)
+        return redirectWithNotice(req, res, `/orders/${id}`, 'This order already has a confirmation call waiting or in progress.');
       if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') {
-        return redirectWithNotice(req, res, '/agents', 'No call was queued: this workspace has no order handler. Choose one below, then try "Call again" on the order.');
+        return redirectWithNotice(
+          req,
+          res,
+          '/agents',
+          'No call was queued: this workspace has no order handler. Choose one below, then try "Call again" on the order.',
+        );
       }
       throw err;
     }

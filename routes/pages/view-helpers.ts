@@ -53,7 +53,13 @@ function formatDuration(seconds: number | null): string {
 }
 
 const LOCAL_PARTS = new Intl.DateTimeFormat('en-GB', {
-  timeZone: TIME_ZONE, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit',
+  timeZone: TIME_ZONE,
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
 });
 
 /** An instant as a `datetime-local` value in Morocco time: "2026-11-22T19:30". */

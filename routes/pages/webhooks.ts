@@ -37,7 +37,10 @@ export function webhookPages(services: Services): Router {
     const id = String(req.params.id);
     const endpoint = await services.webhooks.get(workspaceId(req), id);
     const owner = isOwner(workspace(req));
-    const [secret, deliveries] = await Promise.all([owner ? services.webhooks.secret(workspace(req), id) : null, services.webhooks.deliveries(workspaceId(req), id)]);
+    const [secret, deliveries] = await Promise.all([
+      owner ? services.webhooks.secret(workspace(req), id) : null,
+      services.webhooks.deliveries(workspaceId(req), id),
+    ]);
     if (secret) secretAnswer(res);
     res.status(status).render('webhook', {
       endpoint,
@@ -58,7 +61,12 @@ export function webhookPages(services: Services): Router {
     const events = checkedEvents(req);
     try {
       const endpoint = await services.webhooks.create(workspace(req), { ...values, events });
-      await redirectWithNotice(req, res, `/webhooks/${endpoint.id}`, 'Endpoint added. Give its signing secret (below) to the receiving service, then send a test event.');
+      await redirectWithNotice(
+        req,
+        res,
+        `/webhooks/${endpoint.id}`,
+        'Endpoint added. Give its signing secret (below) to the receiving service, then send a test event.',
+      );
     } catch (err) {
       if (err instanceof ConflictError) return renderList(req, res, 409, { values, events, errors: { form: err.message } });
       if (!(err instanceof ValidationError)) throw err;
@@ -83,12 +91,22 @@ export function webhookPages(services: Services): Router {
   router.post('/webhooks/:id/enabled', async (req, res) => {
     const enabled = formValues(req, ['enabled'] as const).enabled === 'true';
     await services.webhooks.update(workspace(req), String(req.params.id), { enabled });
-    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, enabled ? 'Endpoint enabled: new events will be sent to it.' : 'Endpoint disabled: nothing more is sent to it.');
+    await redirectWithNotice(
+      req,
+      res,
+      `/webhooks/${req.params.id}`,
+      enabled ? 'Endpoint enabled: new events will be sent to it.' : 'Endpoint disabled: nothing more is sent to it.',
+    );
   });
 
   router.post('/webhooks/:id/rotate-secret', async (req, res) => {
     await services.webhooks.rotateSecret(workspace(req), String(req.params.id));
-    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'A new secret was made: the old one stopped working. Give this one to the receiving service now.');
+    await redirectWithNotice(
+      req,
+      res,
+      `/webhooks/${req.params.id}`,
+      'A new secret was made: the old one stopped working. Give this one to the receiving service now.',
+    );
   });
 
   router.post('/webhooks/:id/test', async (req, res) => {

@@ -41,7 +41,12 @@ export function workspacePages(services: Services): Router {
       if (!(err instanceof ConflictError)) throw err;
       return redirectWithNotice(req, res, '/workspace', err.message);
     }
-    await redirectWithNotice(req, res, '/workspace', `${member?.name ?? 'The member'} was removed: their sessions ended, their API keys were revoked and their open calls went back to the queue.`);
+    await redirectWithNotice(
+      req,
+      res,
+      '/workspace',
+      `${member?.name ?? 'The member'} was removed: their sessions ended, their API keys were revoked and their open calls went back to the queue.`,
+    );
   });
 
   router.post('/workspace/leave', requirePageWorkspace, async (req, res) => {

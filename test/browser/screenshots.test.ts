@@ -6,7 +6,7 @@ import { ROOT } from '../../config';
 import { TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
-import type { RunningServer, } from '../helpers/process';
+import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
 
 /** The README's pictures, remade on every run so that they show the pages as they are. */

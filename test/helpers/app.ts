@@ -88,7 +88,10 @@ export async function signUp(
     .leftJoin('workspace_members as m', 'm.user_id', 'u.id')
     .whereRaw('lower(u.email) = lower(?)', [email])
     .first('u.id', 'm.workspace_id');
-  const cookie = ([] as string[]).concat(signedUp.headers['set-cookie'] ?? []).find((c) => c.startsWith('ocs.sid='))!.split(';')[0];
+  const cookie = ([] as string[])
+    .concat(signedUp.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('ocs.sid='))!
+    .split(';')[0];
   return { agent, cookie, email, password, userId: row.id, workspaceId: row.workspace_id ?? null };
 }
 

@@ -44,7 +44,10 @@ export function screenshots(label: string): (page: Page, name: string) => Promis
 export async function reportFailure(label: string, pages: Page[], serverOutput: string): Promise<void> {
   for (const [i, page] of pages.entries()) {
     await page.screenshot({ path: path.join(SCREENSHOTS, `${label}-failure-${i}.png`), fullPage: true }).catch(() => {});
-    const text = await page.locator('main').innerText().catch(() => '(no main)');
+    const text = await page
+      .locator('main')
+      .innerText()
+      .catch(() => '(no main)');
     console.log(`      ${label}: page ${i} at ${page.url()}\n${text}`);
   }
   const requests = serverOutput

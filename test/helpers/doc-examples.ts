@@ -31,7 +31,12 @@ const CODE_LANGS = new Set(['js', 'mjs', 'ts', 'javascript', 'typescript']);
 /** The Markdown files whose examples must run. */
 export function documentedFiles(): string[] {
   const docs = path.join(ROOT, 'docs');
-  const pages = fs.existsSync(docs) ? fs.readdirSync(docs).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f)) : [];
+  const pages = fs.existsSync(docs)
+    ? fs
+        .readdirSync(docs)
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => path.join('docs', f))
+    : [];
   return ['README.md', ...pages.sort()];
 }
 

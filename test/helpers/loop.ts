@@ -24,7 +24,10 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 
 /** Calls are placed at any hour in these tests. */
 export async function openAllDay(shop: SignedIn): Promise<void> {
-  await shop.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+  await shop.agent
+    .put('/api/settings/calls')
+    .send({ callingHours: { start: '00:00', end: '24:00' } })
+    .expect(200);
 }
 
 export async function humanShop(): Promise<SignedIn & { handlerId: string }> {
@@ -88,10 +91,11 @@ export async function agentDouble(answer: (req: Received, n: number) => number |
   return {
     url: `http://127.0.0.1:${port}/calls`,
     received,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
