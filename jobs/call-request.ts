@@ -1,6 +1,7 @@
 import type { Logger } from '../logger';
 import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
+import { amountText } from '../services/orders';
 import { WorkspaceSlots } from '../services/workspace-slots';
 
 /** After the first try, a call.requested is retried after about 10 s, 1 min, 5 min and 15 min (spec §8.1). */
@@ -46,6 +47,10 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
               address: ctx.address ?? null,
               status: ctx.status,
               created_at: new Date(ctx.created_at).toISOString(),
+              // What the agent asks the client to have ready at delivery, and the shop's order number.
+              external_ref: ctx.external_ref ?? null,
+              total_amount: amountText(ctx.total_amount),
+              currency: ctx.currency ?? null,
             },
             workspace: { id: ctx.workspace_id, name: ctx.workspace_name },
             callback_url: `${publicBaseUrl}/hooks/calls/${ctx.id}`,

@@ -17,6 +17,11 @@ export const CREDITS_EXAMPLE = { credits: 42.5, totalCredits: 50, totalSpent: 7.
 
 const count = z.number().int();
 const rate = z.number().nullable();
+const money = z
+  .string()
+  .regex(/^\d+\.\d{2}$/)
+  .meta({ description: 'The `total_amount` of the confirmed orders added up, in MAD (orders in another currency or without an amount add nothing)' });
+
 export const StatsBody = named(
   'Stats',
   z.looseObject({
@@ -28,8 +33,9 @@ export const StatsBody = named(
     calls: count,
     answered_rate: rate,
     average_calls_to_confirm: rate,
-    by_day: z.array(z.looseObject({ date: z.string(), orders: count, confirmed: count })),
-    by_store: z.array(z.looseObject({ store_name: z.string(), orders: count, confirmed: count })),
+    confirmed_amount: money,
+    by_day: z.array(z.looseObject({ date: z.string(), orders: count, confirmed: count, confirmed_amount: money })),
+    by_store: z.array(z.looseObject({ store_name: z.string(), orders: count, confirmed: count, confirmed_amount: money })),
   }),
 );
 
@@ -67,11 +73,12 @@ export function register(b: OpenApiBuilder): void {
             calls: 3,
             answered_rate: 0.67,
             average_calls_to_confirm: 1.5,
+            confirmed_amount: '698.00',
             by_day: [
-              { date: '2026-11-01', orders: 2, confirmed: 1 },
-              { date: '2026-11-02', orders: 1, confirmed: 1 },
+              { date: '2026-11-01', orders: 2, confirmed: 1, confirmed_amount: '349.00' },
+              { date: '2026-11-02', orders: 1, confirmed: 1, confirmed_amount: '349.00' },
             ],
-            by_store: [{ store_name: 'Atlas', orders: 3, confirmed: 2 }],
+            by_store: [{ store_name: 'Atlas', orders: 3, confirmed: 2, confirmed_amount: '698.00' }],
           },
         },
         ...errors(SESSION_ERRORS, {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../services/order-filters';
 import { ORDER_STATUSES } from '../services/order-status';
-import { contentSchema, editSchema } from '../services/orders';
+import { contentSchema, editSchema, ORDER_SOURCES } from '../services/orders';
 import { ORDER_FLAGS } from '../services/order-flags';
 import type { OpenApiBuilder, Parameter, Route, Security } from './builder';
 import { named } from './builder';
@@ -10,6 +10,13 @@ import { BODY_ERRORS, DATA_API_ERRORS, errors, IDEMPOTENCY_ERRORS, idempotencyKe
 import { OperationBody } from './operations';
 
 export const OrderStatus = named('OrderStatus', z.enum(ORDER_STATUSES).meta({ description: 'The ten statuses of an order' }));
+const OrderSource = named(
+  'OrderSource',
+  z.enum(ORDER_SOURCES).meta({
+    description:
+      'The path the order came in by, set by us, never by the caller: `form` (the orders page), `api`, `data_api`, `import` (a CSV file), or the kind of store connection: `shopify`, `woocommerce`, `youcan`, `custom`. Orders older than this field: `api`',
+  }),
+);
 export const OrderFlag = named(
   'OrderFlag',
   z.enum(ORDER_FLAGS).meta({
@@ -32,6 +39,16 @@ export const OrderBody = named(
     created_at: instant,
     operation_id: uuid.nullable().meta({ description: "The order's current (latest) operation" }),
     flags: z.array(OrderFlag).meta({ description: 'Set when the order is created, whatever path created it; `[]` when none' }),
+    source: OrderSource,
+    store_connection_id: uuid.nullable().meta({ description: 'The store connection it came through (kept when the connection is deleted)' }),
+    external_id: z.string().nullable().meta({ description: "The store's own id of the order, e.g. `5678901234`" }),
+    external_ref: z.string().nullable().meta({ description: 'What the shop calls the order, e.g. `#1001`' }),
+    total_amount: z
+      .string()
+      .regex(/^\d+\.\d{2}$/)
+      .nullable()
+      .meta({ description: 'The amount to collect, a decimal with two places, e.g. `"349.00"`' }),
+    currency: z.string().nullable().meta({ description: 'ISO 4217; `MAD` when an amount was given without one' }),
   }),
 );
 
@@ -47,6 +64,12 @@ export const ORDER_EXAMPLE = {
   created_at: '2026-11-23T13:05:00.000Z',
   operation_id: '9a4e2b6c-1d3f-4a5b-8c7d-0e1f2a3b4c5d',
   flags: [],
+  source: 'api',
+  store_connection_id: null,
+  external_id: null,
+  external_ref: '#1001',
+  total_amount: '349.00',
+  currency: 'MAD',
 };
 
 const OrderList = z.looseObject({ orders: z.array(OrderBody) });
@@ -164,6 +187,8 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
           storeName: 'Atlas',
           productsName: 'Argan oil 250 ml',
           address: 'Rue 12, Maarif, Casablanca',
+          externalRef: '#1001',
+          totalAmount: '349.00',
         },
       },
       responses: {

@@ -386,6 +386,9 @@ export class CallService {
         'o.address',
         'o.status',
         'o.created_at',
+        'o.external_ref',
+        'o.total_amount',
+        'o.currency',
         'w.id as workspace_id',
         'w.name as workspace_name',
       );

@@ -28,6 +28,10 @@ export const COLUMN_NAMES: Record<OrderField, string[]> = {
   storeName: ['store_name', 'storeName', 'store', 'boutique', 'magasin', 'المتجر'],
   productsName: ['products_name', 'productsName', 'products', 'product', 'produit', 'produits', 'article', 'المنتج'],
   address: ['address', 'adresse', 'العنوان'],
+  externalId: ['external_id', 'externalId'],
+  externalRef: ['external_ref', 'externalRef', 'reference', 'référence'],
+  totalAmount: ['total_amount', 'totalAmount', 'total', 'montant', 'المبلغ'],
+  currency: ['currency', 'devise', 'العملة'],
   status: ['status'],
 };
 const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
@@ -37,6 +41,10 @@ const FIELD_LABEL: Record<OrderField, string> = {
   storeName: 'store',
   productsName: 'products',
   address: 'address',
+  externalId: 'external id',
+  externalRef: 'order reference',
+  totalAmount: 'total',
+  currency: 'currency',
   status: 'status',
 };
 

@@ -2,6 +2,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
 import { applyFilters, applyPosition, POSITION_AT, SHOP_TIME_ZONE } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
+import { amountText } from './orders';
 
 const EXPORT_COLUMNS = [
   'id',
@@ -15,6 +16,11 @@ const EXPORT_COLUMNS = [
   'calls',
   'last_outcome',
   'flags',
+  'source',
+  'external_id',
+  'external_ref',
+  'total_amount',
+  'currency',
 ] as const;
 
 /** Rows read per query: the file is written a batch at a time, so memory stays flat. */
@@ -40,6 +46,11 @@ interface ExportRow {
   calls: number;
   last_outcome: string | null;
   flags: string[];
+  source: string;
+  external_id: string | null;
+  external_ref: string | null;
+  total_amount: number | null;
+  currency: string | null;
   position_at: string;
 }
 
@@ -56,6 +67,11 @@ function line(row: ExportRow): string[] {
     String(row.calls),
     row.last_outcome ?? '',
     row.flags.join(','),
+    row.source,
+    row.external_id ?? '',
+    row.external_ref ?? '',
+    amountText(row.total_amount) ?? '',
+    row.currency ?? '',
   ].map(defuse);
 }
 
@@ -89,6 +105,11 @@ export async function* exportCsv(knex: Knex, workspaceId: string, filters: Order
         'k.calls',
         'k.last_outcome',
         'o.flags',
+        'o.source',
+        'o.external_id',
+        'o.external_ref',
+        'o.total_amount',
+        'o.currency',
         knex.raw("to_char(o.created_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS created_local", [SHOP_TIME_ZONE]),
         knex.raw(POSITION_AT),
       );

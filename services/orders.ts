@@ -30,7 +30,23 @@ export interface Order {
   operation_id: string | null;
   /** What was risky about the order when it came in (see order-flags.ts); `[]` when nothing. */
   flags: OrderFlag[];
+  /** The path the order came in by; set by us, never by the caller. */
+  source: OrderSource;
+  /** The store connection it came through, kept after the connection is deleted. */
+  store_connection_id: string | null;
+  /** The store's own id of the order. */
+  external_id: string | null;
+  /** What the shop calls the order (`#1001`). */
+  external_ref: string | null;
+  /** The amount to collect, a decimal with two places (`"349.00"`). */
+  total_amount: string | null;
+  /** ISO 4217; `MAD` when an amount is given without one. */
+  currency: string | null;
 }
+
+/** The paths an order comes in by (store-integrations.md §1). */
+export const ORDER_SOURCES = ['form', 'api', 'data_api', 'import', 'shopify', 'woocommerce', 'youcan', 'custom'] as const;
+export type OrderSource = (typeof ORDER_SOURCES)[number];
 
 /** Input field names (camelCase) and the column each one writes; the column name is also accepted. */
 export const FIELD_COLUMNS = {
@@ -39,6 +55,10 @@ export const FIELD_COLUMNS = {
   storeName: 'store_name',
   productsName: 'products_name',
   address: 'address',
+  externalId: 'external_id',
+  externalRef: 'external_ref',
+  totalAmount: 'total_amount',
+  currency: 'currency',
   status: 'status',
 } as const;
 export type OrderField = keyof typeof FIELD_COLUMNS;
@@ -70,6 +90,41 @@ function checkStatus(status: unknown): OrderStatus | undefined {
   return status as OrderStatus;
 }
 
+/** The currency of an amount given without one: the shops this service serves are Moroccan. */
+const DEFAULT_CURRENCY = 'MAD';
+
+/** Optional text; empty (or null) means none. */
+function optionalText(label: string, max: number) {
+  return z
+    .string({ error: `${label} must be text` })
+    .trim()
+    .max(max, `${label} must be at most ${max} characters`)
+    .nullable()
+    .optional()
+    .transform((value) => value || null);
+}
+
+const AMOUNT_MESSAGE = 'Total amount must be a number such as 349 or 349.50';
+/**
+ * The amount to collect, as a number or as text (`349`, `349.5`, `349,50`: a spreadsheet in French
+ * writes a comma), kept as a decimal with two places; empty (or null) means none.
+ */
+const amount = z
+  .union([z.number({ error: AMOUNT_MESSAGE }), z.string({ error: AMOUNT_MESSAGE })], { error: AMOUNT_MESSAGE })
+  .nullable()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === null || value === undefined || (typeof value === 'string' && value.trim() === '')) return null;
+    const text = typeof value === 'number' ? String(value) : value.trim().replace(',', '.');
+    const m = /^(\d{1,10})(?:\.(\d{1,2}))?$/.exec(text);
+    if (!m) {
+      ctx.addIssue({ code: 'custom', message: AMOUNT_MESSAGE });
+      return z.NEVER;
+    }
+    return `${m[1].replace(/^0+(?=\d)/, '')}.${(m[2] ?? '').padEnd(2, '0')}`;
+  })
+  .meta({ description: 'The amount to collect: a number or decimal text with at most two decimals (`349`, `"349.50"`); answered as `"349.00"`' });
+
 export const contentSchema = z.object({
   clientName: requiredText('Client name', 200),
   phone: moroccanPhone,
@@ -83,15 +138,28 @@ export const contentSchema = z.object({
     .nullable()
     .optional()
     .transform((value) => value || null),
+  externalId: optionalText('External id', 200),
+  externalRef: optionalText('External reference', 200),
+  totalAmount: amount,
+  currency: z
+    .string({ error: 'Currency must be text' })
+    .trim()
+    .toUpperCase()
+    .regex(/^([A-Z]{3})?$/, 'Currency must be a three-letter ISO 4217 code such as MAD')
+    .nullable()
+    .optional()
+    .transform((value) => value || null),
 });
-export const editSchema = contentSchema.partial();
+// The store's id of an order is what its later messages find it by: set once, never edited.
+export const editSchema = contentSchema.omit({ externalId: true }).partial();
 
 export type ValidOrder = z.infer<typeof contentSchema> & { status: OrderStatus };
 
 /** A new order's fields by the rules of POST /api/orders (status defaults to pending), or the errors. */
 export function validNewOrder(input: OrderInput): ValidOrder {
   const status = checkStatus(input.status) ?? 'pending';
-  return { ...parse(contentSchema, input), status };
+  const order = parse(contentSchema, input);
+  return { ...order, currency: order.currency ?? (order.totalAmount ? DEFAULT_CURRENCY : null), status };
 }
 
 type Columns = Partial<Record<(typeof FIELD_COLUMNS)[OrderField], string | null>>;
@@ -116,6 +184,12 @@ const ORDER_FIELDS = [
   'o.created_at',
   'o.operation_id',
   'o.flags',
+  'o.source',
+  'o.store_connection_id',
+  'o.external_id',
+  'o.external_ref',
+  'o.total_amount',
+  'o.currency',
 ];
 
 /**
@@ -147,26 +221,34 @@ function createOrdersSql(insertOrders: string, answer: string): string {
   ${answer}`;
 }
 
-/** One new order (POST /api/orders): no row comes back without an order handler. */
+/** An order's columns as a new order's statement returns them. */
+const RETURNED = `id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags,
+    source, store_connection_id, external_id, external_ref, total_amount, currency`;
+
+/** One new order (POST /api/orders, a store's message): no row comes back without an order handler. */
 const CREATE_ORDER = createOrdersSql(
-  `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id)
-    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid() FROM handler
-    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags`,
+  `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
+                      source, store_connection_id, external_id, external_ref, total_amount, currency)
+    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
+           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
+    RETURNING ${RETURNED}`,
   'SELECT o.* FROM o',
 );
 
 /**
- * A batch of new orders (an import), as one array per column, so the statement has the same ten
+ * A batch of new orders (an import), as one array per column, so the statement has the same
  * parameters whatever the batch's size. `$2` is how many orders the import has already created: the
  * batch's k-th order is created ($2 + k - 1) microseconds after now(), so a file's rows stay in its
  * order across batches. It answers how many orders it created.
  */
 const CREATE_ORDERS = createOrdersSql(
-  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id)
+  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id,
+                      source, external_id, external_ref, total_amount, currency)
     SELECT i.id, handler.workspace_id, i.client_name, i.phone, i.store_name, i.products_name, i.address, i.status,
-           now() + (?::int + i.n - 1) * interval '1 microsecond', gen_random_uuid()
-      FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-           WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, n)
+           now() + (?::int + i.n - 1) * interval '1 microsecond', gen_random_uuid(),
+           'import', i.external_id, i.external_ref, i.total_amount, i.currency
+      FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[])
+           WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, external_id, external_ref, total_amount, currency, n)
     RETURNING id, workspace_id, operation_id, flags`,
   'SELECT count(*)::int AS created FROM o',
 );
@@ -188,8 +270,20 @@ const LIST_OLDER: Prepared = {
 };
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
+/**
+ * An amount as the API shows it, two decimals as text: the database driver reads numeric columns
+ * as numbers (db/knex.ts), and a webhook's stored order has it as text already.
+ */
+export function amountText(value: number | string | null | undefined): string | null {
+  return value === null || value === undefined ? null : Number(value).toFixed(2);
+}
+
+type StoreFields = 'source' | 'store_connection_id' | 'external_id' | 'external_ref' | 'total_amount' | 'currency';
+
 export function toOrder(
-  row: Omit<Order, 'created_at' | 'flags'> & { flags?: OrderFlag[] } & ({ created_at: Date | string } | { created_at?: undefined; position_at: string }),
+  row: Omit<Order, 'created_at' | 'flags' | StoreFields> & { flags?: OrderFlag[] } & Partial<Pick<Order, Exclude<StoreFields, 'total_amount'>>> & {
+      total_amount?: number | string | null;
+    } & ({ created_at: Date | string } | { created_at?: undefined; position_at: string }),
 ): Order {
   return {
     id: row.id,
@@ -206,6 +300,13 @@ export function toOrder(
     operation_id: row.operation_id ?? null,
     // An answer stored for an Idempotency-Key before orders had flags has none.
     flags: row.flags ?? [],
+    // Likewise an answer stored before orders had a source: every order then came by the API.
+    source: row.source ?? 'api',
+    store_connection_id: row.store_connection_id ?? null,
+    external_id: row.external_id ?? null,
+    external_ref: row.external_ref ?? null,
+    total_amount: amountText(row.total_amount),
+    currency: row.currency ?? null,
   };
 }
 
@@ -430,14 +531,15 @@ export class OrderService {
   }
 
   /** Creates the order and its pending outbound operation for the handler agent, both or neither. */
-  async create(workspaceId: string, body: unknown, options: { idempotencyKey?: string } = {}): Promise<CreatedOrder> {
+  async create(workspaceId: string, body: unknown, options: { idempotencyKey?: string; source?: OrderSource } = {}): Promise<CreatedOrder> {
     const data = validNewOrder(normalizeOrderInput(body));
+    const origin = { source: options.source ?? 'api', storeConnectionId: null };
     if (options.idempotencyKey === undefined) {
-      return { order: await this.insert(this.knex, workspaceId, data), replayed: false };
+      return { order: await this.insert(this.knex, workspaceId, data, origin), replayed: false };
     }
     const result = await this.idempotency.once(workspaceId, options.idempotencyKey, requestHash(data), async (trx) => ({
       status: 201,
-      body: await this.insert(trx, workspaceId, data),
+      body: await this.insert(trx, workspaceId, data, origin),
     }));
     // Stored as jsonb, which reorders keys.
     return { order: toOrder(result.body), replayed: result.replayed };
@@ -453,7 +555,9 @@ export class OrderService {
     const status = checkStatus(input.status);
     const content = toColumns(parse(editSchema, input));
     const editsContent = Object.keys(content).length > 0;
-    const patch = { ...content, ...(status ? { status } : {}) };
+    // An amount given without its currency is in MAD, unless the order already names one.
+    const currency = content.total_amount && !content.currency ? { currency: this.knex.raw('coalesce(currency, ?)', [DEFAULT_CURRENCY]) } : {};
+    const patch = { ...content, ...currency, ...(status ? { status } : {}) };
     if (Object.keys(patch).length === 0) return this.get(workspaceId, id);
 
     const row = await this.knex.transaction(async (trx) => {
@@ -481,8 +585,16 @@ export class OrderService {
     return deleted;
   }
 
-  /** The one statement of `create` (see CREATE_ORDER); without an order handler it writes nothing. */
-  private async insert(db: Knex | Knex.Transaction, workspaceId: string, data: ValidOrder): Promise<Order> {
+  /**
+   * The one statement of `create` (see CREATE_ORDER); without an order handler it writes nothing.
+   * `origin` is where the order came from, which the caller's body never says.
+   */
+  private async insert(
+    db: Knex | Knex.Transaction,
+    workspaceId: string,
+    data: ValidOrder,
+    origin: { source: OrderSource; storeConnectionId: string | null },
+  ): Promise<Order> {
     const { rows } = await db.raw(CREATE_ORDER, [
       workspaceId,
       data.clientName,
@@ -491,6 +603,12 @@ export class OrderService {
       data.productsName,
       data.address ?? null,
       data.status,
+      origin.source,
+      origin.storeConnectionId,
+      data.externalId ?? null,
+      data.externalRef ?? null,
+      data.totalAmount ?? null,
+      data.currency ?? null,
     ]);
     if (!rows[0]) throw noOrderHandler();
     return toOrder(rows[0]);
@@ -507,7 +625,19 @@ export class OrderService {
     const batch = orders.map((data) => ({ ...toColumns(data), id: crypto.randomUUID() }));
     const column = (name: keyof (typeof batch)[number]) => batch.map((row) => row[name] ?? null);
     // A column with a missing address is an array holding nulls, which knex's types do not name.
-    const columns = [column('id'), column('client_name'), column('phone'), column('store_name'), column('products_name'), column('address'), column('status')];
+    const columns = [
+      column('id'),
+      column('client_name'),
+      column('phone'),
+      column('store_name'),
+      column('products_name'),
+      column('address'),
+      column('status'),
+      column('external_id'),
+      column('external_ref'),
+      column('total_amount'),
+      column('currency'),
+    ];
     const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, before, ...(columns as string[][])]);
     if (rows[0].created !== batch.length) throw noOrderHandler();
     return batch.map((row) => row.id);

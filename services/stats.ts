@@ -17,9 +17,18 @@ export interface Stats {
   calls: number;
   answered_rate: number | null;
   average_calls_to_confirm: number | null;
-  by_day: Array<{ date: string; orders: number; confirmed: number }>;
-  by_store: Array<{ store_name: string; orders: number; confirmed: number }>;
+  /** What the confirmed orders of the period are to collect, in MAD (see CONFIRMED_AMOUNT). */
+  confirmed_amount: string;
+  by_day: Array<{ date: string; orders: number; confirmed: number; confirmed_amount: string }>;
+  by_store: Array<{ store_name: string; orders: number; confirmed: number; confirmed_amount: string }>;
 }
+
+/**
+ * The sum of the confirmed orders' amounts, as text with two decimals. Only MAD is added up: the
+ * shops are Moroccan, and a sum across currencies would mean nothing; an order without an amount
+ * adds nothing.
+ */
+const CONFIRMED_AMOUNT = "coalesce(sum(total_amount) FILTER (WHERE status = 'confirmed' AND currency = 'MAD'), 0.00)::numeric(14, 2)::text";
 
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -72,13 +81,14 @@ export class StatsService {
     const [groups, calls, confirming] = await Promise.all([
       this.knex.raw(
         `WITH o AS (
-           SELECT o.status, o.store_name, (o.created_at AT TIME ZONE ?)::date AS day,
+           SELECT o.status, o.store_name, o.total_amount, o.currency, (o.created_at AT TIME ZONE ?)::date AS day,
                   (SELECT op.status FROM operations op WHERE op.id = o.operation_id) IN ('completed', 'cancelled') AS finished
              FROM orders o
             WHERE o.workspace_id = ? AND ${within('o.created_at')})
          SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
                 count(*)::int AS orders,
                 count(*) FILTER (WHERE status = 'confirmed')::int AS confirmed,
+                ${CONFIRMED_AMOUNT} AS confirmed_amount,
                 count(*) FILTER (WHERE finished)::int AS finished,
                 count(*) FILTER (WHERE finished AND status = 'confirmed')::int AS confirmed_finished
            FROM o GROUP BY GROUPING SETS ((status), (day), (store_name), ())`,
@@ -107,18 +117,24 @@ export class StatsService {
   // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
   private assemble(period: { from: string; to: string }, rows: any[], calls: { calls: number; answered: number }, average: number | null): Stats {
     // GROUPING() is a bit mask over (status, day, store_name): 0b011 = by status, 0b101 = by day, 0b110 = by store.
-    const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0 };
+    const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0, confirmed_amount: '0.00' };
     const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<OrderStatus, number>;
     for (const r of rows.filter((row) => row.grouping === 0b011)) byStatus[r.status as OrderStatus] = r.orders;
     const days = new Map(rows.filter((r) => r.grouping === 0b101).map((r) => [r.day, r]));
     const byDay: Stats['by_day'] = [];
     for (let t = Date.parse(period.from); t <= Date.parse(period.to); t += DAY_MS) {
       const date = isoDay(new Date(t));
-      byDay.push({ date, orders: days.get(date)?.orders ?? 0, confirmed: days.get(date)?.confirmed ?? 0 });
+      const day = days.get(date);
+      byDay.push({ date, orders: day?.orders ?? 0, confirmed: day?.confirmed ?? 0, confirmed_amount: day?.confirmed_amount ?? '0.00' });
     }
     const byStore = rows
       .filter((r) => r.grouping === 0b110)
-      .map((r) => ({ store_name: r.store_name as string, orders: r.orders as number, confirmed: r.confirmed as number }))
+      .map((r) => ({
+        store_name: r.store_name as string,
+        orders: r.orders as number,
+        confirmed: r.confirmed as number,
+        confirmed_amount: r.confirmed_amount as string,
+      }))
       .sort((a, b) => b.orders - a.orders || a.store_name.localeCompare(b.store_name))
       .slice(0, 50);
     return {
@@ -130,6 +146,7 @@ export class StatsService {
       calls: calls.calls,
       answered_rate: ratio(calls.answered, calls.calls),
       average_calls_to_confirm: average === null ? null : Math.round(average * 100) / 100,
+      confirmed_amount: total.confirmed_amount,
       by_day: byDay,
       by_store: byStore,
     };

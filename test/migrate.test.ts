@@ -124,6 +124,42 @@ describe('npm run migrate (the release step)', function () {
     }
   });
 
+  it('20261124_20 gives existing orders source "api" and no store fields; down and up again', async () => {
+    const { name, url } = await emptyDatabase('ocs_migrate');
+    const db = createKnex(url, 1);
+    try {
+      const before: typeof migrationSource = {
+        ...migrationSource,
+        getMigrations: async () => (await migrationSource.getMigrations([])).filter((m) => m.file < '20261124_20'),
+      };
+      await db.migrate.latest({ migrationSource: before });
+      await db.raw(`
+        WITH u AS (INSERT INTO users (email, name, password_hash) VALUES ('owner@example.com', 'Owner', 'x') RETURNING id),
+             w AS (INSERT INTO workspaces (name, owner_id) SELECT 'Old shop', id FROM u RETURNING id)
+        INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, status)
+        SELECT w.id, 'Old', '+212612345678', 'Atlas', 'Oil', 'pending' FROM w`);
+      await db.migrate.latest({ migrationSource });
+      const fields = ['source', 'store_connection_id', 'external_id', 'external_ref', 'total_amount', 'currency'];
+      expect(await db('orders').first(fields)).to.deep.equal({
+        source: 'api',
+        store_connection_id: null,
+        external_id: null,
+        external_ref: null,
+        total_amount: null,
+        currency: null,
+      });
+      const [order] = await db('orders').select('*');
+      expect((await db.raw('SELECT webhook_order(o) AS j FROM orders o')).rows[0].j).to.include({ source: 'api', total_amount: null });
+      await db.migrate.down({ migrationSource });
+      expect(Object.keys(await db('orders').first())).not.to.include('source');
+      await db.migrate.latest({ migrationSource });
+      expect(await db('orders').where({ id: order.id }).first('source')).to.deep.equal({ source: 'api' });
+    } finally {
+      await db.destroy();
+      await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
+    }
+  });
+
   it('20261124_01 drops invitations made the old way (an address alone) and keeps only hashed, expiring links', async () => {
     const { name, url } = await emptyDatabase('ocs_migrate');
     const db = createKnex(url, 1);

@@ -99,6 +99,12 @@ describe('OpenAPI document', () => {
       created_at: '2026-11-23T13:05:00.000Z',
       operation_id: null,
       flags: [],
+      source: 'api',
+      store_connection_id: null,
+      external_id: null,
+      external_ref: null,
+      total_amount: null,
+      currency: null,
     };
     const url = `/api/orders/${order.id}`;
     expect(responseViolation('GET', url, 200, 'application/json', order)).to.equal(null);

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
 import request from 'supertest';
@@ -9,7 +10,24 @@ import { humanShop, ORDER } from './helpers/loop';
 /** GET /api/orders/export.csv (orders-at-scale §5). */
 type Shop = SignedIn & { workspaceId: string };
 
-const COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome', 'flags'];
+const COLUMNS = [
+  'id',
+  'created_at',
+  'client_name',
+  'phone',
+  'store_name',
+  'products_name',
+  'address',
+  'status',
+  'calls',
+  'last_outcome',
+  'flags',
+  'source',
+  'external_id',
+  'external_ref',
+  'total_amount',
+  'currency',
+];
 
 async function shop(): Promise<Shop> {
   const s = await signUp();
@@ -65,7 +83,19 @@ describe('GET /api/orders/export.csv', () => {
     const s = await shop();
     const [older, newer] = await insert(s, [
       { client_name: 'Old', created_at: '2026-01-15T12:00:00Z' },
-      { client_name: 'فاطمة', store_name: 'Boutique Éclat', address: 'Fès', created_at: '2026-07-01T12:00:00Z', status: 'confirmed' },
+      {
+        client_name: 'فاطمة',
+        store_name: 'Boutique Éclat',
+        address: 'Fès',
+        created_at: '2026-07-01T12:00:00Z',
+        status: 'confirmed',
+        source: 'shopify',
+        store_connection_id: crypto.randomUUID(),
+        external_id: '5678901234',
+        external_ref: '#1001',
+        total_amount: '349.5',
+        currency: 'MAD',
+      },
     ]);
     const res = await exportCsv(s).expect(200);
     expect(res.headers['content-type']).to.equal('text/csv; charset=utf-8');
@@ -86,6 +116,11 @@ describe('GET /api/orders/export.csv', () => {
         calls: '0',
         last_outcome: '',
         flags: '',
+        source: 'shopify',
+        external_id: '5678901234',
+        external_ref: '#1001',
+        total_amount: '349.50',
+        currency: 'MAD',
       },
       {
         id: older,
@@ -99,6 +134,12 @@ describe('GET /api/orders/export.csv', () => {
         calls: '0',
         last_outcome: '',
         flags: '',
+        // Inserted without a source, as every order was before orders had one.
+        source: 'api',
+        external_id: '',
+        external_ref: '',
+        total_amount: '',
+        currency: '',
       },
     ]);
   });

@@ -148,8 +148,15 @@ describe('POST /api/orders', () => {
       'created_at',
       'operation_id',
       'flags',
+      'source',
+      'store_connection_id',
+      'external_id',
+      'external_ref',
+      'total_amount',
+      'currency',
     );
     expect(order.flags).to.deep.equal([]);
+    expect(order).to.include({ source: 'api', store_connection_id: null, external_id: null, external_ref: null, total_amount: null, currency: null });
     expect(order).to.include({
       workspace_id: shop.workspaceId,
       client_name: 'Amina Benali',

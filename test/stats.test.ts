@@ -8,7 +8,19 @@ import { testKnex } from './helpers/db';
 /** GET /api/stats (orders-at-scale §6). */
 type Shop = SignedIn & { workspaceId: string; handlerId: string };
 
-const KEYS = ['from', 'to', 'orders', 'by_status', 'confirmation_rate', 'calls', 'answered_rate', 'average_calls_to_confirm', 'by_day', 'by_store'];
+const KEYS = [
+  'from',
+  'to',
+  'orders',
+  'by_status',
+  'confirmation_rate',
+  'calls',
+  'answered_rate',
+  'average_calls_to_confirm',
+  'confirmed_amount',
+  'by_day',
+  'by_store',
+];
 const DAY_MS = 86_400_000;
 
 async function shop(): Promise<Shop> {
@@ -110,11 +122,12 @@ describe('GET /api/stats', () => {
       calls: 0,
       answered_rate: null,
       average_calls_to_confirm: null,
-      by_day: daysBetween(from, today).map((date) => ({ date, orders: 0, confirmed: 0 })),
+      confirmed_amount: '0.00',
+      by_day: daysBetween(from, today).map((date) => ({ date, orders: 0, confirmed: 0, confirmed_amount: '0.00' })),
       by_store: [],
     });
     expect(res.body.by_day).to.have.length(30);
-    for (const day of res.body.by_day) expect(Object.keys(day)).to.deep.equal(['date', 'orders', 'confirmed']);
+    for (const day of res.body.by_day) expect(Object.keys(day)).to.deep.equal(['date', 'orders', 'confirmed', 'confirmed_amount']);
   });
 
   it('the default period counts today’s orders (created now)', async () => {
@@ -124,8 +137,8 @@ describe('GET /api/stats', () => {
     const res = await s.agent.get('/api/stats').expect(200);
     expect(res.body.orders).to.equal(2);
     expect(res.body.by_status).to.include({ pending: 1, confirmed: 1 });
-    expect(res.body.by_day[29]).to.deep.equal({ date: res.body.to, orders: 2, confirmed: 1 });
-    expect(res.body.by_store).to.deep.equal([{ store_name: 'Atlas', orders: 2, confirmed: 1 }]);
+    expect(res.body.by_day[29]).to.deep.equal({ date: res.body.to, orders: 2, confirmed: 1, confirmed_amount: '0.00' });
+    expect(res.body.by_store).to.deep.equal([{ store_name: 'Atlas', orders: 2, confirmed: 1, confirmed_amount: '0.00' }]);
     // Both operations are still open: nothing has finished yet.
     expect(res.body.confirmation_rate).to.equal(null);
   });
@@ -194,15 +207,16 @@ describe('GET /api/stats', () => {
       answered_rate: 0.57,
       // Confirmed orders of the period confirmed through calls: 2 calls and 1 call.
       average_calls_to_confirm: 1.5,
+      confirmed_amount: '0.00',
       by_day: [
-        { date: '2026-07-01', orders: 2, confirmed: 2 },
-        { date: '2026-07-02', orders: 2, confirmed: 0 },
-        { date: '2026-07-03', orders: 3, confirmed: 2 },
+        { date: '2026-07-01', orders: 2, confirmed: 2, confirmed_amount: '0.00' },
+        { date: '2026-07-02', orders: 2, confirmed: 0, confirmed_amount: '0.00' },
+        { date: '2026-07-03', orders: 3, confirmed: 2, confirmed_amount: '0.00' },
       ],
       by_store: [
-        { store_name: 'Atlas', orders: 4, confirmed: 2 },
-        { store_name: 'Bazar', orders: 2, confirmed: 2 },
-        { store_name: 'Cactus', orders: 1, confirmed: 0 },
+        { store_name: 'Atlas', orders: 4, confirmed: 2, confirmed_amount: '0.00' },
+        { store_name: 'Bazar', orders: 2, confirmed: 2, confirmed_amount: '0.00' },
+        { store_name: 'Cactus', orders: 1, confirmed: 0, confirmed_amount: '0.00' },
       ],
     });
   });
@@ -215,15 +229,15 @@ describe('GET /api/stats', () => {
     await seed(s, { created_at: '2026-07-02T23:00:00Z' }); // midnight, 3 July
     const july2 = await s.agent.get('/api/stats?from=2026-07-02&to=2026-07-02').expect(200);
     expect(july2.body).to.include({ orders: 2, calls: 1 });
-    expect(july2.body.by_day).to.deep.equal([{ date: '2026-07-02', orders: 2, confirmed: 0 }]);
+    expect(july2.body.by_day).to.deep.equal([{ date: '2026-07-02', orders: 2, confirmed: 0, confirmed_amount: '0.00' }]);
     const all = await s.agent.get('/api/stats?from=2026-07-01&to=2026-07-03').expect(200);
     expect(all.body.by_day.map((d: { orders: number }) => d.orders)).to.deep.equal([1, 2, 1]);
     // Ramadan 2026: Morocco is at UTC+0, so 23:30Z is still the same day.
     await seed(s, { created_at: '2026-03-01T23:30:00Z' });
     const ramadan = await s.agent.get('/api/stats?from=2026-03-01&to=2026-03-02').expect(200);
     expect(ramadan.body.by_day).to.deep.equal([
-      { date: '2026-03-01', orders: 1, confirmed: 0 },
-      { date: '2026-03-02', orders: 0, confirmed: 0 },
+      { date: '2026-03-01', orders: 1, confirmed: 0, confirmed_amount: '0.00' },
+      { date: '2026-03-02', orders: 0, confirmed: 0, confirmed_amount: '0.00' },
     ]);
   });
 
@@ -232,12 +246,14 @@ describe('GET /api/stats', () => {
     await seed(s, { created_at: '2026-02-10T12:00:00Z', status: 'confirmed' });
     const res = await s.agent.get('/api/stats').query({ from: '2026-01-30', to: '2026-03-01' }).expect(200);
     expect(res.body.by_day.map((d: { date: string }) => d.date)).to.deep.equal(daysBetween('2026-01-30', '2026-03-01'));
-    expect(res.body.by_day.filter((d: { orders: number }) => d.orders > 0)).to.deep.equal([{ date: '2026-02-10', orders: 1, confirmed: 1 }]);
+    expect(res.body.by_day.filter((d: { orders: number }) => d.orders > 0)).to.deep.equal([
+      { date: '2026-02-10', orders: 1, confirmed: 1, confirmed_amount: '0.00' },
+    ]);
     const toOnly = await s.agent.get('/api/stats').query({ to: '2026-03-01' }).expect(200);
     expect(toOnly.body).to.include({ from: '2026-01-31', to: '2026-03-01', orders: 1 });
     expect(toOnly.body.by_day).to.have.length(30);
     const oneDay = await s.agent.get('/api/stats').query({ from: '2026-02-10', to: '2026-02-10' }).expect(200);
-    expect(oneDay.body.by_day).to.deep.equal([{ date: '2026-02-10', orders: 1, confirmed: 1 }]);
+    expect(oneDay.body.by_day).to.deep.equal([{ date: '2026-02-10', orders: 1, confirmed: 1, confirmed_amount: '0.00' }]);
     const today = moroccoToday();
     const tenDaysAgo = new Date(Date.parse(today) - 10 * DAY_MS).toISOString().slice(0, 10);
     const fromOnly = await s.agent.get('/api/stats').query({ from: tenDaysAgo }).expect(200);
@@ -261,7 +277,7 @@ describe('GET /api/stats', () => {
     });
     const res = await a.agent.get('/api/stats?from=2026-07-01&to=2026-07-01').expect(200);
     expect(res.body).to.deep.include({ orders: 1, calls: 1, confirmation_rate: 1, answered_rate: 1, average_calls_to_confirm: 1 });
-    expect(res.body.by_store).to.deep.equal([{ store_name: 'Atlas', orders: 1, confirmed: 1 }]);
+    expect(res.body.by_store).to.deep.equal([{ store_name: 'Atlas', orders: 1, confirmed: 1, confirmed_amount: '0.00' }]);
     const lonely = await signUp();
     const empty = await lonely.agent.get('/api/stats?from=2026-07-01&to=2026-07-01').expect(200);
     expect(empty.body).to.deep.include({ orders: 0, calls: 0, by_store: [] });

@@ -223,7 +223,13 @@ describe('events are recorded with the change, from every path (webhooks.md: Eve
   it('order.created, order.updated and order.deleted from /api, the pages, the Data API and an import, with the data the spec names', async () => {
     const s = await shop();
     const e = await endpoint(s, 'http://127.0.0.1:9/all');
-    const viaApi = (await s.agent.post('/api/orders').send(ORDER).expect(201)).body;
+    const viaApi = (
+      await s.agent
+        .post('/api/orders')
+        .send({ ...ORDER, externalRef: '#1001', totalAmount: 349 })
+        .expect(201)
+    ).body;
+    expect(viaApi).to.include({ external_ref: '#1001', total_amount: '349.00', currency: 'MAD', source: 'api' });
     const csrf = await csrfOf(s.agent, '/orders/new');
     await s.agent.post('/orders').type('form').send({ _csrf: csrf, client_name: 'Page', phone: '0612345678', store_name: 'S', products_name: 'P' }).expect(303);
     const { key } = await createKey(s);
@@ -252,6 +258,13 @@ describe('events are recorded with the change, from every path (webhooks.md: Eve
       .orderBy('created_at');
     const created = messages.filter((m) => m.event_type === 'order.created');
     expect(created.map((m) => m.data.order.client_name).sort()).to.deep.equal(['Amina Benali', 'Data', 'I1', 'I2', 'Page']);
+    expect(Object.fromEntries(created.map((m) => [m.data.order.client_name, m.data.order.source]))).to.deep.equal({
+      'Amina Benali': 'api',
+      Data: 'data_api',
+      I1: 'import',
+      I2: 'import',
+      Page: 'form',
+    });
     expect(imported.order_ids).to.have.length(2);
     const body = (m: (typeof messages)[number]) => JSON.parse(messageBody(m));
     const first = body(created.find((m) => m.data.order.id === viaApi.id)!);

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import type { Services } from '../../services';
 import { asksForPages, readFilters, readListingQuery } from '../../services/order-filters';
 import { ORDER_STATUSES } from '../../services/order-status';
-import type { Order } from '../../services/orders';
+import type { Order, OrderSource } from '../../services/orders';
 import { IMPORT_MAX_BYTES } from '../../services/imports';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { firstThenRest, sendChunks } from '../stream';
@@ -56,7 +56,7 @@ async function sendOrders(res: Response, batches: AsyncGenerator<Order[]>): Prom
 }
 
 /** The caller's workspace's orders: /api/orders (update by PUT) and /data/v1/orders (by PATCH). */
-export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' = 'put'): Router {
+export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' = 'put', source: OrderSource = 'api'): Router {
   const router = Router();
   router.use(requireApiWorkspace);
 
@@ -70,6 +70,7 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
   router.post('/', async (req, res) => {
     const { order, replayed } = await services.orders.create(workspaceOf(req).workspace.id, req.body, {
       idempotencyKey: req.get('Idempotency-Key'),
+      source,
     });
     if (replayed) res.set('Idempotent-Replayed', 'true');
     res.status(201).json(order);

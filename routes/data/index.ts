@@ -40,6 +40,6 @@ export function dataRouter(services: Services): Router {
   router.get('/credits', async (req, res) => {
     res.json(await services.credits.balance(workspaceOf(req).workspace));
   });
-  router.use('/orders', ordersRouter(services, 'patch'));
+  router.use('/orders', ordersRouter(services, 'patch', 'data_api'));
   return router;
 }

@@ -132,7 +132,7 @@ export function orderPages(services: Services): Router {
   router.post('/orders', async (req, res) => {
     const values = formValues(req, ORDER_FIELDS);
     try {
-      const { order } = await services.orders.create(workspaceId(req), values);
+      const { order } = await services.orders.create(workspaceId(req), values, { source: 'form' });
       await redirectWithNotice(req, res, '/orders', `Order for ${order.client_name} added; it is pending confirmation.`);
     } catch (err) {
       if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', NO_HANDLER_NOTICE);
