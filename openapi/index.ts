@@ -10,12 +10,27 @@ import * as hooks from './hooks';
 import * as keys from './keys';
 import * as orders from './orders';
 import * as settings from './settings';
+import * as stores from './stores';
 import * as token from './token';
 import * as webhooks from './webhooks';
 import * as workspace from './workspace';
 
 /** One module per route group; a new group is one file and one line here. */
-const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [orders, files, calls, agents, settings, keys, webhooks, account, workspace, token, data, hooks];
+const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
+  orders,
+  files,
+  calls,
+  agents,
+  settings,
+  keys,
+  webhooks,
+  stores,
+  account,
+  workspace,
+  token,
+  data,
+  hooks,
+];
 
 let built: Record<string, unknown> | undefined;
 

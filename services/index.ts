@@ -19,6 +19,7 @@ import { OperationService } from './operations';
 import { OrderService } from './orders';
 import type { Order } from './orders';
 import { StatsService } from './stats';
+import { StoreConnectionService } from './store-connections';
 import { SweepService } from './sweep';
 import { TokenService } from './tokens';
 import { UserService } from './users';
@@ -71,6 +72,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters) => exportCsv(knex, workspaceId, filters),
     stats: new StatsService(knex),
+    stores: new StoreConnectionService(knex, config.publicBaseUrl),
     operations,
     callSettings,
     calls,

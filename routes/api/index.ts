@@ -7,6 +7,7 @@ import { keysRouter } from './keys';
 import { addOrderFileRoutes, ordersRouter } from './orders';
 import { readPeriod } from '../../services/stats';
 import { settingsRouter } from './settings';
+import { storesRouter } from './stores';
 import { webhooksRouter } from './webhooks';
 import { workspaceRouter } from './workspace';
 
@@ -26,6 +27,7 @@ export function apiRouter(services: Services): Router {
   router.use('/settings', settingsRouter(services));
   router.use('/calls', callsRouter(services));
   router.use('/webhooks', webhooksRouter(services));
+  router.use('/stores', storesRouter(services));
   router.use('/workspace', workspaceRouter(services));
   return router;
 }

@@ -16,6 +16,7 @@ import { joinPages } from './join';
 import { orderPages } from './orders';
 import { settingsPages } from './settings';
 import { statsPages } from './stats';
+import { storePages } from './stores';
 import { webhookPages } from './webhooks';
 import { workspacePages } from './workspace';
 
@@ -64,6 +65,7 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   router.use(agentPages(services));
   router.use(apiKeyPages(services));
   router.use(webhookPages(services));
+  router.use(storePages(services));
   router.use(creditPages(services));
   return router;
 }

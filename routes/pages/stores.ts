@@ -1,0 +1,95 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import { ConflictError, isOwner, ValidationError } from '../../services/errors';
+import { STORE_KINDS } from '../../services/store-connections';
+import type { StoreConnection } from '../../services/store-connections';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { secretAnswer } from '../middleware/compression';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import type { FormState } from './forms';
+
+const KIND_LABELS = { shopify: 'Shopify', woocommerce: 'WooCommerce', youcan: 'YouCan', custom: 'Custom (a spreadsheet, your own system)' };
+const FORM_FIELDS = ['kind', 'name', 'shop', 'secret', 'cod_only'] as const;
+
+/** A form's text as the service's body: empty fields left out, the box as a boolean. */
+function bodyOf(values: Record<string, string>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const name of ['kind', 'name', 'shop', 'secret'] as const) if (values[name]?.trim()) body[name] = values[name];
+  body.cod_only = values.cod_only === 'true';
+  return body;
+}
+
+/** /stores: the workspace's store connections, adding one with its kind's guide, and each one's event log. */
+export function storePages(services: Services): Router {
+  const router = Router();
+  router.use('/stores', requirePageWorkspace);
+  const workspace = (req: Request) => workspaceOf(req).workspace;
+
+  function renderNew(req: Request, res: Response, status = 200, form: FormState = {}) {
+    const kind = typeof req.query.kind === 'string' && (STORE_KINDS as readonly string[]).includes(req.query.kind) ? req.query.kind : 'shopify';
+    res.status(status).render('stores/new', {
+      kinds: STORE_KINDS,
+      kindLabels: KIND_LABELS,
+      isOwner: isOwner(workspace(req)),
+      values: form.values ?? { kind, name: '', shop: '', secret: '', cod_only: 'true' },
+      errors: form.errors ?? {},
+    });
+  }
+
+  async function renderStore(req: Request, res: Response, store: StoreConnection, secret: string | null = null) {
+    if (secret) secretAnswer(res);
+    res.render('stores/show', {
+      store,
+      secret,
+      kindLabels: KIND_LABELS,
+      isOwner: isOwner(workspace(req)),
+      events: await services.stores.events(workspace(req).id, store.id),
+    });
+  }
+
+  router.get('/stores', async (req, res) => {
+    res.render('stores/index', { stores: await services.stores.list(workspace(req).id), kindLabels: KIND_LABELS, isOwner: isOwner(workspace(req)) });
+  });
+
+  router.get('/stores/new', (req, res) => renderNew(req, res));
+
+  router.post('/stores', async (req, res) => {
+    const values = formValues(req, FORM_FIELDS);
+    try {
+      const created = await services.stores.create(workspace(req), bodyOf(values));
+      // The key we made is shown on this answer alone: no redirect, which would lose it.
+      await renderStore(req, res, created, created.secret ?? null);
+    } catch (err) {
+      if (err instanceof ConflictError) return renderNew(req, res, 409, { values, errors: { form: err.message } });
+      if (!(err instanceof ValidationError)) throw err;
+      renderNew(req, res, 400, { values, errors: errorsByInput(err) });
+    }
+  });
+
+  router.get('/stores/:id', async (req, res) => {
+    await renderStore(req, res, await services.stores.get(workspace(req).id, String(req.params.id)));
+  });
+
+  router.post('/stores/:id/enabled', async (req, res) => {
+    const enabled = formValues(req, ['enabled'] as const).enabled === 'true';
+    await services.stores.update(workspace(req), String(req.params.id), { enabled });
+    await redirectWithNotice(
+      req,
+      res,
+      `/stores/${req.params.id}`,
+      enabled ? 'Connection enabled: new orders from the store come in again.' : 'Connection disabled: the store’s messages are refused until you enable it.',
+    );
+  });
+
+  router.get('/stores/:id/delete', async (req, res) => {
+    res.render('stores/delete', { store: await services.stores.get(workspace(req).id, String(req.params.id)), isOwner: isOwner(workspace(req)) });
+  });
+
+  router.post('/stores/:id/delete', async (req, res) => {
+    const store = await services.stores.get(workspace(req).id, String(req.params.id));
+    await services.stores.remove(workspace(req), store.id);
+    await redirectWithNotice(req, res, '/stores', `The connection ${store.name} was deleted; its orders stay.`);
+  });
+  return router;
+}

@@ -1,0 +1,253 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { newSigningSecret } from '../integrations/signing';
+import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
+import type { WorkspaceActor } from './errors';
+import { bodyFields, isUuid, parse, requiredText } from './validation';
+
+export const STORE_KINDS = ['shopify', 'woocommerce', 'youcan', 'custom'] as const;
+type StoreKind = (typeof STORE_KINDS)[number];
+export const EVENT_RESULTS = ['created', 'updated', 'cancelled', 'duplicate', 'ignored_paid', 'ignored_unchanged', 'rejected'] as const;
+type EventResult = (typeof EVENT_RESULTS)[number];
+export const MAX_CONNECTIONS = 20;
+/** Events a connection's log shows, newest first. */
+export const EVENT_LOG_SIZE = 200;
+
+/** A connection as every member sees it: never its signing key nor its write-back credentials. */
+export interface StoreConnection {
+  id: string;
+  kind: StoreKind;
+  name: string;
+  shop: string | null;
+  cod_only: boolean;
+  enabled: boolean;
+  intake_url: string;
+  write_back: { enabled: boolean; last_error: string | null };
+  created_at: string;
+  last_event_at: string | null;
+  counts: { created: number; rejected: number };
+}
+
+export interface StoreEvent {
+  received_at: string;
+  topic: string;
+  external_id: string | null;
+  result: EventResult;
+  order_id: string | null;
+  reason: string | null;
+}
+
+const FIELDS = ['c.id', 'c.kind', 'c.name', 'c.shop', 'c.cod_only', 'c.enabled', 'c.write_back', 'c.write_back_error', 'c.created_at', 'c.last_event_at'];
+
+const shopifyShop = z
+  .string({ error: 'shop must be text' })
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/, 'shop must be the store’s myshopify.com address, such as atlas.myshopify.com');
+const siteUrl = z
+  .string({ error: 'shop must be text' })
+  .trim()
+  .max(300, 'shop must be at most 300 characters')
+  .pipe(z.url({ protocol: /^https?$/, error: 'shop must be the site’s address, such as https://atlas.ma' }))
+  .transform((url) => url.replace(/\/+$/, ''));
+const secret = z.string({ error: 'secret must be text' }).trim().min(1, 'secret is required').max(500, 'secret must be at most 500 characters');
+const writeBack = z
+  .union(
+    [
+      z.strictObject({ access_token: z.string().trim().min(1).max(500) }),
+      z.strictObject({
+        consumer_key: z.string().trim().min(1).max(500),
+        consumer_secret: z.string().trim().min(1).max(500),
+        set_status: z.boolean().optional(),
+      }),
+    ],
+    { error: 'write_back must be {access_token} for Shopify or {consumer_key, consumer_secret, set_status?} for WooCommerce' },
+  )
+  .nullable();
+const codOnly = z.boolean({ error: 'cod_only must be true or false' });
+
+export const createSchema = z.object({
+  kind: z.enum(STORE_KINDS, { error: `kind must be one of: ${STORE_KINDS.join(', ')}` }),
+  name: requiredText('name', 120),
+  shop: z.string().nullable().optional(),
+  secret: secret.optional(),
+  cod_only: codOnly.optional(),
+  write_back: writeBack.optional(),
+});
+export const updateSchema = z.object({
+  name: requiredText('name', 120).optional(),
+  secret: secret.optional(),
+  cod_only: codOnly.optional(),
+  write_back: writeBack.optional(),
+  enabled: z.boolean({ error: 'enabled must be true or false' }).optional(),
+});
+type WriteBack = z.infer<typeof writeBack>;
+
+/** The kind's rules for what `shop`, `secret` and `write_back` may be (a field error each); the shop's address as kept. */
+function checkKind(kind: StoreKind, input: { shop?: string | null; secret?: string; write_back?: WriteBack }, creating: boolean): string | null {
+  const fields: Record<string, string> = {};
+  let shop: string | null = null;
+  if (input.shop) {
+    const parsed = (kind === 'shopify' ? shopifyShop : siteUrl).safeParse(input.shop);
+    if (parsed.success) shop = parsed.data;
+    else fields.shop = parsed.error.issues[0].message;
+  }
+  // Custom senders sign with a key we make (shown once); the stores sign with theirs, which only
+  // WooCommerce lets the shop choose, so we make one when it is left empty.
+  if (kind === 'custom' && input.secret !== undefined) fields.secret = 'A custom connection signs with the key we make: leave secret out';
+  if (creating && (kind === 'shopify' || kind === 'youcan') && input.secret === undefined)
+    fields.secret = 'secret is required: paste the key the store signs with';
+  const wb = input.write_back;
+  if (wb) {
+    if (kind === 'shopify' && !('access_token' in wb)) fields.write_back = 'A Shopify write-back needs {access_token}';
+    else if (kind === 'woocommerce' && !('consumer_key' in wb)) fields.write_back = 'A WooCommerce write-back needs {consumer_key, consumer_secret}';
+    else if (kind === 'youcan' || kind === 'custom') fields.write_back = 'Only Shopify and WooCommerce connections write back';
+    else if (creating && !shop) fields.shop = 'shop is required to write back to the store';
+  }
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields);
+  return shop;
+}
+
+function toEvent(row: {
+  received_at: Date;
+  topic: string;
+  external_id: string | null;
+  result: EventResult;
+  order_id: string | null;
+  reason: string | null;
+}): StoreEvent {
+  return {
+    received_at: row.received_at.toISOString(),
+    topic: row.topic,
+    external_id: row.external_id,
+    result: row.result,
+    order_id: row.order_id,
+    reason: row.reason,
+  };
+}
+
+/**
+ * A workspace's store connections. Every member reads them and their event log; only the owner
+ * adds, changes or deletes one (DESIGN's rule for integrations: they hold the store's keys).
+ */
+export class StoreConnectionService {
+  constructor(
+    private readonly knex: Knex,
+    private readonly publicBaseUrl: string,
+  ) {}
+
+  // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
+  private toConnection(row: any): StoreConnection {
+    return {
+      id: row.id,
+      kind: row.kind,
+      name: row.name,
+      shop: row.shop,
+      cod_only: row.cod_only,
+      enabled: row.enabled,
+      intake_url: `${this.publicBaseUrl}/hooks/stores/${row.id}`,
+      write_back: { enabled: row.write_back !== null, last_error: row.write_back_error },
+      created_at: row.created_at.toISOString(),
+      last_event_at: row.last_event_at ? row.last_event_at.toISOString() : null,
+      counts: { created: row.created ?? 0, rejected: row.rejected ?? 0 },
+    };
+  }
+
+  /** The connections with their last 7 days' counts (one probe of the events' recent index each). */
+  private select(db: Knex | Knex.Transaction) {
+    return db
+      .from('store_connections as c')
+      .joinRaw(
+        `LEFT JOIN LATERAL (
+           SELECT count(*) FILTER (WHERE e.result = 'created')::int AS created, count(*) FILTER (WHERE e.result = 'rejected')::int AS rejected
+             FROM store_events e WHERE e.connection_id = c.id AND e.received_at > now() - interval '7 days') k ON true`,
+      )
+      .select([...FIELDS, 'k.created', 'k.rejected']);
+  }
+
+  async list(workspaceId: string): Promise<StoreConnection[]> {
+    const rows = await this.select(this.knex)
+      .where('c.workspace_id', workspaceId)
+      .orderBy([{ column: 'c.created_at' }, { column: 'c.id' }]);
+    return rows.map((row) => this.toConnection(row));
+  }
+
+  async get(workspaceId: string, id: string): Promise<StoreConnection> {
+    if (!isUuid(id)) throw connectionNotFound();
+    const row = await this.select(this.knex).where({ 'c.workspace_id': workspaceId, 'c.id': id }).first();
+    if (!row) throw connectionNotFound();
+    return this.toConnection(row);
+  }
+
+  /** Adds a connection; the answer carries the signing key when we made it, this once. */
+  async create(workspace: WorkspaceActor, body: unknown): Promise<StoreConnection & { secret?: string }> {
+    ownerOnly(workspace);
+    const input = parse(createSchema, bodyFields(body));
+    const shop = checkKind(input.kind, input, true);
+    const made = input.kind === 'custom' ? newSigningSecret() : input.secret === undefined ? crypto.randomBytes(24).toString('base64url') : undefined;
+    const id = await this.knex.transaction(async (trx) => {
+      // Counted under the workspace's lock: two concurrent adds cannot make a 21st.
+      await trx('workspaces').where({ id: workspace.id }).forUpdate().first('id');
+      const [{ n }] = await trx('store_connections').where({ workspace_id: workspace.id }).count({ n: '*' });
+      if (Number(n) >= MAX_CONNECTIONS) throw new ConflictError(`A workspace has at most ${MAX_CONNECTIONS} store connections`, 'TOO_MANY_STORES');
+      const [row] = await trx('store_connections')
+        .insert({
+          workspace_id: workspace.id,
+          kind: input.kind,
+          name: input.name,
+          shop,
+          secret: made ?? input.secret,
+          cod_only: input.cod_only ?? true,
+          write_back: input.write_back ? JSON.stringify(input.write_back) : null,
+        })
+        .returning('id');
+      return row.id as string;
+    });
+    const connection = await this.get(workspace.id, id);
+    return made ? { ...connection, secret: made } : connection;
+  }
+
+  async update(workspace: WorkspaceActor, id: string, body: unknown): Promise<StoreConnection> {
+    ownerOnly(workspace);
+    const input = parse(updateSchema, bodyFields(body));
+    const current = await this.get(workspace.id, id);
+    checkKind(current.kind, input, false);
+    if (input.write_back && !current.shop) throw new ValidationError({ write_back: 'Add the connection again with its shop address to write back' });
+    const patch: Record<string, unknown> = {};
+    if (input.name !== undefined) patch.name = input.name;
+    if (input.secret !== undefined) patch.secret = input.secret;
+    if (input.cod_only !== undefined) patch.cod_only = input.cod_only;
+    if (input.enabled !== undefined) patch.enabled = input.enabled;
+    // New credentials start without the old ones' error.
+    if (input.write_back !== undefined)
+      Object.assign(patch, { write_back: input.write_back ? JSON.stringify(input.write_back) : null, write_back_error: null });
+    if (Object.keys(patch).length > 0) await this.knex('store_connections').where({ workspace_id: workspace.id, id }).update(patch);
+    return this.get(workspace.id, id);
+  }
+
+  /** Deletes the connection and its log; its orders stay, still naming it. */
+  async remove(workspace: WorkspaceActor, id: string): Promise<void> {
+    ownerOnly(workspace);
+    if (!isUuid(id)) throw connectionNotFound();
+    const deleted = await this.knex('store_connections').where({ workspace_id: workspace.id, id }).delete();
+    if (deleted === 0) throw connectionNotFound();
+  }
+
+  async events(workspaceId: string, id: string): Promise<StoreEvent[]> {
+    await this.get(workspaceId, id);
+    const rows = await this.knex('store_events')
+      .where({ connection_id: id })
+      .orderBy([
+        { column: 'received_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(EVENT_LOG_SIZE)
+      .select('received_at', 'topic', 'external_id', 'result', 'order_id', 'reason');
+    return rows.map(toEvent);
+  }
+}
+
+function connectionNotFound(): NotFoundError {
+  return new NotFoundError('Store connection not found');
+}
