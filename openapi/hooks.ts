@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ended } from '../routes/hooks';
+import { EVENT_RESULTS } from '../services/store-connections';
 import type { OpenApiBuilder } from './builder';
 import { errors, REQUEST_ERRORS } from './common';
 
@@ -87,6 +88,36 @@ export function register(b: OpenApiBuilder): void {
             'Over the per-IP limit on /hooks (600 a minute by default, `HOOKS_LIMIT_PER_IP`); `Retry-After` (seconds), `RateLimit` and `RateLimit-Policy` headers',
           example: { error: 'rate_limited' },
         },
+        500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
+      }),
+    },
+  });
+  b.tag('Store intake', "Orders a connected store sends by itself (see /api/stores), signed with the store's key.");
+  b.add({
+    method: 'post',
+    path: '/hooks/stores/{id}',
+    tag: 'Store intake',
+    security: ['hookSignature'],
+    summary: "A store's order message",
+    description:
+      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log.",
+    body: { schema: z.looseObject({}), example: { id: 5678901234, name: '#1001', total_price: '349.00', currency: 'MAD' } },
+    responses: {
+      200: {
+        description: 'Understood; what became of it',
+        schema: z.looseObject({ ok: z.literal(true), result: z.enum([...EVENT_RESULTS, 'ignored']) }),
+        example: { ok: true, result: 'created' },
+      },
+      ...errors({
+        400: {
+          description: 'Signed, but not a message of this store we can read (not JSON, no order id, no delivery id)',
+          example: { error: 'unreadable_body' },
+        },
+        401: { description: 'A missing or wrong signature: nothing is recorded', example: { error: 'invalid_signature' } },
+        404: { description: 'No enabled connection with this id', example: { error: 'not_found' } },
+        413: { description: 'PAYLOAD_TOO_LARGE: over 1 MB', example: { error: 'Request body is too large (limit 1 MB)', code: 'PAYLOAD_TOO_LARGE' } },
+        415: REQUEST_ERRORS[415],
+        429: { description: 'Over the per-IP limit on /hooks (`HOOKS_LIMIT_PER_IP`)', example: { error: 'rate_limited' } },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
       }),
     },

@@ -55,6 +55,10 @@ function readReport(body: unknown, callId: string): AgentReport {
   };
 }
 
+/** A store's message: Shopify's largest orders stay well under this. */
+const STORE_BODY_LIMIT = '1mb';
+const STORE_REFUSALS = { 400: 'unreadable_body', 401: 'invalid_signature', 404: 'not_found' } as const;
+
 /** The signature did not verify (missing headers, wrong signature, timestamp outside the 5-minute window). */
 class InvalidSignature extends Error {}
 
@@ -83,6 +87,15 @@ export function hooksRouter(services: Services): Router {
       throw err;
     }
     res.json({ ok: true });
+  });
+
+  // A store's orders (store-integrations.md §3): the signature over the raw bytes is the only key,
+  // checked before anything is parsed or written. Every signed message we understand gets 200.
+  router.post('/stores/:id', express.raw({ type: () => true, limit: STORE_BODY_LIMIT }), async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const answer = await services.storeIntake.receive(String(req.params.id), raw, req.headers);
+    if (answer.status === 200) return void res.json({ ok: true, result: answer.result });
+    res.status(answer.status).json({ error: STORE_REFUSALS[answer.status] });
   });
   return router;
 }

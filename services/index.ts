@@ -20,6 +20,7 @@ import { OrderService } from './orders';
 import type { Order } from './orders';
 import { StatsService } from './stats';
 import { StoreConnectionService } from './store-connections';
+import { StoreIntakeService } from './store-intake';
 import { SweepService } from './sweep';
 import { TokenService } from './tokens';
 import { UserService } from './users';
@@ -73,6 +74,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     exportCsv: (workspaceId: string, filters: OrderFilters) => exportCsv(knex, workspaceId, filters),
     stats: new StatsService(knex),
     stores: new StoreConnectionService(knex, config.publicBaseUrl),
+    storeIntake: new StoreIntakeService(knex, orders, operations),
     operations,
     callSettings,
     calls,

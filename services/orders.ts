@@ -225,15 +225,25 @@ function createOrdersSql(insertOrders: string, answer: string): string {
 const RETURNED = `id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags,
     source, store_connection_id, external_id, external_ref, total_amount, currency`;
 
-/** One new order (POST /api/orders, a store's message): no row comes back without an order handler. */
-const CREATE_ORDER = createOrdersSql(
-  `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
-                      source, store_connection_id, external_id, external_ref, total_amount, currency)
-    SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
-           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
-    RETURNING ${RETURNED}`,
-  'SELECT o.* FROM o',
-);
+/** One new order: no row comes back without an order handler (nor, after `onConflict`, for a conflict). */
+function createOrderSql(onConflict: string): string {
+  return createOrdersSql(
+    `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
+                        source, store_connection_id, external_id, external_ref, total_amount, currency)
+      SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
+             ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
+      ${onConflict}
+      RETURNING ${RETURNED}`,
+    'SELECT o.* FROM o',
+  );
+}
+/** POST /api/orders and the pages. */
+const CREATE_ORDER = createOrderSql('');
+/**
+ * A store's order: a second one for the same (connection, store id), from a message arriving in
+ * parallel, waits for the first to commit and then writes nothing, operation and job included.
+ */
+const CREATE_STORE_ORDER = createOrderSql('ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING');
 
 /**
  * A batch of new orders (an import), as one array per column, so the statement has the same
@@ -595,7 +605,34 @@ export class OrderService {
     data: ValidOrder,
     origin: { source: OrderSource; storeConnectionId: string | null },
   ): Promise<Order> {
-    const { rows } = await db.raw(CREATE_ORDER, [
+    const order = await this.insertWith(CREATE_ORDER, db, workspaceId, data, origin);
+    if (!order) throw noOrderHandler();
+    return order;
+  }
+
+  /**
+   * A store's new order in the caller's transaction, created as POST /api/orders creates one; null
+   * when that store's order already exists (it was created meanwhile). 422 without an order handler.
+   */
+  async insertFromStore(
+    trx: Knex.Transaction,
+    workspaceId: string,
+    data: ValidOrder,
+    origin: { source: OrderSource; storeConnectionId: string },
+  ): Promise<Order | null> {
+    const order = await this.insertWith(CREATE_STORE_ORDER, trx, workspaceId, data, origin);
+    if (!order) await this.orderHandler(trx, workspaceId);
+    return order;
+  }
+
+  private async insertWith(
+    statement: string,
+    db: Knex | Knex.Transaction,
+    workspaceId: string,
+    data: ValidOrder,
+    origin: { source: OrderSource; storeConnectionId: string | null },
+  ): Promise<Order | null> {
+    const { rows } = await db.raw(statement, [
       workspaceId,
       data.clientName,
       data.phone,
@@ -610,8 +647,7 @@ export class OrderService {
       data.totalAmount ?? null,
       data.currency ?? null,
     ]);
-    if (!rows[0]) throw noOrderHandler();
-    return toOrder(rows[0]);
+    return rows[0] ? toOrder(rows[0]) : null;
   }
 
   /**

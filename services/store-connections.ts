@@ -7,9 +7,9 @@ import type { WorkspaceActor } from './errors';
 import { bodyFields, isUuid, parse, requiredText } from './validation';
 
 export const STORE_KINDS = ['shopify', 'woocommerce', 'youcan', 'custom'] as const;
-type StoreKind = (typeof STORE_KINDS)[number];
+export type StoreKind = (typeof STORE_KINDS)[number];
 export const EVENT_RESULTS = ['created', 'updated', 'cancelled', 'duplicate', 'ignored_paid', 'ignored_unchanged', 'rejected'] as const;
-type EventResult = (typeof EVENT_RESULTS)[number];
+export type EventResult = (typeof EVENT_RESULTS)[number];
 export const MAX_CONNECTIONS = 20;
 /** Events a connection's log shows, newest first. */
 export const EVENT_LOG_SIZE = 200;

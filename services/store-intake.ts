@@ -1,0 +1,183 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Knex } from 'knex';
+import { shopify } from '../integrations/stores/shopify';
+import type { IncomingOrder, StoreAdapter, StoreMessage } from '../integrations/stores/types';
+import { UnreadableMessage } from '../integrations/stores/types';
+import { AppError, ValidationError } from './errors';
+import type { OperationService } from './operations';
+import type { OrderStatus } from './order-status';
+import { amountText, validNewOrder } from './orders';
+import type { Order, OrderService, ValidOrder } from './orders';
+import type { EventResult, StoreKind } from './store-connections';
+import { isUuid } from './validation';
+
+const ADAPTERS: Partial<Record<StoreKind, StoreAdapter>> = { shopify };
+
+/** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
+export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 | 404 };
+
+interface Connection {
+  id: string;
+  workspace_id: string;
+  kind: StoreKind;
+  name: string;
+  secret: string;
+  cod_only: boolean;
+}
+
+interface Outcome {
+  result: EventResult;
+  orderId?: string | null;
+  reason?: string | null;
+}
+
+/** Statuses an upstream cancellation leaves alone: the call's outcome is known, or it was cancelled already. */
+const SETTLED: readonly OrderStatus[] = ['confirmed', 'unconfirmed'];
+
+/** The fields a store's update changes while our order is pending (§3), as the order and the columns name them. */
+const FOLLOWED = [
+  ['client_name', 'clientName'],
+  ['phone', 'phone'],
+  ['address', 'address'],
+  ['products_name', 'productsName'],
+  ['external_ref', 'externalRef'],
+  ['total_amount', 'totalAmount'],
+  ['currency', 'currency'],
+] as const;
+
+/** A field error as the connection's log shows it: the message of each bad field, as a form would. */
+function reasonOf(err: ValidationError): string {
+  return Object.values(err.fields).join('; ').slice(0, 500);
+}
+
+/**
+ * The one intake rule, whatever the store (STYLE 12): the adapter verifies and reads the message;
+ * here it is deduplicated by delivery and by (connection, store id), checked by the rules of
+ * POST /api/orders, and becomes a created, updated or cancelled order, or a logged refusal. Every
+ * signed message we understand is answered 200 (a store that gets 4xx drops its subscription);
+ * its outcome is in the connection's event log, written in the same transaction as the order.
+ */
+export class StoreIntakeService {
+  constructor(
+    private readonly knex: Knex,
+    private readonly orders: OrderService,
+    private readonly operations: OperationService,
+  ) {}
+
+  async receive(connectionId: string, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
+    const connection = isUuid(connectionId)
+      ? ((await this.knex('store_connections').where({ id: connectionId, enabled: true }).first('id', 'workspace_id', 'kind', 'name', 'secret', 'cod_only')) as
+          | Connection
+          | undefined)
+      : undefined;
+    const adapter = connection && ADAPTERS[connection.kind];
+    if (!connection || !adapter) return { status: 404 };
+    if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
+    let message: StoreMessage;
+    try {
+      message = adapter.read(JSON.parse(raw.toString('utf8')), headers);
+    } catch (err) {
+      if (err instanceof SyntaxError || err instanceof UnreadableMessage) return { status: 400 };
+      throw err;
+    }
+    if (message.action === 'ignore') return { status: 200, result: 'ignored' };
+    const result = await this.knex.transaction((trx) => this.apply(trx, connection, message));
+    return { status: 200, result };
+  }
+
+  private async apply(trx: Knex.Transaction, connection: Connection, message: Exclude<StoreMessage, { action: 'ignore' }>): Promise<EventResult> {
+    const externalId = message.action === 'order' ? message.order.externalId : message.externalId;
+    const event = { connection_id: connection.id, topic: message.topic.slice(0, 100), external_id: externalId };
+    // The delivery is claimed first: a retry of it running alongside waits here, then finds it taken.
+    const claimed = await trx.raw(
+      `INSERT INTO store_events (connection_id, topic, message_key, external_id, result) VALUES (?, ?, ?, ?, 'duplicate')
+       ON CONFLICT (connection_id, message_key) WHERE message_key IS NOT NULL DO NOTHING RETURNING id`,
+      [connection.id, event.topic, message.key.slice(0, 300), externalId],
+    );
+    const outcome: Outcome = claimed.rows[0]
+      ? message.action === 'order'
+        ? await this.applyOrder(trx, connection, message.order)
+        : await this.cancel(trx, await this.existing(trx, connection.id, externalId))
+      : { result: 'duplicate' };
+    const row = { result: outcome.result, order_id: outcome.orderId ?? null, reason: outcome.reason ?? null };
+    if (claimed.rows[0]) await trx('store_events').where({ id: claimed.rows[0].id }).update(row);
+    else await trx('store_events').insert({ ...event, ...row });
+    await trx('store_connections').where({ id: connection.id }).update({ last_event_at: trx.fn.now() });
+    return outcome.result;
+  }
+
+  private existing(trx: Knex.Transaction, connectionId: string, externalId: string): Promise<Order | undefined> {
+    return trx('orders').where({ store_connection_id: connectionId, external_id: externalId }).forUpdate().first();
+  }
+
+  private async applyOrder(trx: Knex.Transaction, connection: Connection, incoming: IncomingOrder): Promise<Outcome> {
+    const current = await this.existing(trx, connection.id, incoming.externalId);
+    if (current) return incoming.cancelled ? this.cancel(trx, current) : this.follow(trx, current, incoming, connection);
+    // An update for an order we never saw creates it (a store may send the update first).
+    if (incoming.cancelled) return { result: 'ignored_unchanged' };
+    if (connection.cod_only && !incoming.cashOnDelivery) return { result: 'ignored_paid' };
+    let data: ValidOrder;
+    try {
+      data = this.valid(incoming, connection);
+    } catch (err) {
+      if (err instanceof ValidationError) return { result: 'rejected', reason: reasonOf(err) };
+      throw err;
+    }
+    try {
+      const order = await this.orders.insertFromStore(trx, connection.workspace_id, data, { source: connection.kind, storeConnectionId: connection.id });
+      if (order) return { result: 'created', orderId: order.id };
+    } catch (err) {
+      // No order handler: the store still gets its 200; the log says what to set up.
+      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return { result: 'rejected', reason: err.message };
+      throw err;
+    }
+    // Created by another message meanwhile (committed before our insert gave way): follow it.
+    // (A conflict is only with a committed row: one rolled back would not have stopped our insert.)
+    const created = await this.existing(trx, connection.id, incoming.externalId);
+    return this.follow(trx, created!, incoming, connection);
+  }
+
+  private valid(incoming: IncomingOrder, connection: Connection): ValidOrder {
+    return validNewOrder({
+      clientName: incoming.clientName,
+      phone: incoming.phone,
+      storeName: connection.name,
+      productsName: incoming.productsName,
+      address: incoming.address,
+      externalId: incoming.externalId,
+      externalRef: incoming.externalRef,
+      totalAmount: incoming.totalAmount,
+      currency: incoming.currency,
+    });
+  }
+
+  /** While our order is pending, its content follows the store's; afterwards it is left alone. */
+  private async follow(trx: Knex.Transaction, current: Order, incoming: IncomingOrder, connection: Connection): Promise<Outcome> {
+    if (current.status !== 'pending') return { result: 'ignored_unchanged', orderId: current.id };
+    let data: ValidOrder;
+    try {
+      data = this.valid(incoming, connection);
+    } catch (err) {
+      if (err instanceof ValidationError) return { result: 'rejected', orderId: current.id, reason: reasonOf(err) };
+      throw err;
+    }
+    const before: Record<string, unknown> = { ...current, total_amount: amountText(current.total_amount) };
+    const patch = Object.fromEntries(
+      FOLLOWED.filter(([column, field]) => (data[field] ?? null) !== (before[column] ?? null)).map(([column, field]) => [column, data[field] ?? null]),
+    );
+    if (Object.keys(patch).length === 0) return { result: 'ignored_unchanged', orderId: current.id };
+    await trx('orders').where({ id: current.id }).update(patch);
+    return { result: 'updated', orderId: current.id };
+  }
+
+  /** Cancelled upstream: no call is placed any more and the order is unconfirmed, unless its outcome is known. */
+  private async cancel(trx: Knex.Transaction, current: Order | undefined): Promise<Outcome> {
+    if (!current) return { result: 'ignored_unchanged' };
+    if (SETTLED.includes(current.status)) {
+      return { result: 'ignored_unchanged', orderId: current.id, reason: `Cancelled in the store, but already ${current.status} here: left as it is` };
+    }
+    await trx('orders').where({ id: current.id }).update({ status: 'unconfirmed' });
+    await this.operations.cancelOpen(trx, current.id);
+    return { result: 'cancelled', orderId: current.id };
+  }
+}
