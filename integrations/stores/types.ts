@@ -29,6 +29,8 @@ export type StoreMessage =
 /** What each kind of store knows: how it signs, and how its messages read. */
 export interface StoreAdapter {
   verify(raw: Buffer, headers: IncomingHttpHeaders, secret: string): boolean;
+  /** A store's unsigned hello when a subscription is made, answered 200 with nothing recorded. */
+  isPing?(raw: Buffer): boolean;
   /** Throws UnreadableMessage when a signed body is not a message of this store we understand. */
   read(body: unknown, headers: IncomingHttpHeaders): StoreMessage;
 }
