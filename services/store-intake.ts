@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Knex } from 'knex';
+import { custom } from '../integrations/stores/custom';
 import { shopify } from '../integrations/stores/shopify';
 import { woocommerce } from '../integrations/stores/woocommerce';
+import { youcan } from '../integrations/stores/youcan';
 import type { IncomingOrder, StoreAdapter, StoreMessage } from '../integrations/stores/types';
 import { UnreadableMessage } from '../integrations/stores/types';
 import { AppError, ValidationError } from './errors';
@@ -12,7 +14,7 @@ import type { Order, OrderService, ValidOrder } from './orders';
 import type { EventResult, StoreKind } from './store-connections';
 import { isUuid } from './validation';
 
-const ADAPTERS: Partial<Record<StoreKind, StoreAdapter>> = { shopify, woocommerce };
+const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
 
 /** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
 export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 | 404 };
@@ -71,8 +73,8 @@ export class StoreIntakeService {
           | Connection
           | undefined)
       : undefined;
-    const adapter = connection && ADAPTERS[connection.kind];
-    if (!connection || !adapter) return { status: 404 };
+    if (!connection) return { status: 404 };
+    const adapter = ADAPTERS[connection.kind];
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
     if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
     let message: StoreMessage;
