@@ -172,9 +172,11 @@ describe('orders: what a store knows (store-integrations.md §1)', () => {
     expect(await ordersOf(s.workspaceId).where(connection)).to.have.length(1);
   });
 
-  it('the call page and the order page show the amount to collect and the shop’s reference', async () => {
+  it('the call page and the order page show the amount to collect and the shop’s reference; the list shows the reference beside the name', async () => {
     const s = await shop();
     const order = await createOrder(s, { ...ORDER, externalRef: '#1001', totalAmount: '349' });
+    const list = await s.agent.get('/orders').expect(200);
+    expect(list.text).to.contain('<span class="hint"><bdi>#1001</bdi></span>');
     const orderPage = await s.agent.get(`/orders/${order.id}`).expect(200);
     expect(orderPage.text).to.contain('<dt>Amount to collect</dt><dd>349.00 MAD</dd>').and.contain('<bdi>#1001</bdi>');
     const csrf = await csrfOf(s.agent);
