@@ -45,6 +45,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
   const blockedPhones = new BlockedPhoneService(knex);
+  const stores = new StoreConnectionService(knex, config.publicBaseUrl);
   return {
     workspaces,
     invitations,
@@ -69,11 +70,12 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       idempotencyKeys: await idempotency.pruneExpired(),
       statusCounts: await orders.compactStatusCounts(),
       webhookLog: await webhooks.prune(),
+      storeLog: await stores.prune(),
     }),
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters) => exportCsv(knex, workspaceId, filters),
     stats: new StatsService(knex),
-    stores: new StoreConnectionService(knex, config.publicBaseUrl),
+    stores,
     storeIntake: new StoreIntakeService(knex, orders, operations),
     operations,
     callSettings,

@@ -234,6 +234,21 @@ export class StoreConnectionService {
     if (deleted === 0) throw connectionNotFound();
   }
 
+  /**
+   * Deletes what no one can see any more: events older than the 7 days the counts cover and past
+   * each connection's newest EVENT_LOG_SIZE. A store's late retry of a pruned delivery still finds
+   * its order by (connection, external_id): it is ignored_unchanged, never a second order.
+   */
+  async prune(): Promise<number> {
+    const { rowCount } = await this.knex.raw(
+      `DELETE FROM store_events e
+        WHERE e.received_at < now() - interval '7 days'
+          AND e.id NOT IN (SELECT k.id FROM store_events k WHERE k.connection_id = e.connection_id ORDER BY k.received_at DESC, k.id DESC LIMIT ?)`,
+      [EVENT_LOG_SIZE],
+    );
+    return rowCount ?? 0;
+  }
+
   async events(workspaceId: string, id: string): Promise<StoreEvent[]> {
     await this.get(workspaceId, id);
     const rows = await this.knex('store_events')

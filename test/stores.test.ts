@@ -1,5 +1,8 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
+import { loadConfig } from '../config';
+import { Jobs } from '../db/jobs';
+import { createServices } from '../services';
 import type { SignedIn } from './helpers/app';
 import { csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
@@ -214,6 +217,27 @@ describe('store connections: /api/stores (store-integrations.md §2)', () => {
     expect(listed.last_event_at).to.equal(new Date(now).toISOString());
     const page = await s.agent.get(`/stores/${store.id}`).expect(200);
     expect(page.text).to.contain('Enter a valid Moroccan phone number').and.contain('href="/orders/new">Create the order by hand');
+  });
+});
+
+describe('the event log’s housekeeping', () => {
+  it('keeps the last 7 days and each connection’s newest 200; deletes the rest', async () => {
+    const s = await signUp();
+    const [busy, quiet] = [await connect(s), await connect(s, { kind: 'custom', name: 'Sheet' })];
+    const day = 86_400_000;
+    const now = Date.now();
+    await logEvents(
+      busy.id,
+      Array.from({ length: 250 }, (_, i) => ({ external_id: `old-${i}`, received_at: new Date(now - 30 * day - i * 1000) })),
+    );
+    await logEvents(busy.id, [{ external_id: 'recent', received_at: new Date(now - 6 * day) }]);
+    await logEvents(quiet.id, [{ external_id: 'lonely', received_at: new Date(now - 300 * day) }]);
+    const done = await createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex())).housekeeping();
+    expect(done.storeLog).to.be.at.least(50);
+    const left = await testKnex()('store_events').where({ connection_id: busy.id }).orderBy('received_at', 'desc').pluck('external_id');
+    expect(left).to.have.length(200);
+    expect(left.slice(0, 2)).to.deep.equal(['recent', 'old-0']);
+    expect(await testKnex()('store_events').where({ connection_id: quiet.id }).pluck('external_id')).to.deep.equal(['lonely']);
   });
 });
 
