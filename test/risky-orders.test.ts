@@ -356,9 +356,10 @@ describe('flags in every representation', () => {
       .replace(/^\ufeff/, '')
       .trim()
       .split('\r\n');
-    expect(csv[0].split(',').at(-1)).to.equal('flags');
+    const flagsAt = csv[0].split(',').indexOf('flags');
+    expect(flagsAt).to.be.above(0);
     expect(csv.slice(1)).to.have.length(1);
-    expect(csv[1].startsWith(order.id) && csv[1].endsWith(',blocked_phone')).to.equal(true);
+    expect(csv[1].startsWith(order.id) && csv[1].split(',')[flagsAt] === 'blocked_phone').to.equal(true);
   });
 });
 
