@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IMPORT_MAX_ROWS } from '../services/imports';
+import { IMPORT_MAX_ROWS, IMPORT_MAX_UNEVEN_LINES } from '../services/imports';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { errors, IDEMPOTENCY_ERRORS, idempotencyKey, replayedHeader, SESSION_ERRORS, uuid } from './common';
@@ -34,7 +34,7 @@ export function register(b: OpenApiBuilder): void {
         200: { description: 'What was imported and skipped', schema: ImportResultBody, example: { imported: 1, skipped: 1, errors: [{ line: 3, fields: { phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78' } }], order_ids: ['0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10'] }, headers: replayedHeader },
         ...errors(SESSION_ERRORS, IDEMPOTENCY_ERRORS, {
           400: { description: 'VALIDATION_ERROR, the file refused whole: empty, header only, missing a required column, not UTF-8, binary, an unclosed quote (`fields.file`, or a field per missing column); INVALID_IDEMPOTENCY_KEY', example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { file: 'The file is empty' } } },
-          413: { description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders)`, example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' } },
+          413: { description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders, or over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} lines that are blank or have another number of cells than the header; reading stops there and nothing is written)`, example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' } },
           422: { description: 'NO_ORDER_HANDLER (with `redirectTo`); IDEMPOTENCY_KEY_REUSED', example: { error: 'Set an agent as order handler before creating orders', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' } },
         }),
       },

@@ -1,7 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse as csvParser, CsvError } from 'csv-parse';
+import type { Parser } from 'csv-parse';
 import type { Knex } from 'knex';
 import { AppError, ValidationError } from './errors';
 import type { FieldErrors } from './errors';
@@ -15,10 +17,10 @@ export const IMPORT_MAX_ROWS = 20_000;
 /** Rows of a file checked, then inserted by one statement, at a time. */
 const IMPORT_BATCH = 1000;
 /**
- * Characters of the text handed to the parser at a time. A row takes two at least (a character and
- * its line break), so one slice never makes more than a batch of rows.
+ * Bytes of the file handed to the parser at a time. A row takes two at least (a character and its
+ * line break), so one slice never makes more than a batch of rows.
  */
-const SLICE_CHARS = 2 * IMPORT_BATCH;
+const SLICE_BYTES = 2 * IMPORT_BATCH;
 /**
  * Cells a line is split into at most: the rest of a longer line stays in its last cell. Without it a
  * line of ten million commas is an array of ten million cells; with it a line holds a few kB of
@@ -27,6 +29,13 @@ const SLICE_CHARS = 2 * IMPORT_BATCH;
 const MAX_CELLS = 1000;
 /** Longer than any name in COLUMN_NAMES: such a header cell is no column of ours, whatever its text. */
 const MAX_COLUMN_NAME = 100;
+/**
+ * Lines with another number of cells than the header (blank or not) a file may hold. The parser
+ * builds an error object for each (some 40 µs), before it skips a blank one: a file of five million
+ * whitespace-only lines, which holds no row, would take minutes. A file of orders has at most
+ * 20,000 such rows (one per order), and room for as many blank lines again.
+ */
+export const IMPORT_MAX_UNEVEN_LINES = 2 * IMPORT_MAX_ROWS;
 
 export interface ImportResult {
   imported: number;
@@ -58,26 +67,27 @@ const FIELD_BY_KEY = new Map<string, OrderField>(
   (Object.entries(COLUMN_NAMES) as Array<[OrderField, string[]]>).flatMap(([field, names]) => names.map((name) => [columnKey(name), field] as const)),
 );
 
-/** The text of the file: UTF-8 (a BOM is dropped), one kind of line ending; anything else is refused. */
-function fileText(file: Buffer): string {
+/** The file is refused whole unless it is UTF-8 text (a BOM is dropped as it is read) of 10 MB at most. */
+function checkFile(file: Buffer): void {
   if (file.length === 0) throw new ValidationError({ file: 'The file is empty' });
   if (file.length > IMPORT_MAX_BYTES) throw new AppError(413, 'The file is larger than 10 MB: split it and import each part', 'PAYLOAD_TOO_LARGE');
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(file);
-  } catch {
+  if (!isUtf8(file)) {
     throw new ValidationError({ file: 'The file is not UTF-8 text. In your spreadsheet, save it as "CSV UTF-8" and import that file' });
   }
-  if (text.includes('\u0000')) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
-  // Quoted fields may span lines; a file saved by several tools may mix CRLF, LF and CR.
+  if (file.includes(0)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
+}
+
+/** Quoted fields may span lines; a file saved by several tools may mix CRLF, LF and CR: all become LF. */
+function oneLineEnding(text: string): string {
   return text.replace(/\r\n?/g, '\n');
 }
 
 /** Excel in French locales separates with `;`: the header line tells which separator the file uses. */
-function separatorOf(text: string): ';' | ',' {
+function separatorOf(file: Buffer): ';' | ',' {
   // Empty lines before the header are skipped by the parser: look at the line it reads as the header.
-  // Its first 64 kB tell `;` from `,` as well as its whole (a file may be one line of 10 MB).
-  const header = text.slice(0, 64 * 1024).split('\n', 50).find((line) => line.trim() !== '') ?? '';
+  // The file's first 64 kB tell `;` from `,` as well as the whole (it may be one line of 10 MB).
+  const head = oneLineEnding(new TextDecoder().decode(file.subarray(0, 64 * 1024)));
+  const header = head.split('\n', 50).find((line) => line.trim() !== '') ?? '';
   const count = (c: string) => header.split(c).length - 1;
   return count(';') > count(',') ? ';' : ',';
 }
@@ -121,16 +131,28 @@ function lineBreaksIn(cells: string[]): number {
   return count;
 }
 
-/** The text a slice at a time, one slice per turn of the event loop: other requests go on meanwhile. */
-async function* slices(text: string): AsyncGenerator<string> {
-  for (let start = 0; start < text.length; ) {
-    let end = Math.min(start + SLICE_CHARS, text.length);
-    // Each slice is encoded on its own: never cut between the two halves of a character such as an emoji.
-    const last = text.charCodeAt(end - 1);
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
-    yield text.slice(start, end);
-    start = end;
+/**
+ * The file's text for the parser, a slice at a time, one slice per turn of the event loop: other
+ * requests go on meanwhile. A file with too many uneven lines is refused here, once the parser has
+ * read them.
+ */
+async function* slicesFor(parser: Parser, file: Buffer): AsyncGenerator<string> {
+  // Streaming: a character cut in two by a slice's end is completed by the next slice.
+  const decoder = new TextDecoder();
+  let carriageReturn = false;
+  for (let start = 0; start < file.length; start += SLICE_BYTES) {
+    let text: string = (carriageReturn ? '\r' : '') + decoder.decode(file.subarray(start, start + SLICE_BYTES), { stream: true });
+    // A CR that ends a slice may be the first half of a CRLF: it goes with the next slice.
+    carriageReturn = text.endsWith('\r') && start + SLICE_BYTES < file.length;
+    if (carriageReturn) text = text.slice(0, -1);
+    if (text !== '') yield oneLineEnding(text);
     await nextTurn();
+    if (parser.info.invalid_field_length > IMPORT_MAX_UNEVEN_LINES) {
+      // The reader gets this error in place of the rows the parser still holds.
+      const message = `The file was not imported: over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} of its lines are blank or have another number of cells than the header. Remove the blank lines and import it again`;
+      parser.destroy(new AppError(413, message, 'TOO_MANY_ROWS'));
+      return;
+    }
   }
 }
 
@@ -138,21 +160,20 @@ async function* slices(text: string): AsyncGenerator<string> {
  * The rows of a CSV text, read as they are needed: the parser holds at most a slice's worth ahead of
  * the reader, and stops when the reader does. Rows whose cells are all blank are left out.
  */
-async function* csvRows(text: string): AsyncGenerator<Row> {
-  const delimiter = separatorOf(text);
-  const source = Readable.from(slices(text));
-  const parser = source.pipe(
-    csvParser({
-      delimiter,
-      record_delimiter: '\n',
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: true,
-      skip_records_with_empty_values: true,
-      ignore_last_delimiters: MAX_CELLS,
-      info: true,
-    }),
-  );
+async function* csvRows(file: Buffer): AsyncGenerator<Row> {
+  const delimiter = separatorOf(file);
+  const parser = csvParser({
+    delimiter,
+    record_delimiter: '\n',
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    skip_records_with_empty_values: true,
+    ignore_last_delimiters: MAX_CELLS,
+    info: true,
+  });
+  const source = Readable.from(slicesFor(parser, file));
+  source.pipe(parser);
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       // `lines` is where a row ends; a quoted field with line breaks makes it start earlier.
@@ -161,7 +182,7 @@ async function* csvRows(text: string): AsyncGenerator<Row> {
   } catch (err) {
     if (!(err instanceof CsvError)) throw err;
     const unclosed = err.code === 'CSV_QUOTE_NOT_CLOSED';
-    const at = (unclosed ? unclosedQuoteLine(text, delimiter) : undefined) ?? (err as CsvError & { lines?: number }).lines;
+    const at = (unclosed ? unclosedQuoteLine(oneLineEnding(new TextDecoder().decode(file)), delimiter) : undefined) ?? (err as CsvError & { lines?: number }).lines;
     const reason = unclosed ? 'a quoted field opens here and is never closed' : 'this line is not valid CSV';
     throw new ValidationError({ file: `Line ${at ?? '?'}: ${reason}` });
   } finally {
@@ -211,7 +232,8 @@ interface OrdersFile {
  * (not UTF-8 text, no header, a required column missing). The rest is refused while it is read.
  */
 async function openOrdersCsv(file: Buffer): Promise<OrdersFile> {
-  const rows = csvRows(fileText(file));
+  checkFile(file);
+  const rows = csvRows(file);
   try {
     const { value: header } = await rows.next();
     if (!header) throw new ValidationError({ file: 'The file is empty' });
