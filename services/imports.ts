@@ -157,7 +157,7 @@ async function* slicesFor(parser: Parser, file: Buffer): AsyncGenerator<string> 
 }
 
 /**
- * The rows of a CSV text, read as they are needed: the parser holds at most a slice's worth ahead of
+ * The rows of a CSV file, read as they are needed: the parser reads a few slices (some kB) ahead of
  * the reader, and stops when the reader does. Rows whose cells are all blank are left out.
  */
 async function* csvRows(file: Buffer): AsyncGenerator<Row> {
