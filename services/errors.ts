@@ -37,6 +37,13 @@ export class ForbiddenError extends AppError {
   }
 }
 
+/** What existed and is no more (a used, revoked or expired invitation link). */
+export class GoneError extends AppError {
+  constructor(message: string) {
+    super(410, message);
+  }
+}
+
 /** The caller's workspace and their role in it: what a service needs to apply who may do what. */
 export interface WorkspaceActor {
   id: string;

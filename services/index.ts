@@ -10,6 +10,7 @@ import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
 import { IdempotencyService } from './idempotency';
+import { InvitationService } from './invitations';
 import { MemberService } from './members';
 import { ImportService } from './imports';
 import { exportCsv } from './order-export';
@@ -31,6 +32,7 @@ type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' |
 /** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
 export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const workspaces = new WorkspaceService(knex);
+  const invitations = new InvitationService(knex, config.publicBaseUrl);
   const operations = new OperationService(knex, jobs);
   const callSettings = new CallSettingsService(knex);
   const calls = new CallService(knex, jobs, callSettings, config.calls);
@@ -38,11 +40,12 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   // Voice agents and webhook endpoints: the same rule for where we may send.
   const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction, resolver: new HostResolver(config.calls.dnsServers) };
   const orders = new OrderService(knex, idempotency, operations);
-  const users = new UserService(knex, workspaces, config.bcryptCost);
+  const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
   const blockedPhones = new BlockedPhoneService(knex);
   return {
     workspaces,
+    invitations,
     members: new MemberService(knex, calls),
     users,
     credits: new CreditService(knex),

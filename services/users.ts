@@ -3,8 +3,9 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { Prepared, queryPrepared } from '../db/prepared';
 import { ValidationError } from './errors';
+import type { InvitationService } from './invitations';
 import { email, parse, requiredText } from './validation';
-import { WorkspaceService } from './workspaces';
+import type { WorkspaceService } from './workspaces';
 
 export const PASSWORD_MIN_CHARS = 8;
 /** bcrypt reads only the first 72 bytes; longer passwords are refused rather than silently cut. */
@@ -71,14 +72,20 @@ export class UserService {
   constructor(
     private readonly knex: Knex,
     private readonly workspaces: WorkspaceService,
+    private readonly invitations: InvitationService,
     private readonly bcryptCost: number,
   ) {
     this.dummyHash = bcrypt.hash('not-a-real-password', bcryptCost);
   }
 
-  /** Creates the account; joins an invited workspace, else creates the named one, else none. */
-  async signUp(input: SignUpInput): Promise<User> {
-    const data = parse(signUpSchema, input);
+  /**
+   * Creates the account and, when it creates one, the named workspace. Through an invitation link
+   * the account is for the invited address, whatever email was posted, and joins that workspace
+   * in the same transaction (the link proves the address; nothing else does).
+   */
+  async signUp(input: SignUpInput, invitationToken?: string): Promise<User> {
+    const invited = invitationToken === undefined ? undefined : await this.invitations.open(invitationToken);
+    const data = parse(signUpSchema, invited ? { ...input, email: invited.email, workspace: undefined } : input);
     const passwordHash = await bcrypt.hash(data.password, this.bcryptCost);
     return this.knex.transaction(async (trx) => {
       const {
@@ -89,8 +96,8 @@ export class UserService {
         [data.email, data.name, passwordHash],
       );
       if (!user) throw new ValidationError({ email: 'An account with this email already exists' });
-      const joined = await this.workspaces.acceptInvitation(user.id, user.email, trx);
-      if (!joined && data.workspace) await this.workspaces.create(user.id, data.workspace, trx);
+      if (invitationToken !== undefined) await this.invitations.join(invitationToken, user, trx);
+      else if (data.workspace) await this.workspaces.create(user.id, data.workspace, trx);
       return user as User;
     });
   }
@@ -105,7 +112,6 @@ export class UserService {
     const tooLong = Buffer.byteLength(secret, 'utf8') > PASSWORD_MAX_BYTES;
     const matches = await bcrypt.compare(tooLong ? '' : secret, row?.password_hash ?? (await this.dummyHash));
     if (!row || !matches || tooLong) return null;
-    await this.workspaces.acceptInvitation(row.id, row.email);
     return { id: row.id, email: row.email, name: row.name };
   }
 

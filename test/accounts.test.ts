@@ -167,12 +167,10 @@ describe('workspaces and invitations', () => {
     await agent.post('/workspace').type('form').send({ _csrf: csrf, name: 'Another' }).expect(409);
   });
 
-  it('an invited email joins the workspace at sign-up and sees the members list', async () => {
+  it('a person invited signs up through the join link, joins the workspace and sees the members list', async () => {
     const owner = await signUp();
     const invitee = uniqueEmail('invitee');
-    const csrf = await csrfOf(owner.agent);
-    await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: csrf, email: invitee }).expect(303);
-    const joined = await signUp({ email: invitee, workspace: null });
+    const joined = await signUp({ email: invitee, invitedBy: owner });
     expect(joined.workspaceId).to.equal(owner.workspaceId);
     const role = await testKnex()('workspace_members').where({ user_id: joined.userId }).first();
     expect(role.role).to.equal('member');
@@ -181,17 +179,16 @@ describe('workspaces and invitations', () => {
     expect(page.text).not.to.contain('Invite a member');
   });
 
-  it('an existing user without a workspace joins at their next sign-in', async () => {
+  it('an existing user without a workspace joins through the link once signed in (the address matched case-insensitively)', async () => {
     const loner = await signUp({ workspace: null });
     const owner = await signUp();
-    await owner.agent
-      .post('/workspace/invitations')
-      .type('form')
-      .send({ _csrf: await csrfOf(owner.agent), email: loner.email.toUpperCase() })
-      .expect(303);
-    expect(await testKnex()('workspace_members').where({ user_id: loner.userId })).to.have.length(0);
+    const created = await owner.agent.post('/api/workspace/invitations').send({ email: loner.email.toUpperCase() }).expect(201);
+    const path = new URL(created.body.join_url).pathname;
     const { agent, csrf } = await loginForm();
     await agent.post('/login').type('form').send({ _csrf: csrf, email: loner.email, password: loner.password }).expect(303);
+    expect(await testKnex()('workspace_members').where({ user_id: loner.userId })).to.have.length(0);
+    const page = await agent.get(path).expect(200);
+    await agent.post(path).type('form').send({ _csrf: csrfFrom(page.text) }).expect(303);
     const member = await testKnex()('workspace_members').where({ user_id: loner.userId }).first();
     expect(member).to.include({ workspace_id: owner.workspaceId, role: 'member' });
   });
@@ -204,9 +201,7 @@ describe('workspaces and invitations', () => {
       .send({ _csrf: await csrfOf(owner.agent), email: 'nope' })
       .expect(400);
     expect(res.text).to.contain('Enter a valid email address');
-    const memberEmail = uniqueEmail();
-    await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: await csrfOf(owner.agent), email: memberEmail }).expect(303);
-    const member = await signUp({ email: memberEmail, workspace: null });
+    const member = await signUp({ invitedBy: owner });
     const third = uniqueEmail('third');
     await member.agent.post('/workspace/invitations').type('form').send({ _csrf: await csrfOf(member.agent), email: third }).expect(403);
     expect(await testKnex()('invitations').where({ email: third })).to.have.length(0);

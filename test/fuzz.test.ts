@@ -182,6 +182,7 @@ describe('bad input (property-based, seeded)', function () {
     ['/api/agents', 'post', () => '/api/agents'],
     ['/api/agents/:id', 'put', () => `/api/agents/${agentId}`],
     ['/api/keys', 'post', () => '/api/keys'],
+    ['/api/workspace/invitations', 'post', () => '/api/workspace/invitations'],
     ['/data/v1/orders', 'post', () => '/data/v1/orders'],
     ['/data/v1/orders/:id', 'patch', () => `/data/v1/orders/${orderId}`],
     ['/api/settings/calls', 'put', () => '/api/settings/calls'],
@@ -210,10 +211,10 @@ describe('bad input (property-based, seeded)', function () {
       fc.asyncProperty(pathId, queryString, fc.constantFrom('get', 'put', 'delete'), async (id, query, method) => {
         const q = query ? `?${query}` : '';
         const routes = method === 'get'
-          ? [`/api/orders/${id}`, `/data/v1/orders/${id}`, `/api/orders/${id}/operations`, `/data/v1/orders/${id}/operations`, `/api/settings/calls${q}`, `/api/orders${q}`, `/api/agents${q}`, `/api/keys${q}`, `/api/credits${q}`, `/data/v1/orders${q}`, `/data/v1/credits${q}`, `/orders${q}`, `/orders/${id}`]
+          ? [`/api/orders/${id}`, `/data/v1/orders/${id}`, `/api/orders/${id}/operations`, `/data/v1/orders/${id}/operations`, `/api/settings/calls${q}`, `/api/orders${q}`, `/api/agents${q}`, `/api/keys${q}`, `/api/credits${q}`, `/data/v1/orders${q}`, `/data/v1/credits${q}`, `/orders${q}`, `/orders/${id}`, `/api/workspace/invitations${q}`, `/join/${id}`]
           : method === 'put'
             ? [`/api/orders/${id}`, `/api/agents/${id}`]
-            : [`/api/orders/${id}`, `/api/keys/${id}`, `/data/v1/orders/${id}`];
+            : [`/api/orders/${id}`, `/api/keys/${id}`, `/data/v1/orders/${id}`, `/api/workspace/invitations/${id}`];
         for (const route of routes) {
           const req = route.startsWith('/data')
             ? request(target)[method === 'put' ? 'patch' : method](route).set('apikey', publishableKey).set('Authorization', `Bearer ${token}`)
@@ -327,8 +328,8 @@ describe('bad input (property-based, seeded)', function () {
   });
 
   // Deleting and revoking come last: the shop's own order and key are in play for the routes before.
-  const FORM_POSTS = ['/signup', '/login', '/workspace', '/workspace/invitations', '/orders', '/orders/:id', '/orders/:id/status', '/agents', '/agents/:id/order-handler', '/api-keys', '/orders/:id/delete', '/api-keys/:id/revoke'];
-  const formField = fc.constantFrom('name', 'email', 'password', 'workspace', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'order_handler', 'expires_in_days', '__proto__', 'constructor', 'toString', '_csrf[]');
+  const FORM_POSTS = ['/signup', '/login', '/workspace', '/workspace/invitations', '/join/:id', '/orders', '/orders/:id', '/orders/:id/status', '/agents', '/agents/:id/order-handler', '/api-keys', '/orders/:id/delete', '/api-keys/:id/revoke', '/workspace/invitations/:id/revoke'];
+  const formField = fc.constantFrom('name', 'email', 'password', 'workspace', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'order_handler', 'expires_in_days', 'next', '__proto__', 'constructor', 'toString', '_csrf[]');
   for (const route of FORM_POSTS) {
     it(`POST ${route} (form): random fields with a valid CSRF token`, async () => {
       const page = await shop.agent.get('/workspace').expect(200);

@@ -8,15 +8,13 @@ import { ORDER, openAllDay } from './helpers/loop';
 
 const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
 
-/** An owner whose workspace has a human order handler, and a member invited into it who signed in twice. */
+/** An owner whose workspace has a human order handler, and a member who joined through a link and signed in twice. */
 async function team(): Promise<{ owner: SignedIn; member: SignedIn; memberPhone: SignedIn }> {
   const owner = await signUp();
   await owner.agent.post('/api/agents').send({ name: 'Desk', orderHandler: true }).expect(201);
   await openAllDay(owner);
   const email = uniqueEmail('member');
-  const csrf = await csrfOf(owner.agent);
-  await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: csrf, email }).expect(303);
-  const member = await signUp({ email, workspace: null });
+  const member = await signUp({ email, invitedBy: owner });
   // The same member on a second device: a session of its own.
   const memberPhone = { ...member, agent: request.agent(app()) };
   const page = await memberPhone.agent.get('/login').expect(200);

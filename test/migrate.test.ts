@@ -103,6 +103,41 @@ describe('npm run migrate (the release step)', function () {
     }
   });
 
+  it('20261124_01 drops invitations made the old way (an address alone) and keeps only hashed, expiring links', async () => {
+    const { name, url } = await emptyDatabase('ocs_migrate');
+    const db = createKnex(url, 1);
+    try {
+      const before: typeof migrationSource = { ...migrationSource, getMigrations: async () => (await migrationSource.getMigrations([])).filter((m) => m.file < '20261124_01') };
+      await db.migrate.latest({ migrationSource: before });
+      await db.raw(`
+        WITH u AS (INSERT INTO users (email, name, password_hash) VALUES ('owner@example.com', 'Owner', 'x') RETURNING id),
+             w AS (INSERT INTO workspaces (name, owner_id) SELECT 'Old shop', id FROM u RETURNING id, owner_id)
+        INSERT INTO invitations (workspace_id, email, invited_by, accepted_at)
+        SELECT w.id, e.email, w.owner_id, e.accepted FROM w, (VALUES ('pending@example.com', NULL::timestamptz), ('joined@example.com', now())) e(email, accepted)`);
+      expect(await db('invitations').pluck('email')).to.have.members(['pending@example.com', 'joined@example.com']);
+      await db.migrate.latest({ migrationSource });
+      expect(await db('invitations').select('id')).to.deep.equal([]);
+      const columns = await db('information_schema.columns').where({ table_name: 'invitations' }).select('column_name', 'is_nullable');
+      expect(Object.fromEntries(columns.map((c: { column_name: string; is_nullable: string }) => [c.column_name, c.is_nullable]))).to.include({
+        token_hash: 'NO',
+        expires_at: 'NO',
+        created_by: 'NO',
+        used_at: 'YES',
+        revoked_at: 'YES',
+      }).and.not.to.have.property('accepted_at');
+      // The hash is unique: one link, one invitation.
+      const [ws] = await db('workspaces').select('id', 'owner_id');
+      const row = { workspace_id: ws.id, email: 'a@example.com', created_by: ws.owner_id, token_hash: 'h', expires_at: db.raw("now() + interval '7 days'") };
+      await db('invitations').insert(row);
+      let duplicate: unknown;
+      await db('invitations').insert({ ...row, email: 'b@example.com' }).catch((err: unknown) => (duplicate = err));
+      expect((duplicate as { code?: string })?.code).to.equal('23505');
+    } finally {
+      await db.destroy();
+      await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
+    }
+  });
+
   it('records the same migration names as the tests’ own run, so the two paths never disagree', async () => {
     const result = await runScript('bin/migrate.js', [], { DATABASE_URL: testDatabaseUrl() });
     expect(result.code, result.stderr).to.equal(0);

@@ -105,6 +105,7 @@ describe('dashboard pages: access and layout', () => {
     const order = await addOrder(owner);
     const [agentId] = (await testKnex()('agents').where({ workspace_id: owner.workspaceId }).pluck('id')) as string[];
     const key = (await owner.agent.post('/api/keys').send({ name: 'k' }).expect(201)).body;
+    const invitation = (await owner.agent.post('/api/workspace/invitations').send({ email: uniqueEmail() }).expect(201)).body;
     const snapshot = async () => ({
       orders: await ordersOf(owner.workspaceId),
       agents: await testKnex()('agents').where({ workspace_id: owner.workspaceId }).orderBy('id'),
@@ -139,6 +140,8 @@ describe('dashboard pages: access and layout', () => {
       ['/api-keys', { name: 'sneaky' }],
       [`/api-keys/${key.id}/revoke`, {}],
       ['/workspace/invitations', { email: uniqueEmail() }],
+      [`/workspace/invitations/${invitation.id}/revoke`, {}],
+      [new URL(invitation.join_url).pathname, {}],
     ];
     for (const [path, form] of posts) {
       const res = await owner.agent.post(path).type('form').send(form).expect(403);
@@ -467,9 +470,7 @@ describe('credits page', () => {
       { user_id: owner.userId, kind: 'grant', amount: 1500 },
       { user_id: owner.userId, kind: 'spend', amount: 250.5 },
     ]);
-    const memberEmail = uniqueEmail('member');
-    await owner.post('/workspace/invitations', { email: memberEmail }).expect(303);
-    const member = await signUp({ email: memberEmail, workspace: null });
+    const member = await signUp({ invitedBy: owner });
     for (const who of [owner, member]) {
       const res = await who.agent.get('/credits').expect(200);
       expect(res.text).to.contain('<dt>Available</dt><dd>1,249.5</dd>');

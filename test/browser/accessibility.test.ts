@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { ORDER_STATUSES } from '../../services/orders';
-import { signUp, TEST_ENV } from '../helpers/app';
+import { invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import { RunningServer, startServer } from '../helpers/process';
@@ -84,6 +84,7 @@ describe('accessibility of every page (headless Chromium)', function () {
   let browser: Browser | undefined;
   let cookie: string;
   let pages: string[];
+  let joinPath: string;
 
   before(async function () {
     requireChromium(this);
@@ -99,6 +100,7 @@ describe('accessibility of every page (headless Chromium)', function () {
       orders.push((await owner.agent.post('/api/orders').send({ clientName: 'فاطمة', phone: '0612345678', storeName: 'Souk', productsName: 'Thé', address: 'Fès', status }).expect(201)).body);
     }
     await owner.agent.post('/api/keys').send({ name: 'Plugin' }).expect(201);
+    joinPath = await invitationPath(owner, uniqueEmail('invited'));
     await testKnex()('credit_ledger').insert({ user_id: owner.userId, kind: 'grant', amount: 100 });
     const pendingId = orders[0].id;
     await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
@@ -157,8 +159,10 @@ describe('accessibility of every page (headless Chromium)', function () {
         await signedOut.getByRole('button', { name: 'Sign up' }).click();
         await signedOut.waitForLoadState('load');
         await check(signedOut, 'POST /signup (errors)');
+        await signedOut.goto(joinPath);
+        await check(signedOut, '/join/{token}');
         expect(findings['POST /orders (errors)'].unannounced).to.deep.equal([]);
-        expect(Object.keys(findings)).to.have.length(pages.length + 6);
+        expect(Object.keys(findings)).to.have.length(pages.length + 7);
 
         const problems = Object.entries(findings).filter(([, f]) => f.unlabelled.length + f.unannounced.length + f.lowContrast.length + f.focus.length > 0);
         expect(Object.fromEntries(problems)).to.deep.equal({});

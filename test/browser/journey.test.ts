@@ -176,17 +176,26 @@ async function journey(browser: Browser, server: RunningServer, label: string, o
     expect(await page.locator('.stats').innerText()).to.contain('Available').and.contain('Granted in total').and.contain('Spent in total');
     await shot(page, 'credits');
 
-    // Invite a member, who signs up in another browser and sees the same orders.
+    // Invite a member: the owner gets a join link to send; the member opens it in another browser,
+    // signs up with the invited address (fixed) and sees the same orders.
     await go(page, navLink(page, 'Workspace'));
     const memberEmail = uniqueEmail('member');
     await page.getByLabel('Their email').fill(memberEmail);
     await go(page, page.getByRole('button', { name: 'Invite' }));
-    expect(await mainText(page)).to.contain(memberEmail);
+    expect(await mainText(page)).to.contain(memberEmail).and.contain('WhatsApp or SMS');
+    const joinUrl = new URL(await page.getByLabel('Join link').inputValue());
+    expect(joinUrl.pathname).to.match(/^\/join\/[A-Za-z0-9_-]{43}$/);
     await shot(page, 'workspace');
 
     const memberPage = await memberContext.newPage();
     memberPage.setDefaultTimeout(10_000);
-    await signUpIn(memberPage, { name: 'Hajar Member', email: memberEmail, workspace: '' });
+    await memberPage.goto(joinUrl.pathname);
+    expect(await memberPage.getByLabel('Email').inputValue()).to.equal(memberEmail);
+    expect(await memberPage.getByLabel('Email').getAttribute('readonly')).to.equal('');
+    await memberPage.getByLabel('Your name').fill('Hajar Member');
+    await memberPage.getByLabel('Password (8 characters or more)').fill(PASSWORD);
+    await shot(memberPage, 'join');
+    await go(memberPage, memberPage.getByRole('button', { name: 'Sign up and join' }));
     expect(pathOf(memberPage)).to.equal('/orders');
     expect(await memberPage.locator('header').innerText()).to.contain('Hajar Member').and.contain('Boutique Atlas');
     expect(await memberPage.locator('tbody').innerText()).to.contain('فاطمة الزهراء').and.contain('Omar Tazi');
