@@ -14,7 +14,7 @@ import type { OrderFlag } from './order-flags';
 import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
-import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
+import { bodyFields, camelOrSnake, isUuid, optionalText, parse, requiredText } from './validation';
 
 /** An order as every client (JSON API, Data API, pages) sees it. */
 export interface Order {
@@ -76,13 +76,7 @@ export const contentSchema = z.object({
   storeName: requiredText('Store name', 200),
   productsName: requiredText('Products', 1000),
   // An empty (or null) address means "no address".
-  address: z
-    .string({ error: 'Address must be text' })
-    .trim()
-    .max(500, 'Address must be at most 500 characters')
-    .nullable()
-    .optional()
-    .transform((value) => value || null),
+  address: optionalText('Address', 500),
 });
 export const editSchema = contentSchema.partial();
 
