@@ -4,7 +4,8 @@ import type { HelmetOptions } from 'helmet';
 import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import type pg from 'pg';
-import { Config, ROOT } from './config';
+import type { Config } from './config';
+import { ROOT } from './config';
 import type { Logger } from './logger';
 import { apiRouter } from './routes/api';
 import { tokenRouter } from './routes/api/token';
@@ -12,6 +13,7 @@ import { dataRouter } from './routes/data';
 import { healthRouter } from './routes/health';
 import { staticAssets } from './routes/assets';
 import { compressAnswers } from './routes/middleware/compression';
+import { createLimiter } from './routes/middleware/rate-limit';
 import { hooksRouter } from './routes/hooks';
 import { openApiRouter } from './openapi';
 import { loadUser } from './routes/middleware/auth';
@@ -78,8 +80,18 @@ export function createApp(deps: AppDeps): express.Express {
   const json = express.json({ type: () => true, limit: BODY_LIMIT });
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
   app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
-  // Signed by the voice agent: no session, no cookies, no CSRF token.
-  app.use('/hooks', hooksRouter(services), jsonNotFound, jsonErrors);
+  // Signed by the voice agent: no session, no cookies, no CSRF token. Counted per client IP
+  // before anything is read, so a flood of bad signatures costs us no more than a counter.
+  const hooksLimit = createLimiter(
+    { redis: deps.redis, logger },
+    {
+      name: 'hooks-ip',
+      windowMs: 60_000,
+      limit: config.limits.hooksPerIp,
+      onLimited: (_req, res) => res.status(429).json({ error: 'rate_limited' }),
+    },
+  );
+  app.use('/hooks', hooksLimit, hooksRouter(services), jsonNotFound, jsonErrors);
 
   const session = [sessionMiddleware(config, deps.sessionPool, logger), loadUser(services)];
   const crossSite = refuseCrossSite(config.publicBaseUrl);

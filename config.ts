@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import dns from 'node:dns';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -8,6 +9,21 @@ export const ROOT = path.basename(__dirname) === 'dist' ? path.resolve(__dirname
 
 const optionalString = z.string().trim().min(1).optional();
 const secret = z.string().min(32, 'must be at least 32 characters').optional();
+
+const serverList = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+/** Whatever c-ares accepts: `ip`, `ip:port`, `[ipv6]:port`. */
+function validServers(value: string): boolean {
+  try {
+    new dns.Resolver().setServers(serverList(value));
+    return serverList(value).length > 0;
+  } catch {
+    return false;
+  }
+}
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -32,11 +48,14 @@ const envSchema = z.object({
   TOKEN_LIMIT_PER_KEY: z.coerce.number().int().min(1).default(12),
   LOGIN_LIMIT_PER_IP: z.coerce.number().int().min(1).default(30),
   LOGIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+  SIGNUP_LIMIT_PER_IP: z.coerce.number().int().min(1).default(20),
+  HOOKS_LIMIT_PER_IP: z.coerce.number().int().min(1).default(600),
   CALL_COST: z.coerce.number().min(0).max(1000).default(1),
   CALL_CLAIM_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   CALL_RESULT_TIMEOUT_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
   ALLOW_PRIVATE_URLS: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
   DELIVERY_TIMEOUT_SECONDS: z.coerce.number().min(1).max(120).default(10),
+  DNS_SERVERS: z.string().refine(validServers, 'must be a comma-separated list of IP addresses, each with an optional :port').optional(),
   WORKER: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
 });
 
@@ -63,6 +82,8 @@ export interface Config {
     allowPrivateUrls: boolean;
     /** How long a voice agent or a webhook endpoint has to answer (the specs say 10 s). */
     deliveryTimeoutMs: number;
+    /** Nameservers that resolve agent and endpoint hosts (`ip` or `ip:port`); unset: the system's. */
+    dnsServers?: readonly string[];
   };
   /** Development only: run the worker inside the web process. */
   inProcessWorker: boolean;
@@ -71,6 +92,10 @@ export interface Config {
     tokenPerKey: number;
     loginPerIp: number;
     loginPerEmail: number;
+    /** Sign-up attempts per client IP per hour. */
+    signupPerIp: number;
+    /** Requests to /hooks per client IP per minute: far above a voice agent's honest traffic. */
+    hooksPerIp: number;
   };
 }
 
@@ -147,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       resultTimeoutMinutes: e.CALL_RESULT_TIMEOUT_MINUTES,
       allowPrivateUrls: e.ALLOW_PRIVATE_URLS === undefined ? !isProduction : e.ALLOW_PRIVATE_URLS === 'true',
       deliveryTimeoutMs: e.DELIVERY_TIMEOUT_SECONDS * 1000,
+      dnsServers: e.DNS_SERVERS ? Object.freeze(serverList(e.DNS_SERVERS)) : undefined,
     }),
     inProcessWorker: e.NODE_ENV === 'development' && e.WORKER === 'on',
     limits: Object.freeze({
@@ -154,6 +180,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       tokenPerKey: e.TOKEN_LIMIT_PER_KEY,
       loginPerIp: e.LOGIN_LIMIT_PER_IP,
       loginPerEmail: e.LOGIN_LIMIT_PER_EMAIL,
+      signupPerIp: e.SIGNUP_LIMIT_PER_IP,
+      hooksPerIp: e.HOOKS_LIMIT_PER_IP,
     }),
   });
 }

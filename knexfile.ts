@@ -12,6 +12,8 @@ const making = process.argv.includes('migrate:make');
  */
 const config: Knex.Config = {
   client: 'pg',
+  // Errors name the failed statement's SQL, never its bound values (as db/knex.ts).
+  compileSqlOnError: false,
   connection: { connectionString: process.env.DATABASE_URL, statement_timeout: 0 },
   pool: { min: 0, max: 1 },
   migrations: making ? { directory: MIGRATIONS_SOURCE_DIRECTORY, extension: 'ts' } : { migrationSource },

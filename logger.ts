@@ -12,14 +12,7 @@ export function createLogger(level: string, options: { pretty?: boolean } = {}):
   const settings: pino.LoggerOptions = {
     level,
     redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'req.headers.apikey',
-        'res.headers["set-cookie"]',
-        '*.password',
-        '*.key',
-      ],
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.apikey', 'res.headers["set-cookie"]', '*.password', '*.key'],
       censor: '[redacted]',
     },
   };

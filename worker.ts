@@ -1,9 +1,11 @@
 import { loadConfigOrExit } from './config';
 import { createKnex } from './db/knex';
 import { createBoss, createQueues, Jobs, prepareJobs } from './db/jobs';
+import { HostResolver } from './integrations/dns';
 import { SignedSender } from './integrations/http';
 import { registerHandlers } from './jobs';
-import { createLogger, Logger, prettyLogs } from './logger';
+import type { Logger } from './logger';
+import { createLogger, prettyLogs } from './logger';
 import { createServices } from './services';
 import type { Config } from './config';
 
@@ -21,7 +23,7 @@ export async function startWorker(config: Readonly<Config>, databaseUrl: string,
   await prepareJobs(databaseUrl);
   const knex = createKnex(databaseUrl, 10, logger);
   const services = createServices(knex, config, new Jobs(knex));
-  const sender = new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs);
+  const sender = new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, new HostResolver(config.calls.dnsServers));
   const boss = createBoss(databaseUrl);
   boss.on('error', (err) => logger.error({ err }, 'job engine error'));
   survivePgBossBookkeeping(logger);
@@ -65,7 +67,9 @@ function survivePgBossBookkeeping(logger: Logger): void {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   if (!config.databaseUrl) {
-    console.error('The worker could not start: DATABASE_URL is not set.\nTo fix it: set DATABASE_URL to the same database as the web process (in development, `npm start` runs the worker for you).');
+    console.error(
+      'The worker could not start: DATABASE_URL is not set.\nTo fix it: set DATABASE_URL to the same database as the web process (in development, `npm start` runs the worker for you).',
+    );
     process.exit(1);
   }
   const logger = createLogger(config.logLevel, { pretty: prettyLogs(config.env) });

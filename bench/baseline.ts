@@ -1,10 +1,12 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import express, { Request } from 'express';
+import express from 'express';
+import type { Request } from 'express';
 import { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
-import { BASELINE_APPLICATION_NAME, bindArgs, Statement } from './sql';
+import type { Statement } from './sql';
+import { BASELINE_APPLICATION_NAME, bindArgs } from './sql';
 
 /**
  * The bare baseline the bench compares the service with: plain Express on the same Postgres and
@@ -39,7 +41,14 @@ type Row = Record<string, unknown>;
 async function run(db: pg.Pool | pg.PoolClient, statements: Statement[], inputs: Record<string, unknown>): Promise<Row[][]> {
   const results: Row[][] = [];
   for (const statement of statements) {
-    const { rows } = await db.query(statement.sql, bindArgs(statement, inputs, results.map((r) => r[0])));
+    const { rows } = await db.query(
+      statement.sql,
+      bindArgs(
+        statement,
+        inputs,
+        results.map((r) => r[0]),
+      ),
+    );
     results.push(rows);
   }
   return results;

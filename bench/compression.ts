@@ -30,7 +30,10 @@ export async function compressionFigures(serviceUrl: string, account: Account, r
   const plain = { bytes: 0, ms: 0 };
   const gzip = { bytes: 0, ms: 0 };
   for (let i = 0; i < requests; i += 1) {
-    for (const [side, extra] of [[plain, {}], [gzip, { 'accept-encoding': 'gzip' }]] as const) {
+    for (const [side, extra] of [
+      [plain, {}],
+      [gzip, { 'accept-encoding': 'gzip' }],
+    ] as const) {
       const res = await fetchRaw(`${serviceUrl}/orders`, { ...headers, ...extra });
       if (res.status !== 200) throw new Error(`/orders answered ${res.status}`);
       side.bytes = res.bytes;

@@ -1,14 +1,16 @@
 import type { Knex } from 'knex';
 import { IMPORT_MAX_BYTES } from '../services/imports';
-import { Cleanup, stopProcess } from './infra';
+import type { Cleanup } from './infra';
+import { stopProcess } from './infra';
 import { MemorySampler } from './meters';
 import { signUp } from './seed';
-import { ServiceProcess, startService } from './sides';
+import type { ServiceProcess } from './sides';
+import { startService } from './sides';
 
 const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
 const HEADER = 'client_name,phone,store_name,products_name\n';
 /** What the server may take over its RSS before the file (issue 28 §1). */
-export const IMPORT_BOMB_RSS_TARGET_MB = 100;
+const IMPORT_BOMB_RSS_TARGET_MB = 100;
 
 export interface ImportBombFigures {
   bytes: number;
@@ -64,7 +66,9 @@ export async function importBombBench(options: {
     const seconds = (performance.now() - t0) / 1000;
     await probing;
     const peakRssMb = memory.stop();
-    options.log(`import bomb: ${status} ${answer} in ${seconds.toFixed(2)} s, peak RSS ${peakRssMb.toFixed(0)} MB, /healthz answered ${health} times meanwhile`);
+    options.log(
+      `import bomb: ${status} ${answer} in ${seconds.toFixed(2)} s, peak RSS ${peakRssMb.toFixed(0)} MB, /healthz answered ${health} times meanwhile`,
+    );
     return { bytes: file.length, status, answer, seconds, rssBeforeMb, peakRssMb, health };
   } finally {
     await stopProcess(service.child);

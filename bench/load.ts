@@ -168,11 +168,3 @@ export async function compare(service: Side, baseline: Side, options: LoadOption
   }
   return { service: tallies.service.result(), baseline: tallies.baseline.result() };
 }
-
-/** One side alone under load (no baseline): a warm-up, then the measured run. */
-export async function measure(url: string, target: Target, options: { connections: number; warmupSeconds: number; seconds: number }): Promise<Measured> {
-  const tally = new Tally();
-  await fire(url, target, options.connections, options.warmupSeconds, tally, false);
-  await fire(url, target, options.connections, options.seconds, tally, true);
-  return tally.result();
-}

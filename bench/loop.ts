@@ -8,8 +8,10 @@ import { ROOT } from '../config';
 import { Jobs } from '../db/jobs';
 import { newMessageId, newSigningSecret, signedHeaders } from '../integrations/signing';
 import { createServices } from '../services';
-import { Cleanup, stopProcess } from './infra';
-import { Account, api } from './seed';
+import type { Cleanup } from './infra';
+import { stopProcess } from './infra';
+import type { Account } from './seed';
+import { api } from './seed';
 
 export interface LoopReport {
   dispatched: number;
@@ -46,7 +48,14 @@ async function agentDouble(cleanup: Cleanup) {
   });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanup.add('agent double', () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  cleanup.add(
+    'agent double',
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, arrivals, calls };
 }
 
@@ -55,7 +64,17 @@ export async function startWorker(options: { databaseUrl: string; tmp: string; c
   const logFile = path.join(options.tmp, `${name}.log`);
   const out = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker.js')], {
-    env: { ...process.env, NODE_ENV: 'production', TZ: 'UTC', DATABASE_URL: options.databaseUrl, SESSION_SECRET: 'x'.repeat(32), JWT_SECRET: 'y'.repeat(32), ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info', PUBLIC_BASE_URL: 'https://ocs.bench.invalid' },
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      TZ: 'UTC',
+      DATABASE_URL: options.databaseUrl,
+      SESSION_SECRET: 'x'.repeat(32),
+      JWT_SECRET: 'y'.repeat(32),
+      ALLOW_PRIVATE_URLS: 'true',
+      LOG_LEVEL: 'info',
+      PUBLIC_BASE_URL: 'https://ocs.bench.invalid',
+    },
     stdio: ['ignore', out, out],
   });
   fs.closeSync(out);
@@ -78,22 +97,55 @@ export async function until(what: string, check: () => boolean, ms: number): Pro
  * (the Procfile's `worker:`) on the bench database: dispatch throughput for a burst of due orders,
  * dispatch latency for single new orders with an idle worker, and `call.ended` reports per second.
  */
-export async function loopBench(options: { knex: Knex; databaseUrl: string; service: { url: string }; account: Account; tmp: string; cleanup: Cleanup; log: (m: string) => void }): Promise<LoopReport> {
+export async function loopBench(options: {
+  knex: Knex;
+  databaseUrl: string;
+  service: { url: string };
+  account: Account;
+  tmp: string;
+  cleanup: Cleanup;
+  log: (m: string) => void;
+}): Promise<LoopReport> {
   const { knex, account, service, log } = options;
   const agent = await agentDouble(options.cleanup);
   const secret = newSigningSecret();
   // Seeded directly: in production an agent URL must be public https, and the double is on loopback.
   await knex('agents').where({ workspace_id: account.workspaceId }).update({ is_order_handler: false });
-  await knex('agents').insert({ workspace_id: account.workspaceId, name: 'Bench voice agent', kind: 'voice', endpoint_url: agent.url, secret, is_order_handler: true });
-  await knex('call_settings').insert({ workspace_id: account.workspaceId, max_attempts: 3, retry_interval_minutes: 120, hours_start: '00:00', hours_end: '24:00' }).onConflict('workspace_id').merge();
+  await knex('agents').insert({
+    workspace_id: account.workspaceId,
+    name: 'Bench voice agent',
+    kind: 'voice',
+    endpoint_url: agent.url,
+    secret,
+    is_order_handler: true,
+  });
+  await knex('call_settings')
+    .insert({ workspace_id: account.workspaceId, max_attempts: 3, retry_interval_minutes: 120, hours_start: '00:00', hours_end: '24:00' })
+    .onConflict('workspace_id')
+    .merge();
   const owner = await knex('workspaces').where({ id: account.workspaceId }).first('owner_id');
   await knex('credit_ledger').insert({ user_id: owner.owner_id, kind: 'grant', amount: 1_000_000 });
 
   // 1. A burst: orders created (with their jobs) before any worker runs, then one worker.
-  const services = createServices(knex, { bcryptCost: 4, jwtSecret: 'x'.repeat(32), publicBaseUrl: 'https://ocs.bench.invalid', publishableKey: 'pk', isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 } }, new Jobs(knex));
+  const services = createServices(
+    knex,
+    {
+      bcryptCost: 4,
+      jwtSecret: 'x'.repeat(32),
+      publicBaseUrl: 'https://ocs.bench.invalid',
+      publishableKey: 'pk',
+      isProduction: true,
+      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 },
+    },
+    new Jobs(knex),
+  );
   log(`loop: creating ${BURST} due orders`);
   for (let i = 0; i < BURST; i += 50) {
-    await Promise.all(Array.from({ length: 50 }, (_, j) => services.orders.create(account.workspaceId, { clientName: `Burst ${i + j}`, phone: '0612345678', storeName: 'Bench', productsName: 'Tea' })));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, j) =>
+        services.orders.create(account.workspaceId, { clientName: `Burst ${i + j}`, phone: '0612345678', storeName: 'Bench', productsName: 'Tea' }),
+      ),
+    );
   }
   const stopWorker = await startWorker(options);
   await until('the burst to reach the agent', () => agent.arrivals.size >= BURST, 300_000);
@@ -105,7 +157,12 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
   await sleep(2000);
   const latencies: number[] = [];
   for (let i = 0; i < LATENCY_SAMPLES; i += 1) {
-    const res = await api(service.url, account.cookie, 'POST', '/api/orders', { clientName: `Latency ${i}`, phone: '0612345678', storeName: 'Bench', productsName: 'Tea' });
+    const res = await api(service.url, account.cookie, 'POST', '/api/orders', {
+      clientName: `Latency ${i}`,
+      phone: '0612345678',
+      storeName: 'Bench',
+      productsName: 'Tea',
+    });
     const created = performance.now();
     const { id } = (await res.json()) as { id: string };
     await until('a latency sample', () => agent.arrivals.has(id), 30_000);
@@ -116,17 +173,25 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
 
   // 3. Results: a signed call.ended for each call of the burst, REPORT_CONCURRENCY at a time.
   // Signed beforehand: the agent's own signing is not the service's work.
-  const body = JSON.stringify({ type: 'call.ended', data: { outcome: 'confirmed', duration_seconds: 30, summary: 'bench' } });
-  const queue = agent.calls.slice(0, BURST).map((callId) => ({ callId, headers: signedHeaders(secret, newMessageId(), body) }));
+  const queue = agent.calls.slice(0, BURST).map((callId) => {
+    const body = JSON.stringify({ type: 'call.ended', data: { call_id: callId, outcome: 'confirmed', duration_seconds: 30, summary: 'bench' } });
+    return { callId, body, headers: signedHeaders(secret, newMessageId(), body) };
+  });
   const t0 = performance.now();
   let failures = 0;
-  await Promise.all(Array.from({ length: REPORT_CONCURRENCY }, async () => {
-    for (let next = queue.pop(); next; next = queue.pop()) {
-      const res = await fetch(`${service.url}/hooks/calls/${next.callId}`, { method: 'POST', headers: { ...BEHIND_ROUTER, 'content-type': 'application/json', ...next.headers }, body });
-      if (res.status !== 200) failures += 1;
-      await res.arrayBuffer();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: REPORT_CONCURRENCY }, async () => {
+      for (let next = queue.pop(); next; next = queue.pop()) {
+        const res = await fetch(`${service.url}/hooks/calls/${next.callId}`, {
+          method: 'POST',
+          headers: { ...BEHIND_ROUTER, 'content-type': 'application/json', ...next.headers },
+          body: next.body,
+        });
+        if (res.status !== 200) failures += 1;
+        await res.arrayBuffer();
+      }
+    }),
+  );
   const reportsPerSecond = BURST / ((performance.now() - t0) / 1000);
   if (failures > 0) throw new Error(`loop bench: ${failures} reports were not answered 200`);
   log(`loop: ${BURST} reports at ${reportsPerSecond.toFixed(0)}/s`);
@@ -139,4 +204,3 @@ export async function loopBench(options: { knex: Knex; databaseUrl: string; serv
     reportsPerSecond,
   };
 }
-

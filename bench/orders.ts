@@ -4,7 +4,8 @@ import { createServices } from '../services';
 import { compare } from './load';
 import type { Measured, Target } from './load';
 import type { CpuMeter, MemorySampler } from './meters';
-import { Account, fillerWorkspaces, insertOrders, signUp } from './seed';
+import type { Account } from './seed';
+import { fillerWorkspaces, insertOrders, signUp } from './seed';
 
 const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
 const SMALL = 100;
@@ -46,12 +47,23 @@ async function watched<T>(memory: MemorySampler, work: () => Promise<T>): Promis
 }
 
 async function explainSearch(knex: Knex, workspaceId: string, q: string): Promise<string> {
-  const services = createServices(knex, { bcryptCost: 4, jwtSecret: 'x'.repeat(32), publicBaseUrl: 'https://ocs.bench.invalid', publishableKey: 'pk', isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: false, deliveryTimeoutMs: 10_000 } }, new Jobs(knex));
+  const services = createServices(
+    knex,
+    {
+      bcryptCost: 4,
+      jwtSecret: 'x'.repeat(32),
+      publicBaseUrl: 'https://ocs.bench.invalid',
+      publishableKey: 'pk',
+      isProduction: true,
+      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: false, deliveryTimeoutMs: 10_000 },
+    },
+    new Jobs(knex),
+  );
   const captured: Array<{ sql: string; bindings: unknown[] }> = [];
   const record = (query: { sql: string; bindings: unknown[] }) => captured.push(query);
   knex.on('query', record);
   try {
-    await services.orders.listPage(workspaceId, { statuses: [], q, from: null, to: null }, 50, null);
+    await services.orders.listPage(workspaceId, { statuses: [], flags: [], q, from: null, to: null }, 50, null);
   } finally {
     knex.removeListener('query', record);
   }
@@ -65,7 +77,13 @@ async function explainSearch(knex: Knex, workspaceId: string, q: string): Promis
  * workspace of 100 orders and one of 100,000, with 1,000,000 orders in the database; then a
  * 10,000-row import, a 100,000-row export and the unparameterised list, with the server's RSS growth.
  */
-export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; memory: MemorySampler; meter: CpuMeter; log: (m: string) => void }): Promise<OrdersAtScale> {
+export async function ordersAtScale(options: {
+  knex: Knex;
+  serviceUrl: string;
+  memory: MemorySampler;
+  meter: CpuMeter;
+  log: (m: string) => void;
+}): Promise<OrdersAtScale> {
   const { knex, serviceUrl, memory, meter, log } = options;
   const stamp = Date.now();
   const small = await signUp(serviceUrl, knex, `orders-small-${stamp}@bench.invalid`, 'Hundred orders');
@@ -102,7 +120,8 @@ export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; m
   await knex.raw('CHECKPOINT').catch((err: Error) => log(`orders: no CHECKPOINT after the seed (${err.message}); the import may share the disk with it`));
   const { count: ordersInDatabase } = (await knex('orders').count('* as count').first()) as { count: string };
 
-  const phoneOf = async (account: Account) => `0${(await knex('orders').where({ workspace_id: account.workspaceId }).orderByRaw('random()').first('phone')).phone.slice(4)}`;
+  const phoneOf = async (account: Account) =>
+    `0${(await knex('orders').where({ workspace_id: account.workspaceId }).orderByRaw('random()').first('phone')).phone.slice(4)}`;
   // The same customer in both workspaces: seeded names are random pairs of 40 first and 40 last names.
   const name = (await knex('orders').where({ workspace_id: small.workspaceId }).orderByRaw('random()').first('client_name')).client_name as string;
   const get = (account: Account, path: string): Target => ({ method: 'GET', path, headers: { ...BEHIND_ROUTER, cookie: account.cookie } });
@@ -110,8 +129,8 @@ export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; m
   const cases: Array<[string, (account: Account) => Promise<string>]> = [
     ['`/orders` page', async () => '/orders'],
     ['`GET /api/orders?limit=50`', async () => '/api/orders?limit=50'],
-    ['phone search `GET /api/orders?q=06…` (a customer\'s number)', async (account) => `/api/orders?q=${encodeURIComponent(await phoneOf(account))}`],
-    ['name search `GET /api/orders?q=<a customer\'s name>`', async () => `/api/orders?q=${encodeURIComponent(name)}`],
+    ["phone search `GET /api/orders?q=06…` (a customer's number)", async (account) => `/api/orders?q=${encodeURIComponent(await phoneOf(account))}`],
+    ["name search `GET /api/orders?q=<a customer's name>`", async () => `/api/orders?q=${encodeURIComponent(name)}`],
   ];
   for (const [what, path] of cases) {
     // The two workspaces in alternating segments, as the service and the baseline are compared:
@@ -132,17 +151,50 @@ export async function ordersAtScale(options: { knex: Knex; serviceUrl: string; m
   for (let i = 0; i < IMPORT_ROWS; i += 1) rows.push(`Client ${i},06${String(10_000_000 + i).slice(-8)},Atlas Store,"Argan oil, 250 ml",${i} Rue Mohammed V`);
   const csv = rows.join('\r\n');
   const imported = await watched(memory, async () => {
-    const res = await fetch(`${serviceUrl}/api/orders/import`, { method: 'POST', headers: { ...BEHIND_ROUTER, cookie: importer.cookie, 'content-type': 'text/csv' }, body: csv });
+    const res = await fetch(`${serviceUrl}/api/orders/import`, {
+      method: 'POST',
+      headers: { ...BEHIND_ROUTER, cookie: importer.cookie, 'content-type': 'text/csv' },
+      body: csv,
+    });
     const body = (await res.json()) as { imported: number };
-    if (res.status !== 200 || body.imported !== IMPORT_ROWS) throw new Error(`orders bench: import answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    if (res.status !== 200 || body.imported !== IMPORT_ROWS)
+      throw new Error(`orders bench: import answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
     return body.imported;
   });
   log(`orders: imported ${imported.value} rows in ${imported.seconds.toFixed(2)} s, RSS +${imported.rssGrowthMb.toFixed(0)} MB`);
 
-  const exported = await watched(memory, async () => drain(await fetch(`${serviceUrl}/api/orders/export.csv`, { headers: { ...BEHIND_ROUTER, cookie: large.cookie } })));
+  const exported = await watched(memory, async () =>
+    drain(await fetch(`${serviceUrl}/api/orders/export.csv`, { headers: { ...BEHIND_ROUTER, cookie: large.cookie } })),
+  );
   log(`orders: exported ${exported.value.lines - 1} rows in ${exported.seconds.toFixed(2)} s, RSS +${exported.rssGrowthMb.toFixed(0)} MB`);
   const listed = await watched(memory, async () => drain(await fetch(`${serviceUrl}/api/orders`, { headers: { ...BEHIND_ROUTER, cookie: large.cookie } })));
-  log(`orders: listed ${LARGE} orders (${(listed.value.bytes / 1e6).toFixed(0)} MB) in ${listed.seconds.toFixed(2)} s, RSS +${listed.rssGrowthMb.toFixed(0)} MB`);
+  log(
+    `orders: listed ${LARGE} orders (${(listed.value.bytes / 1e6).toFixed(0)} MB) in ${listed.seconds.toFixed(2)} s, RSS +${listed.rssGrowthMb.toFixed(0)} MB`,
+  );
+
+  // Last, as it adds orders to both workspaces. Each new order is flagged by a probe of the phone
+  // index (the risky_orders migration): customers of the workspace ordering the seed's products
+  // again, so the probe finds their earlier orders, and must cost the same at 100 as at 100,000.
+  const createFor = async (account: Account): Promise<Target> => {
+    const phones: string[] = await knex('orders').where({ workspace_id: account.workspaceId }).orderBy('created_at', 'desc').limit(50).pluck('phone');
+    let next = 0;
+    const body = () =>
+      JSON.stringify({
+        clientName: 'Amina Benali',
+        phone: phones[next++ % phones.length],
+        storeName: 'Atlas Store',
+        productsName: 'Argan oil 250 ml, black soap',
+      });
+    return {
+      method: 'POST',
+      path: '/api/orders',
+      headers: { ...BEHIND_ROUTER, cookie: account.cookie, 'content-type': 'application/json' },
+      perRequest: () => ({ body: body() }),
+    };
+  };
+  const created = await compare({ url: serviceUrl, target: await createFor(small), meter }, { url: serviceUrl, target: await createFor(large), meter }, LOAD);
+  log(`orders: POST /api/orders: p50 ${created.service.p50} ms at ${SMALL}, ${created.baseline.p50} ms at ${LARGE.toLocaleString('en')}`);
+  requests.push({ what: '`POST /api/orders` (returning customers: the duplicate probe finds their orders)', small: created.service, large: created.baseline });
 
   return {
     ordersInDatabase: Number(ordersInDatabase),
@@ -168,7 +220,10 @@ export function ordersSection(o: OrdersAtScale): string[] {
     '',
     `| Request | p50 / p99 ms at ${SMALL} | p50 / p99 ms at ${LARGE.toLocaleString('en')} | Ratio of p50 | Target ≤ 1.5× | CPU ms/req (Node + Postgres) at ${SMALL} → at ${LARGE.toLocaleString('en')} | Non-2xx |`,
     '|---|---:|---:|---:|---|---:|---:|',
-    ...o.requests.map((r) => `| ${r.what} | ${r.small.p50} / ${r.small.p99} | ${r.large.p50} / ${r.large.p99} | ${ratio(r).toFixed(2)}× | ${mark(ratio(r) <= 1.5)} | ${cpu(r.small)} → ${cpu(r.large)} | ${r.small.failures + r.large.failures} |`),
+    ...o.requests.map(
+      (r) =>
+        `| ${r.what} | ${r.small.p50} / ${r.small.p99} | ${r.large.p50} / ${r.large.p99} | ${ratio(r).toFixed(2)}× | ${mark(ratio(r) <= 1.5)} | ${cpu(r.small)} → ${cpu(r.large)} | ${r.small.failures + r.large.failures} |`,
+    ),
     '',
     '| Work | Figure | Server RSS growth | Target |',
     '|---|---:|---:|---|',

@@ -52,7 +52,7 @@ function loopSection(loop: LoopReport): string[] {
   return [
     '## Confirmation loop',
     '',
-    'The service (production settings) and one worker process (`node dist/worker.js`, the Procfile\'s `worker:`), a voice agent double on loopback that accepts every call at once.',
+    "The service (production settings) and one worker process (`node dist/worker.js`, the Procfile's `worker:`), a voice agent double on loopback that accepts every call at once.",
     '',
     '| Measure | Result | Target | |',
     '|---|---:|---:|---|',
@@ -103,7 +103,9 @@ function row(s: ScenarioResult): string {
     s.serverRssMb?.toFixed(0) ?? '',
     failures === 0 ? '0' : `**${failures}** (${detail})`,
     '',
-  ].join(' | ').trim();
+  ]
+    .join(' | ')
+    .trim();
 }
 
 function costRow(s: ScenarioResult): string {
@@ -121,20 +123,28 @@ function targets(report: Report, all: ScenarioResult[]): string[] {
   for (const s of all) {
     const ok = s.service.p99 <= STALL_FACTOR * s.service.p50;
     const withFirst = `with each connection's first answer: p99 ${s.service.p99WithFirst} ms (×${(s.service.p99WithFirst / s.service.p50).toFixed(1)}), baseline ×${(s.baseline.p99WithFirst / s.baseline.p50).toFixed(1)}`;
-    lines.push(`| ${s.id}: p99 ≤ ${STALL_FACTOR} × p50 (service) | ${s.service.p99} ms vs ${s.service.p50} ms (×${(s.service.p99 / s.service.p50).toFixed(1)}); ${withFirst} | ${mark(ok)} |`);
+    lines.push(
+      `| ${s.id}: p99 ≤ ${STALL_FACTOR} × p50 (service) | ${s.service.p99} ms vs ${s.service.p50} ms (×${(s.service.p99 / s.service.p50).toFixed(1)}); ${withFirst} | ${mark(ok)} |`,
+    );
   }
   if (report.scale) {
     const slowdown = report.scale.of.service.rps / report.scale.result.service.rps;
-    lines.push(`| (a) with 1M other orders within ${SCALE_TARGET}× of (a) | throughput ${(1 / slowdown).toFixed(2)} × (a), i.e. ${slowdown.toFixed(2)}× slower | ${mark(slowdown <= SCALE_TARGET)} |`);
+    lines.push(
+      `| (a) with 1M other orders within ${SCALE_TARGET}× of (a) | throughput ${(1 / slowdown).toFixed(2)} × (a), i.e. ${slowdown.toFixed(2)}× slower | ${mark(slowdown <= SCALE_TARGET)} |`,
+    );
   }
   const hot = report.scenarios.filter((s) => HOT_SCENARIOS.includes(s.id) && s.serverRssMb !== undefined);
   if (hot.length > 0) {
     const peak = Math.max(...hot.map((s) => s.serverRssMb!));
-    lines.push(`| server RSS ≤ ${PEAK_RSS_TARGET_MB} MB under the load of ${hot.map((s) => s.id).join(', ')} (largest sampled), with the Procfile's flags | ${peak.toFixed(0)} MB | ${mark(peak <= PEAK_RSS_TARGET_MB)} |`);
+    lines.push(
+      `| server RSS ≤ ${PEAK_RSS_TARGET_MB} MB under the load of ${hot.map((s) => s.id).join(', ')} (largest sampled), with the Procfile's flags | ${peak.toFixed(0)} MB | ${mark(peak <= PEAK_RSS_TARGET_MB)} |`,
+    );
   }
   if (report.settings) {
     const cost = settingsCost(report.settings);
-    lines.push(`| the Procfile's memory flags cost ≤ 5% of throughput (mean of ${report.settings.rows.map((r) => r.id).join(', ')}, with ÷ without) | ${cost.toFixed(2)} | ${mark(cost >= 0.95)} |`);
+    lines.push(
+      `| the Procfile's memory flags cost ≤ 5% of throughput (mean of ${report.settings.rows.map((r) => r.id).join(', ')}, with ÷ without) | ${cost.toFixed(2)} | ${mark(cost >= 0.95)} |`,
+    );
   }
   const failures = all.reduce((n, s) => n + s.service.failures + s.baseline.failures, 0);
   lines.push(`| no non-2xx responses or request errors | ${failures} | ${mark(failures === 0)} |`);

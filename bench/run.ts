@@ -7,15 +7,19 @@ import { createKnex } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { prepareJobs } from '../db/jobs';
 import { Cleanup, freshDatabase, machine, redisUrl } from './infra';
-import { CpuMeter, MemorySampler } from './meters';
-import { compare, LoadOptions, probe } from './load';
+import type { CpuMeter } from './meters';
+import { MemorySampler } from './meters';
+import type { LoadOptions } from './load';
+import { compare, probe } from './load';
 import { loopBench } from './loop';
 import { ordersAtScale } from './orders';
 import { webhookBench } from './webhooks';
 import { compressionFigures } from './compression';
 import { importBombBench } from './import-bomb';
-import { renderReport, Report, ScenarioResult } from './report';
-import { Scenario, scenarios } from './scenarios';
+import type { Report, ScenarioResult } from './report';
+import { renderReport } from './report';
+import type { Scenario } from './scenarios';
+import { scenarios } from './scenarios';
 import { createKeys, fillerWorkspaces, insertOrders, signUp } from './seed';
 import { capturePlan, cpuMeters, startBaseline, startService } from './sides';
 import { bindArgs } from './sql';
@@ -75,18 +79,17 @@ async function checkAlike(scenario: Scenario, sides: Sides): Promise<void> {
       : count(service.body) !== count(baseline.body)
         ? `service lists ${count(service.body)} orders, baseline ${count(baseline.body)}`
         : undefined;
-  if (problem) throw new Error(`scenario ${scenario.id}: ${problem}\nservice: ${JSON.stringify(service.body).slice(0, 300)}\nbaseline: ${JSON.stringify(baseline.body).slice(0, 300)}`);
+  if (problem)
+    throw new Error(
+      `scenario ${scenario.id}: ${problem}\nservice: ${JSON.stringify(service.body).slice(0, 300)}\nbaseline: ${JSON.stringify(baseline.body).slice(0, 300)}`,
+    );
 }
 
 async function runScenario(scenario: Scenario, sides: Sides, scaled = false): Promise<ScenarioResult> {
   const id = scaled ? `${scenario.id}@1M` : scenario.id;
   log(`scenario ${id}: ${scenario.title}`);
   await checkAlike(scenario, sides);
-  const { service, baseline } = await compare(
-    { ...sides.service, target: scenario.service },
-    { ...sides.baseline, target: scenario.baseline },
-    load,
-  );
+  const { service, baseline } = await compare({ ...sides.service, target: scenario.service }, { ...sides.baseline, target: scenario.baseline }, load);
   log(`  service ${service.rps.toFixed(0)} req/s, baseline ${baseline.rps.toFixed(0)} req/s`);
   return {
     id,
@@ -99,7 +102,10 @@ async function runScenario(scenario: Scenario, sides: Sides, scaled = false): Pr
 
 async function explain(knex: Knex, statement: Statement, workspace: string): Promise<string> {
   // The statement's $1, $2… appear once each, in order: knex's ? placeholders take them in turn.
-  const { rows } = await knex.raw(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql.replace(/\$\d+/g, '?')}`, bindArgs(statement, { workspace }, []) as Knex.RawBinding[]);
+  const { rows } = await knex.raw(
+    `EXPLAIN (ANALYZE, BUFFERS) ${statement.sql.replace(/\$\d+/g, '?')}`,
+    bindArgs(statement, { workspace }, []) as Knex.RawBinding[],
+  );
   return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
 }
 

@@ -19,10 +19,10 @@ export interface ScenarioInputs {
 }
 
 /** The router in front of the service sets the client address; one of the documentation range. */
-export const BENCH_CLIENT_IP = '198.51.100.23';
+const BENCH_CLIENT_IP = '198.51.100.23';
 
 /** Fresh valid Moroccan mobiles (+212 61x xx xx xx), a different one for every request. */
-export function phoneSequence(): () => string {
+function phoneSequence(): () => string {
   let n = Math.floor(Math.random() * 9_000_000);
   const next = () => `+21261${String(n++ % 10_000_000).padStart(7, '0')}`;
   for (let i = 0; i < 1000; i++) {
@@ -39,7 +39,11 @@ function roundRobin(values: string[]): () => string {
 
 /** The five scenarios of the issue; the baseline gets the workspace in a header instead of a session. */
 export function scenarios(inputs: ScenarioInputs): Scenario[] {
-  const list = (account: Account): Target => ({ method: 'GET', path: '/api/orders', headers: { cookie: account.cookie, 'x-bench-workspace': account.workspaceId } });
+  const list = (account: Account): Target => ({
+    method: 'GET',
+    path: '/api/orders',
+    headers: { cookie: account.cookie, 'x-bench-workspace': account.workspaceId },
+  });
   const phone = phoneSequence();
   const orderBody = () => ({
     body: JSON.stringify({

@@ -41,11 +41,7 @@ export async function signUp(baseUrl: string, knex: Knex, email: string, workspa
   });
   await expectStatus(signedUp, 303, 'POST /signup');
   const cookie = sessionCookie(signedUp);
-  await expectStatus(
-    await api(baseUrl, cookie, 'POST', '/api/agents', { name: 'Bench handler', orderHandler: true }),
-    201,
-    'POST /api/agents',
-  );
+  await expectStatus(await api(baseUrl, cookie, 'POST', '/api/agents', { name: 'Bench handler', orderHandler: true }), 201, 'POST /api/agents');
   const row = await knex('users as u')
     .join('workspace_members as m', 'm.user_id', 'u.id')
     .whereRaw('lower(u.email) = lower(?)', [email])

@@ -2,10 +2,12 @@ import type { LoadOptions, Measured } from './load';
 import { compare } from './load';
 import { CpuMeter, MemorySampler } from './meters';
 import type { Scenario } from './scenarios';
-import { procfileNodeArgs, ServiceProcess, startService } from './sides';
-import { Cleanup, stopProcess } from './infra';
+import type { ServiceProcess } from './sides';
+import { procfileNodeArgs, startService } from './sides';
+import type { Cleanup } from './infra';
+import { stopProcess } from './infra';
 
-export interface SettingsRow {
+interface SettingsRow {
   id: string;
   title: string;
   flagged: Measured;
@@ -55,7 +57,14 @@ export async function settingsBench(options: {
       flaggedMemory.mark();
       plainMemory.mark();
       const result = await compare({ ...flaggedSide, target: scenario.service }, { ...plainSide, target: scenario.service }, options.load);
-      rows.push({ id: scenario.id, title: scenario.title, flagged: result.service, plain: result.baseline, flaggedRssMb: flaggedMemory.mark(), plainRssMb: plainMemory.mark() });
+      rows.push({
+        id: scenario.id,
+        title: scenario.title,
+        flagged: result.service,
+        plain: result.baseline,
+        flaggedRssMb: flaggedMemory.mark(),
+        plainRssMb: plainMemory.mark(),
+      });
       options.log(`  ${scenario.id}: ${result.service.rps.toFixed(0)} req/s with the flags, ${result.baseline.rps.toFixed(0)} without`);
     }
   } finally {

@@ -7,14 +7,17 @@ import { Jobs } from '../db/jobs';
 import { createServices } from '../services';
 import { hashKey } from '../services/api-keys';
 import type { BaselinePlan } from './baseline';
-import { Cleanup, NodeProcess, startNode } from './infra';
+import type { Cleanup, NodeProcess } from './infra';
+import { startNode } from './infra';
 import { CpuMeter } from './meters';
-import { Account, createKeys } from './seed';
-import { BASELINE_APPLICATION_NAME, captureStatements, Statement } from './sql';
+import type { Account } from './seed';
+import { createKeys } from './seed';
+import type { Statement } from './sql';
+import { BASELINE_APPLICATION_NAME, captureStatements } from './sql';
 
 /** The two things compared: the real service and the bare baseline. */
 
-export const PUBLIC_BASE_URL = 'https://ocs.bench.invalid';
+const PUBLIC_BASE_URL = 'https://ocs.bench.invalid';
 
 export interface ServiceProcess extends NodeProcess {
   secrets: { SESSION_SECRET: string; JWT_SECRET: string };
@@ -25,7 +28,13 @@ export interface ServiceProcess extends NodeProcess {
 export function procfileNodeArgs(): string[] {
   const web = /^web:\s*node\s+(.*)$/m.exec(fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8'))?.[1] ?? '';
   const words = web.trim().split(/\s+/);
-  return words.slice(0, Math.max(0, words.findIndex((w) => !w.startsWith('-'))));
+  return words.slice(
+    0,
+    Math.max(
+      0,
+      words.findIndex((w) => !w.startsWith('-')),
+    ),
+  );
 }
 
 /**
@@ -68,6 +77,9 @@ export async function startService(
       BCRYPT_COST: '4',
       TOKEN_LIMIT_PER_IP: '1000000000',
       TOKEN_LIMIT_PER_KEY: '1000000000',
+      // The bench signs its accounts up and reports every call's result from one address.
+      SIGNUP_LIMIT_PER_IP: '1000000000',
+      HOOKS_LIMIT_PER_IP: '1000000000',
     },
   });
   const command = ['node', ...nodeArgs, path.relative(ROOT, script)].join(' ');
@@ -92,10 +104,23 @@ export async function capturePlan(
 ): Promise<BaselinePlan> {
   const services = createServices(
     knex,
-    { bcryptCost: 4, jwtSecret: service.secrets.JWT_SECRET, publicBaseUrl: PUBLIC_BASE_URL, publishableKey, isProduction: true, calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 } },
+    {
+      bcryptCost: 4,
+      jwtSecret: service.secrets.JWT_SECRET,
+      publicBaseUrl: PUBLIC_BASE_URL,
+      publishableKey,
+      isProduction: true,
+      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 },
+    },
     new Jobs(knex),
   );
-  const order = { clientName: 'Capture Client', phone: '+212612345678', storeName: 'Capture Store', productsName: 'Capture Products', address: 'Capture Address' };
+  const order = {
+    clientName: 'Capture Client',
+    phone: '+212612345678',
+    storeName: 'Capture Store',
+    productsName: 'Capture Products',
+    address: 'Capture Address',
+  };
   const bodyInputs = Object.fromEntries(Object.entries(order).map(([field, value]) => [`body.${field}`, value]));
   const [key] = await createKeys(service.url, accounts.small, 1);
   return {

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * a named input of the request (`workspace`, `keyHash`, `body.phone`…), a column of the first row
  * an earlier statement of the same request returned (`row:1.id`), or a constant.
  */
-export type Arg = { ref: string } | { value: unknown };
+type Arg = { ref: string } | { value: unknown };
 
 /** Tells the baseline's Postgres backends from the service's (for the CPU figures). */
 export const BASELINE_APPLICATION_NAME = 'bench-baseline';
@@ -31,11 +31,7 @@ const TRANSACTION_CONTROL = /^(BEGIN|COMMIT|ROLLBACK)\b/i;
  * Fire-and-forget statements (answered after `work` resolved) are left out; transaction control
  * (BEGIN, COMMIT) has no answer event of its own and is always kept.
  */
-export async function captureStatements(
-  knex: Knex,
-  inputs: Record<string, string>,
-  work: () => Promise<unknown>,
-): Promise<Statement[]> {
+export async function captureStatements(knex: Knex, inputs: Record<string, string>, work: () => Promise<unknown>): Promise<Statement[]> {
   const issued: Captured[] = [];
   const onQuery = (q: { __knexQueryUid?: string; sql: string; bindings?: unknown[] }) => {
     issued.push({ uid: q.__knexQueryUid, sql: q.sql, bindings: q.bindings ?? [] });
@@ -73,11 +69,7 @@ function trace(value: unknown, inputs: Record<string, string>, earlier: Captured
 }
 
 /** The bind values of `statement` for one request, given its inputs and the earlier results. */
-export function bindArgs(
-  statement: Statement,
-  inputs: Record<string, unknown>,
-  earlierRows: Array<Record<string, unknown> | undefined>,
-): unknown[] {
+export function bindArgs(statement: Statement, inputs: Record<string, unknown>, earlierRows: Array<Record<string, unknown> | undefined>): unknown[] {
   return statement.args.map((arg) => {
     if ('value' in arg) return arg.value;
     const row = /^row:(\d+)\.(.+)$/.exec(arg.ref);

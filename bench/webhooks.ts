@@ -27,7 +27,14 @@ async function receiver(cleanup: Cleanup, answers: boolean) {
   });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanup.add('webhook receiver', () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  cleanup.add(
+    'webhook receiver',
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`, arrivals };
 }
 
@@ -35,7 +42,11 @@ async function receiver(cleanup: Cleanup, answers: boolean) {
 async function burst(options: { knex: Knex; serviceUrl: string; account: Account }, live: { arrivals: number[] }): Promise<number> {
   const start = live.arrivals.length;
   const rows = ['name,phone,store,products', ...Array.from({ length: EVENTS }, (_, i) => `Client ${i},0612345678,Atlas,Argan oil`)];
-  const res = await fetch(`${options.serviceUrl}/api/orders/import`, { method: 'POST', headers: { ...BEHIND_ROUTER, cookie: options.account.cookie, 'content-type': 'text/csv' }, body: rows.join('\n') });
+  const res = await fetch(`${options.serviceUrl}/api/orders/import`, {
+    method: 'POST',
+    headers: { ...BEHIND_ROUTER, cookie: options.account.cookie, 'content-type': 'text/csv' },
+    body: rows.join('\n'),
+  });
   if (res.status !== 200) throw new Error(`webhook bench: import answered ${res.status}`);
   await until('every delivery', () => live.arrivals.length >= start + EVENTS, 300_000);
   const times = live.arrivals.slice(start, start + EVENTS);
@@ -46,12 +57,21 @@ async function burst(options: { knex: Knex; serviceUrl: string; account: Account
  * Webhook deliveries per second from one worker process (the Procfile's `worker:`) to a local
  * receiver, for 1,000 queued events; then the same with a second endpoint that never answers.
  */
-export async function webhookBench(options: { knex: Knex; databaseUrl: string; serviceUrl: string; account: Account; tmp: string; cleanup: Cleanup; log: (m: string) => void }): Promise<WebhookFigures> {
+export async function webhookBench(options: {
+  knex: Knex;
+  databaseUrl: string;
+  serviceUrl: string;
+  account: Account;
+  tmp: string;
+  cleanup: Cleanup;
+  log: (m: string) => void;
+}): Promise<WebhookFigures> {
   const { knex, account, log } = options;
   const live = await receiver(options.cleanup, true);
   const dead = await receiver(options.cleanup, false);
   // Seeded directly: in production an endpoint URL must be public https, and the receivers are on loopback.
-  const add = (url: string) => knex('webhook_endpoints').insert({ workspace_id: account.workspaceId, url, events: ['order.created'], secret: newSigningSecret() });
+  const add = (url: string) =>
+    knex('webhook_endpoints').insert({ workspace_id: account.workspaceId, url, events: ['order.created'], secret: newSigningSecret() });
   await add(live.url);
   const stopWorker = await startWorker(options, 'webhook-worker');
   const alone = await burst({ ...options, serviceUrl: options.serviceUrl }, live);

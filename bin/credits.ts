@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
-import { EmbeddedDatabase, EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded';
+import type { EmbeddedDatabase } from '../db/embedded';
+import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded';
 import { createKnex } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { AppError, ValidationError } from '../services/errors';
@@ -11,15 +12,17 @@ const USAGE = 'Usage: npm run credits -- grant <owner-email> <amount> [--note TE
 
 class UsageError extends Error {}
 
-/** Operator CLI: grants credits to a workspace owner's ledger. */
-async function main(argv: string[]): Promise<void> {
-  let parsed;
+function parseCommandLine(argv: string[]) {
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { note: { type: 'string' } } });
+    return parseArgs({ args: argv, allowPositionals: true, options: { note: { type: 'string' } } });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
-  const { positionals, values } = parsed;
+}
+
+/** Operator CLI: grants credits to a workspace owner's ledger. */
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseCommandLine(argv);
   const [command, email, amountText, ...extra] = positionals;
   if (command !== 'grant' || !email || !amountText || extra.length > 0) throw new UsageError(USAGE);
   if (!/^\d+(\.\d{1,2})?$/.test(amountText)) {
@@ -42,7 +45,8 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ValidationError) console.error(Object.values(err.fields).join('\n'));
-  else if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError || err instanceof EmbeddedPostgresError) console.error(err.message);
+  else if (err instanceof AppError || err instanceof UsageError || err instanceof ConfigError || err instanceof EmbeddedPostgresError)
+    console.error(err.message);
   else console.error(err);
   process.exit(1);
 });

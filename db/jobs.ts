@@ -82,7 +82,9 @@ function executorOn(db: Knex | Knex.Transaction): PgBoss.Db {
   };
   return {
     executeSql(text: string, values: unknown[] = []) {
-      return (db as Knex.Transaction).isTransaction ? onTransaction(db as Knex.Transaction, text, values) : db.transaction((trx) => onTransaction(trx, text, values));
+      return (db as Knex.Transaction).isTransaction
+        ? onTransaction(db as Knex.Transaction, text, values)
+        : db.transaction((trx) => onTransaction(trx, text, values));
     },
   };
 }
@@ -103,7 +105,10 @@ export class Jobs {
   /** Many jobs of one queue in one statement. */
   async sendMany(db: Knex | Knex.Transaction, queue: QueueName, jobs: Array<{ data: object; startAfter?: Date; singletonKey?: string }>): Promise<void> {
     if (jobs.length === 0) return;
-    await this.boss.insert(jobs.map((job) => ({ name: queue, ...job })), { db: executorOn(db) });
+    await this.boss.insert(
+      jobs.map((job) => ({ name: queue, ...job })),
+      { db: executorOn(db) },
+    );
   }
 }
 

@@ -1,11 +1,13 @@
-import knexFactory, { Knex } from 'knex';
+import knexFactory from 'knex';
+import type { Knex } from 'knex';
 import pg from 'pg';
+import { retryConflicts } from './transaction';
 
 // COUNT/SUM come back as int8/numeric strings; our counts and credit amounts fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number);
 
-export const STATEMENT_TIMEOUT_MS = 10_000;
+const STATEMENT_TIMEOUT_MS = 10_000;
 
 /** Where knex and the session store report their own warnings (defaults to silence). */
 export interface DbLog {
@@ -16,7 +18,7 @@ export interface DbLog {
 const quiet: DbLog = { warn: () => {}, error: () => {} };
 
 export function createKnex(databaseUrl: string, poolMax = 10, log: DbLog = quiet): Knex {
-  return knexFactory({
+  const knex = knexFactory({
     log: {
       warn: (message: unknown) => log.warn({ message }, 'knex warning'),
       error: (message: unknown) => log.error({ message }, 'knex error'),
@@ -24,10 +26,26 @@ export function createKnex(databaseUrl: string, poolMax = 10, log: DbLog = quiet
       debug: () => {},
     },
     client: 'pg',
+    // A failed statement's error message carries its SQL with placeholders, never the values
+    // bound to them: those can be secrets (a signing secret being rotated), and errors are logged.
+    compileSqlOnError: false,
     connection: { connectionString: databaseUrl, statement_timeout: STATEMENT_TIMEOUT_MS, connectionTimeoutMillis: 10_000 },
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
   });
+  knex.on('query-error', withoutRowValues);
+  return retryConflicts(knex);
+}
+
+/**
+ * Postgres puts the values of the row a statement failed on in the error's `detail` ("Failing row
+ * contains (…)", "Key (…)=(…) already exists"), and a logged error carries every field: a signing
+ * secret being written would reach the log. The `detail` goes before anyone catches the error; its
+ * `code`, `constraint`, `table` and `column` still say what failed. (Listeners run before the
+ * statement's promise rejects, in transactions too.)
+ */
+function withoutRowValues(err: { detail?: unknown }): void {
+  delete err.detail;
 }
 
 /** The session store needs a pg.Pool of its own; errors on idle clients must not crash the process. */

@@ -6,7 +6,7 @@ import { ROOT } from '../config';
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
 /** The one migrations directory: `db/migrations` (its compiled twin under `dist/` when run from there). */
-export const MIGRATIONS_DIRECTORY = path.join(__dirname, 'migrations');
+const MIGRATIONS_DIRECTORY = path.join(__dirname, 'migrations');
 const SOURCE_DIRECTORY = path.join(ROOT, 'db', 'migrations');
 
 /**

@@ -18,7 +18,7 @@ interface PgClient {
  * call (`cloneQueryConfig`, 8 µs a query in the token exchange's profile); a query built from its
  * text is taken as it is, and its name makes it a named prepared statement all the same.
  */
-export function preparedQuery(statement: Prepared, values: unknown[]): pg.Query {
+function preparedQuery(statement: Prepared, values: unknown[]): pg.Query {
   const query = new pg.Query(statement.text, values);
   (query as pg.Query & { name: string }).name = statement.name;
   return query;

@@ -1,16 +1,17 @@
 import http from 'node:http';
 import https from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { HostResolver, LookupError } from './dns';
 import { signedHeaders } from './signing';
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of an answer we read: enough to log, never a large body. */
 const MAX_RESPONSE_BYTES = 4096;
 
 export interface DeliveryResult {
   delivered: boolean;
   status: number | null;
-  /** Why it was not delivered (status, time-out, refused connection, blocked address…). */
+  /** Why it was not delivered (status, time-out, refused connection, blocked address…), never naming an address. */
   error: string | null;
   body: string;
   durationMs: number;
@@ -26,8 +27,9 @@ export interface SignedMessage {
 /**
  * The one place that sends signed HTTP to the outside (voice agents, webhook endpoints): Standard
  * Webhooks headers, a 10 s time-out, no redirects (a 3xx is a failure), at most a few kB of the
- * answer read, and — unless private addresses are allowed — an agent that checks the address at
- * connect time. 2xx is delivered; anything else is for the caller to retry.
+ * answer read, names resolved by `resolver` (a time-out, off libuv's thread pool), and — unless
+ * private addresses are allowed — an agent that checks each resolved address at connect time.
+ * 2xx is delivered; anything else is for the caller to retry.
  */
 export class SignedSender {
   private readonly httpAgent: http.Agent;
@@ -36,8 +38,10 @@ export class SignedSender {
   constructor(
     allowPrivateUrls: boolean,
     private readonly timeoutMs = DELIVERY_TIMEOUT_MS,
+    resolver = new HostResolver(),
   ) {
-    const filter = { allowPrivateIPAddress: allowPrivateUrls, allowMetaIPAddress: false, keepAlive: true, maxSockets: 50 };
+    // The filtering agents call this lookup in place of dns.lookup and still check what it returns.
+    const filter = { allowPrivateIPAddress: allowPrivateUrls, allowMetaIPAddress: false, keepAlive: true, maxSockets: 50, lookup: resolver.lookup };
     this.httpAgent = new RequestFilteringHttpAgent(filter);
     this.httpsAgent = new RequestFilteringHttpsAgent(filter);
   }
@@ -45,7 +49,11 @@ export class SignedSender {
   send(message: SignedMessage): Promise<DeliveryResult> {
     const started = Date.now();
     const result = (delivered: boolean, status: number | null, error: string | null, body = ''): DeliveryResult => ({
-      delivered, status, error, body, durationMs: Date.now() - started,
+      delivered,
+      status,
+      error,
+      body,
+      durationMs: Date.now() - started,
     });
     return new Promise((resolve) => {
       let url: URL;
@@ -70,7 +78,7 @@ export class SignedSender {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (err) => resolve(result(false, null, err.name === 'AbortError' ? 'timed out' : err.message)));
+      req.on('error', (err) => resolve(result(false, null, failureReason(err))));
       req.on('response', (res) => {
         const status = res.statusCode ?? 0;
         let body = '';
@@ -95,4 +103,29 @@ export class SignedSender {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
+}
+
+/** request-filtering-agent's refusal, which names the address ("DNS lookup 10.0.0.7(family:4, …) is not allowed…"). */
+const REFUSED_ADDRESS = /^DNS lookup .* is not allowed/;
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection closed',
+  EPIPE: 'connection closed',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'host unreachable',
+};
+
+/**
+ * What a member may read of a failed request (it ends up in `last_error`): Node's own messages
+ * carry the address a name resolved to ("connect ECONNREFUSED 10.0.0.7:443"), which must not tell
+ * a tenant what is inside our network, so only fixed words and error codes come out.
+ */
+function failureReason(err: NodeJS.ErrnoException): string {
+  if (err instanceof LookupError) return err.message;
+  if (err.name === 'AbortError' || err.message === 'timed out') return 'timed out';
+  if (REFUSED_ADDRESS.test(err.message)) return 'address not allowed';
+  if (err.code && REASONS[err.code]) return REASONS[err.code];
+  if (err.code && /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_|UNABLE_TO|SELF_SIGNED)/.test(err.code)) return `TLS error (${err.code})`;
+  return 'connection failed';
 }

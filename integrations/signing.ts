@@ -30,11 +30,15 @@ export function verifySignature(secret: string, rawBody: Buffer, headers: Record
     return typeof value === 'string' ? value : '';
   };
   try {
-    new Webhook(secret).verify(rawBody, {
-      'webhook-id': pick('webhook-id'),
-      'webhook-timestamp': pick('webhook-timestamp'),
-      'webhook-signature': pick('webhook-signature'),
-    }, { jsonParse: false });
+    new Webhook(secret).verify(
+      rawBody,
+      {
+        'webhook-id': pick('webhook-id'),
+        'webhook-timestamp': pick('webhook-timestamp'),
+        'webhook-signature': pick('webhook-signature'),
+      },
+      { jsonParse: false },
+    );
     return true;
   } catch (err) {
     if (err instanceof WebhookVerificationError) return false;

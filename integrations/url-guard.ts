@@ -1,31 +1,42 @@
-import dns from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { ValidationError } from '../services/errors';
+import { HostResolver } from './dns';
 
 export interface UrlPolicy {
   /** Loopback and private addresses allowed (development and tests, or ALLOW_PRIVATE_URLS=true). */
   allowPrivateUrls: boolean;
   /** Only https is accepted in production. */
   httpsOnly: boolean;
+  /** How hosts are resolved (DNS_SERVERS); the system's nameservers when not given. */
+  resolver?: HostResolver;
 }
+
+/** An endpoint URL the policy refuses; the message says why. Services report it on the field it came from. */
+export class UrlRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UrlRefusedError';
+  }
+}
+
+const systemResolver = new HostResolver();
 
 const MAX_URL_LENGTH = 2000;
 
 /** Only ordinary public unicast addresses; loopback, private, link-local, unique-local, multicast, metadata… are not. */
-export function isPublicAddress(address: string): boolean {
+function isPublicAddress(address: string): boolean {
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   return parsed.range() === 'unicast';
 }
 
 /**
- * Checks an endpoint URL given by a user; throws a ValidationError naming `field`. Refuses hosts that
+ * Checks an endpoint URL given by a user; throws a UrlRefusedError saying why not. Refuses hosts that
  * are or resolve to non-public addresses unless the policy allows them. The same rule is applied
  * again at connect time by the delivery agent, so a later DNS change cannot aim us inside the network.
  */
-export async function checkEndpointUrl(value: unknown, field: string, policy: UrlPolicy): Promise<string> {
+export async function checkEndpointUrl(value: unknown, policy: UrlPolicy): Promise<string> {
   const refuse = (message: string): never => {
-    throw new ValidationError({ [field]: message });
+    throw new UrlRefusedError(message);
   };
   if (typeof value !== 'string' || value.trim() === '') return refuse('Endpoint URL is required');
   const text = value.trim();
@@ -40,15 +51,11 @@ export async function checkEndpointUrl(value: unknown, field: string, policy: Ur
   if (policy.httpsOnly && url.protocol !== 'https:') refuse('Endpoint URL must use https');
   if (url.username || url.password) refuse('Endpoint URL must not contain a user name or password');
   if (!policy.allowPrivateUrls) {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
     let addresses: string[];
-    if (ipaddr.isValid(host)) addresses = [host];
-    else {
-      try {
-        addresses = (await dns.lookup(host, { all: true })).map((a) => a.address);
-      } catch {
-        return refuse('Endpoint URL host could not be resolved');
-      }
+    try {
+      addresses = (await (policy.resolver ?? systemResolver).resolve(url.hostname)).map((a) => a.address);
+    } catch {
+      return refuse('Endpoint URL host could not be resolved');
     }
     if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
       refuse('Endpoint URL must point to a public address (not loopback, private, link-local or metadata)');

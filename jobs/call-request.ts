@@ -1,9 +1,14 @@
 import type { Logger } from '../logger';
-import type { SignedSender } from '../integrations/http';
+import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
+import { WorkspaceSlots } from '../services/workspace-slots';
 
 /** After the first try, a call.requested is retried after about 10 s, 1 min, 5 min and 15 min (spec §8.1). */
-export const RETRY_DELAYS_SECONDS = [10, 60, 300, 900];
+const RETRY_DELAYS_SECONDS = [10, 60, 300, 900];
+/** A call of a workspace that already has its requests in flight waits this long for one to end... */
+const SLOT_WAIT_MS = 500;
+/** ...then goes back to the queue for this long, as the same try, and the poller serves others. */
+const BUSY_DELAY_SECONDS = 5;
 
 export interface CallRequestJob {
   callId: string;
@@ -15,9 +20,11 @@ export interface CallRequestJob {
  * Sends (or re-sends, with the same webhook-id) the call.requested of a batch of calls, side by side.
  * Accepted → the result is awaited; refused → tried again later, and after the last try the call
  * ends `failed`, "agent unreachable", nothing charged. A call already accepted or ended is skipped:
- * never a second call.requested.
+ * never a second call.requested. A workspace has at most WORKSPACE_IN_FLIGHT requests in flight in
+ * this process: an agent that never answers holds that many pollers, never all of them.
  */
 export function callRequestHandler(services: Services, sender: SignedSender, logger: Logger, publicBaseUrl: string) {
+  const inFlight = new WorkspaceSlots();
   return async (jobs: CallRequestJob[]): Promise<void> => {
     const contexts = await services.calls.requestContexts(jobs.map((job) => job.callId));
     const attemptOf = new Map(jobs.map((job) => [job.callId, job.attempt]));
@@ -31,8 +38,13 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
             operation_id: ctx.operation_id,
             attempt: ctx.attempt,
             order: {
-              id: ctx.order_id, client_name: ctx.client_name, phone: ctx.phone, store_name: ctx.store_name,
-              products_name: ctx.products_name, address: ctx.address ?? null, status: ctx.status,
+              id: ctx.order_id,
+              client_name: ctx.client_name,
+              phone: ctx.phone,
+              store_name: ctx.store_name,
+              products_name: ctx.products_name,
+              address: ctx.address ?? null,
+              status: ctx.status,
               created_at: new Date(ctx.created_at).toISOString(),
             },
             workspace: { id: ctx.workspace_id, name: ctx.workspace_name },
@@ -40,13 +52,22 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
             respond_by: new Date(Date.now() + services.calls.resultTimeoutMinutes * 60_000).toISOString(),
           },
         });
-        const result = await sender.send({ url: ctx.endpoint_url, secret: ctx.secret, messageId: ctx.request_id, body });
+        const attempt = attemptOf.get(ctx.id) ?? 1;
+        if (!(await inFlight.take(ctx.workspace_id, SLOT_WAIT_MS))) {
+          await services.calls.retryRequest(ctx.id, attempt, BUSY_DELAY_SECONDS);
+          return;
+        }
+        let result: DeliveryResult;
+        try {
+          result = await sender.send({ url: ctx.endpoint_url, secret: ctx.secret, messageId: ctx.request_id, body });
+        } finally {
+          inFlight.give(ctx.workspace_id);
+        }
         // Recorded at once, so that a slow agent elsewhere in the batch holds up nothing but its own calls.
         if (result.delivered) {
           await services.calls.accepted([ctx.id]);
           return;
         }
-        const attempt = attemptOf.get(ctx.id) ?? 1;
         logger.warn({ callId: ctx.id, attempt, status: result.status, error: result.error }, 'call.requested not accepted');
         const delay = RETRY_DELAYS_SECONDS[attempt - 1];
         if (delay !== undefined) await services.calls.retryRequest(ctx.id, attempt + 1, delay);

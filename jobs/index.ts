@@ -1,16 +1,16 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from '../logger';
-import { SignedSender } from '../integrations/http';
+import type { SignedSender } from '../integrations/http';
 import type { SignedMessage } from '../integrations/http';
 import type { Services } from '../services';
 import { QUEUES } from '../db/jobs';
 import { callRequestHandler } from './call-request';
 
 /** How often the sweep runs (it re-schedules itself; a cron each minute restarts the chain if it breaks). */
-export const SWEEP_EVERY_SECONDS = 15;
+const SWEEP_EVERY_SECONDS = 15;
 
 /** How often due webhook deliveries are looked for (a new event's own job does not wait for this). */
-export const WEBHOOK_DISPATCH_EVERY_SECONDS = 1;
+const WEBHOOK_DISPATCH_EVERY_SECONDS = 1;
 
 interface Data {
   endpointId?: string;
@@ -51,21 +51,42 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
   const requestCall = callRequestHandler(services, sender, logger, publicBaseUrl);
 
   // Due operations are dispatched a batch per transaction.
-  await register({ queue: QUEUES.operationDue.name, count: 2, batchSize: 50, handle: (jobs) => services.calls.dispatchMany(jobs.map((job) => job.data.operationId!)) });
+  await register({
+    queue: QUEUES.operationDue.name,
+    count: 2,
+    batchSize: 50,
+    handle: (jobs) => services.calls.dispatchMany(jobs.map((job) => job.data.operationId!)),
+  });
   // Deliveries wait on the network, side by side.
-  await register({ queue: QUEUES.callRequest.name, count: 8, batchSize: 10, handle: (jobs) => requestCall(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 }))) });
-  await register({ queue: QUEUES.callTimeout.name, count: 1, batchSize: 20, handle: each((d) => services.calls.fail(d.callId!, 'no result from agent', true)) });
+  await register({
+    queue: QUEUES.callRequest.name,
+    count: 8,
+    batchSize: 10,
+    handle: (jobs) => requestCall(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 }))),
+  });
+  await register({
+    queue: QUEUES.callTimeout.name,
+    count: 1,
+    batchSize: 20,
+    handle: each((d) => services.calls.fail(d.callId!, 'no result from agent', 'result')),
+  });
   await register({ queue: QUEUES.claimExpiry.name, count: 1, batchSize: 20, handle: each((d) => services.calls.expireClaims(undefined, d.callId)) });
   await register({
-    queue: QUEUES.sweep.name, count: 1, batchSize: 1, pollingIntervalSeconds: 2,
+    queue: QUEUES.sweep.name,
+    count: 1,
+    batchSize: 1,
+    pollingIntervalSeconds: 2,
     handle: async () => {
       const result = await services.sweep.run();
-      if (result.requeued + result.claimsExpired + result.timedOut > 0) logger.info(result, 'sweep');
+      if (result.requeued + result.claimsExpired + result.timedOut + result.unreachable > 0) logger.info(result, 'sweep');
       await boss.send(QUEUES.sweep.name, {}, { startAfter: SWEEP_EVERY_SECONDS, singletonKey: 'sweep' });
     },
   });
   await register({
-    queue: QUEUES.housekeeping.name, count: 1, batchSize: 1, pollingIntervalSeconds: 2,
+    queue: QUEUES.housekeeping.name,
+    count: 1,
+    batchSize: 1,
+    pollingIntervalSeconds: 2,
     handle: async () => {
       const done = await services.housekeeping();
       if (done.sessions + done.idempotencyKeys > 0) logger.info(done, 'housekeeping');
@@ -75,9 +96,18 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
 
   // Webhooks: each endpoint drained by its own job, so a slow one holds one of these slots, no more.
   const send = (message: SignedMessage) => sender.send(message);
-  await register({ queue: QUEUES.webhookEndpoint.name, count: 10, batchSize: 1, pollingIntervalSeconds: 1, handle: (jobs) => services.webhooks.drain(jobs[0].data.endpointId!, send) });
   await register({
-    queue: QUEUES.webhookDispatch.name, count: 1, batchSize: 1, pollingIntervalSeconds: 0.5,
+    queue: QUEUES.webhookEndpoint.name,
+    count: 10,
+    batchSize: 1,
+    pollingIntervalSeconds: 1,
+    handle: (jobs) => services.webhooks.drain(jobs[0].data.endpointId!, send),
+  });
+  await register({
+    queue: QUEUES.webhookDispatch.name,
+    count: 1,
+    batchSize: 1,
+    pollingIntervalSeconds: 0.5,
     handle: async () => {
       await services.webhooks.queueDueDrains();
       await boss.send(QUEUES.webhookDispatch.name, {}, { startAfter: WEBHOOK_DISPATCH_EVERY_SECONDS, singletonKey: 'webhook-dispatch' });

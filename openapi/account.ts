@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ORDER_STATUSES } from '../services/orders';
+import { ORDER_STATUSES } from '../services/order-status';
 import { MAX_DAYS } from '../services/stats';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
@@ -59,14 +59,26 @@ export function register(b: OpenApiBuilder): void {
           description: 'The figures; `by_day` has every day of the period, `by_store` the 50 busiest stores',
           schema: StatsBody,
           example: {
-            from: '2026-11-01', to: '2026-11-02', orders: 3, by_status: Object.fromEntries(ORDER_STATUSES.map((s) => [s, s === 'confirmed' ? 2 : s === 'pending' ? 1 : 0])),
-            confirmation_rate: 1, calls: 3, answered_rate: 0.67, average_calls_to_confirm: 1.5,
-            by_day: [{ date: '2026-11-01', orders: 2, confirmed: 1 }, { date: '2026-11-02', orders: 1, confirmed: 1 }],
+            from: '2026-11-01',
+            to: '2026-11-02',
+            orders: 3,
+            by_status: Object.fromEntries(ORDER_STATUSES.map((s) => [s, s === 'confirmed' ? 2 : s === 'pending' ? 1 : 0])),
+            confirmation_rate: 1,
+            calls: 3,
+            answered_rate: 0.67,
+            average_calls_to_confirm: 1.5,
+            by_day: [
+              { date: '2026-11-01', orders: 2, confirmed: 1 },
+              { date: '2026-11-02', orders: 1, confirmed: 1 },
+            ],
             by_store: [{ store_name: 'Atlas', orders: 3, confirmed: 2 }],
           },
         },
         ...errors(SESSION_ERRORS, {
-          400: { description: `VALIDATION_ERROR: a date that is not YYYY-MM-DD, from after to, more than ${MAX_DAYS} days`, example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { from: 'from must be on or before to' } } },
+          400: {
+            description: `VALIDATION_ERROR: a date that is not YYYY-MM-DD, from after to, more than ${MAX_DAYS} days`,
+            example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { from: 'from must be on or before to' } },
+          },
         }),
       },
     },

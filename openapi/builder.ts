@@ -6,7 +6,7 @@ import { z } from 'zod';
  * `z.toJSONSchema` — named schemas become `#/components/schemas/<Name>`.
  */
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Security = 'session' | 'dataApi' | 'apiKey' | 'hookSignature';
 
 export interface Parameter {
@@ -18,7 +18,7 @@ export interface Parameter {
   example?: unknown;
 }
 
-export interface Body {
+interface Body {
   description?: string;
   /** JSON body by a zod schema, read as its input. */
   schema?: z.ZodType;
@@ -102,7 +102,9 @@ export class OpenApiBuilder {
         operation.parameters = params.map((p) => {
           const ref = inputs.use(p.schema);
           const out: Record<string, unknown> = { name: p.name, in: p.in, description: p.description, required: p.in === 'path' ? true : !!p.required };
-          pending.push(() => { out.schema = inputs.resolve(ref); });
+          pending.push(() => {
+            out.schema = inputs.resolve(ref);
+          });
           if (p.example !== undefined) out.example = p.example;
           return out;
         });
@@ -113,7 +115,9 @@ export class OpenApiBuilder {
         const content: Record<string, unknown> = {};
         if (b.schema) {
           const ref = inputs.use(b.schema);
-          pending.push(() => { content.schema = inputs.resolve(ref); });
+          pending.push(() => {
+            content.schema = inputs.resolve(ref);
+          });
         } else {
           content.schema = { type: 'string' };
         }
@@ -130,7 +134,9 @@ export class OpenApiBuilder {
           const content: Record<string, unknown> = {};
           if (r.schema) {
             const ref = outputs.use(r.schema);
-            pending.push(() => { content.schema = outputs.resolve(ref); });
+            pending.push(() => {
+              content.schema = outputs.resolve(ref);
+            });
           } else {
             content.schema = { type: 'string' };
           }
@@ -193,7 +199,7 @@ const SECURITY_SCHEMES = {
     in: 'header',
     name: 'webhook-signature',
     description:
-      'Standard Webhooks signature by the voice agent\'s signing secret over `webhook-id`, `webhook-timestamp` (within 5 minutes) and the raw body: `webhook-signature: v1,<base64 HMAC-SHA256>`. All three headers are required.',
+      "Standard Webhooks signature by the voice agent's signing secret over `webhook-id`, `webhook-timestamp` (within 5 minutes) and the raw body: `webhook-signature: v1,<base64 HMAC-SHA256>`. All three headers are required.",
   },
 };
 
@@ -235,7 +241,8 @@ class Converter {
     if (name) return name;
     let id = this.ids.get(schema);
     if (!id) {
-      id = `__inline${(this.counter += 1)}`;
+      this.counter += 1;
+      id = `__inline${this.counter}`;
       this.ids.set(schema, id);
       this.registry.add(schema, { id });
     }

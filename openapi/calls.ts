@@ -35,7 +35,10 @@ export function register(b: OpenApiBuilder): void {
       responses: {
         200: { description: 'The ended call, its operation and order', schema: CallView },
         ...errors(SESSION_ERRORS, BODY_ERRORS, NOT_FOUND('Call'), {
-          409: { description: 'CALL_NOT_OPEN: the call has ended, its claim expired, or another member has it', example: { error: 'This call is no longer open for you: it has ended, its claim expired, or another member has it', code: 'CALL_NOT_OPEN' } },
+          409: {
+            description: 'CALL_NOT_OPEN: the call has ended, its claim expired, or another member has it',
+            example: { error: 'This call is no longer open for you: it has ended, its claim expired, or another member has it', code: 'CALL_NOT_OPEN' },
+          },
         }),
       },
     },

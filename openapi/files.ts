@@ -10,7 +10,9 @@ export const ImportResultBody = named(
   z.looseObject({
     imported: z.number().int(),
     skipped: z.number().int(),
-    errors: z.array(z.looseObject({ line: z.number().int(), fields: z.record(z.string(), z.string()) })).meta({ description: 'The skipped lines, by line number, with the reason per field' }),
+    errors: z
+      .array(z.looseObject({ line: z.number().int(), fields: z.record(z.string(), z.string()) }))
+      .meta({ description: 'The skipped lines, by line number, with the reason per field' }),
     order_ids: z.array(uuid).meta({ description: 'The new orders, in the order of the file' }),
   }),
 );
@@ -31,11 +33,31 @@ export function register(b: OpenApiBuilder): void {
       parameters: [idempotencyKey],
       body: { media: 'text/csv', example: SAMPLE },
       responses: {
-        200: { description: 'What was imported and skipped', schema: ImportResultBody, example: { imported: 1, skipped: 1, errors: [{ line: 3, fields: { phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78' } }], order_ids: ['0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10'] }, headers: replayedHeader },
+        200: {
+          description: 'What was imported and skipped',
+          schema: ImportResultBody,
+          example: {
+            imported: 1,
+            skipped: 1,
+            errors: [{ line: 3, fields: { phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78' } }],
+            order_ids: ['0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10'],
+          },
+          headers: replayedHeader,
+        },
         ...errors(SESSION_ERRORS, IDEMPOTENCY_ERRORS, {
-          400: { description: 'VALIDATION_ERROR, the file refused whole: empty, header only, missing a required column, not UTF-8, binary, an unclosed quote (`fields.file`, or a field per missing column); INVALID_IDEMPOTENCY_KEY', example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { file: 'The file is empty' } } },
-          413: { description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders, or over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} lines that are blank or have another number of cells than the header; reading stops there and nothing is written)`, example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' } },
-          422: { description: 'NO_ORDER_HANDLER (with `redirectTo`); IDEMPOTENCY_KEY_REUSED', example: { error: 'Set an agent as order handler before creating orders', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' } },
+          400: {
+            description:
+              'VALIDATION_ERROR, the file refused whole: empty, header only, missing a required column, not UTF-8, binary, an unclosed quote (`fields.file`, or a field per missing column); INVALID_IDEMPOTENCY_KEY',
+            example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { file: 'The file is empty' } },
+          },
+          413: {
+            description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders, or over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} lines that are blank or have another number of cells than the header; reading stops there and nothing is written)`,
+            example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' },
+          },
+          422: {
+            description: 'NO_ORDER_HANDLER (with `redirectTo`); IDEMPOTENCY_KEY_REUSED',
+            example: { error: 'Set an agent as order handler before creating orders', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' },
+          },
         }),
       },
     },
@@ -46,17 +68,21 @@ export function register(b: OpenApiBuilder): void {
       security: ['session'],
       summary: 'Export the orders as CSV',
       description:
-        'UTF-8 with a BOM; columns id, created_at (Morocco time), client_name, phone, store_name, products_name, address, status, calls, last_outcome; newest first; a cell starting with = + - @ tab or CR is prefixed with `\'`.',
+        "UTF-8 with a BOM; columns id, created_at (Morocco time), client_name, phone, store_name, products_name, address, status, calls, last_outcome; newest first; a cell starting with = + - @ tab or CR is prefixed with `'`.",
       parameters: FILTERS,
       responses: {
         200: {
           description: 'The CSV file (`Content-Disposition: attachment`)',
           media: 'text/csv',
-          example: '\uFEFFid,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome\n0b6f1f9e-…,2026-11-23 14:05:00,Amina El Idrissi,\'+212612345678,Atlas,Argan oil 250 ml,"Rue 12, Maarif",confirmed,1,confirmed\n',
+          example:
+            '\uFEFFid,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome\n0b6f1f9e-…,2026-11-23 14:05:00,Amina El Idrissi,\'+212612345678,Atlas,Argan oil 250 ml,"Rue 12, Maarif",confirmed,1,confirmed\n',
           headers: { 'Content-Disposition': { description: 'attachment; filename="orders-YYYY-MM-DD.csv"' } },
         },
         ...errors(SESSION_ERRORS, {
-          400: { description: 'VALIDATION_ERROR: `fields` names each bad filter', example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { status: 'Unknown status; use one or several (comma-separated) of: …' } } },
+          400: {
+            description: 'VALIDATION_ERROR: `fields` names each bad filter',
+            example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { status: 'Unknown status; use one or several (comma-separated) of: …' } },
+          },
         }),
       },
     },

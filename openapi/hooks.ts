@@ -3,9 +3,10 @@ import { ended } from '../routes/hooks';
 import type { OpenApiBuilder } from './builder';
 import { errors, REQUEST_ERRORS } from './common';
 
+const callId = z.uuid().describe('The call this report is about: the id in `callback_url`');
 const report = z.union([
-  z.object({ type: z.literal('call.started'), data: z.object({}).optional() }).meta({ title: 'call.started' }),
-  z.object({ type: z.literal('call.ended'), data: ended }).meta({ title: 'call.ended' }),
+  z.object({ type: z.literal('call.started'), data: z.object({ call_id: callId }) }).meta({ title: 'call.started' }),
+  z.object({ type: z.literal('call.ended'), data: ended.safeExtend({ call_id: callId }) }).meta({ title: 'call.ended' }),
 ]);
 
 export function register(b: OpenApiBuilder): void {
@@ -17,22 +18,75 @@ export function register(b: OpenApiBuilder): void {
     security: ['hookSignature'],
     summary: 'Report on a call: started, or ended with its outcome',
     description:
-      'Authenticated by the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers alone (no session), verified over the raw body. Idempotent by `webhook-id`: a report already processed answers 200 again and changes nothing. `callback_at` is required for `postponed`.',
+      'Authenticated by the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers alone (no session), verified over the raw body. Every report names its call in `data.call_id`, which must be the call of the URL. Idempotent by `webhook-id`: a report already processed for this call answers 200 again and changes nothing; a `webhook-id` belongs to one report of one agent, so the same id sent for another call of the agent is refused (409 `replayed`). `callback_at` is required for `postponed`.',
     parameters: [
-      { name: 'webhook-id', in: 'header', required: true, description: 'A unique id per report (retries keep it)', schema: z.string(), example: 'msg_2Yh7pQ' },
-      { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds, within 5 minutes of our clock', schema: z.string(), example: '1795423500' },
-      { name: 'webhook-signature', in: 'header', required: true, description: '`v1,<base64 HMAC-SHA256 of "id.timestamp.body">` (several separated by spaces)', schema: z.string() },
+      {
+        name: 'webhook-id',
+        in: 'header',
+        required: true,
+        description: 'A unique id per report (retries keep it), at most 256 characters',
+        schema: z.string().max(256),
+        example: 'msg_2Yh7pQ',
+      },
+      {
+        name: 'webhook-timestamp',
+        in: 'header',
+        required: true,
+        description: 'Unix seconds, within 5 minutes of our clock',
+        schema: z.string(),
+        example: '1795423500',
+      },
+      {
+        name: 'webhook-signature',
+        in: 'header',
+        required: true,
+        description: '`v1,<base64 HMAC-SHA256 of "id.timestamp.body">` (several separated by spaces)',
+        schema: z.string(),
+      },
     ],
-    body: { schema: report, example: { type: 'call.ended', data: { outcome: 'confirmed', duration_seconds: 74, summary: 'Confirmed for Thursday', changes: null, callback_at: null } } },
+    body: {
+      schema: report,
+      example: {
+        type: 'call.ended',
+        data: {
+          call_id: '6f1c2b1e-5d0a-4c8e-9a57-3b2f8e4d9c10',
+          outcome: 'confirmed',
+          duration_seconds: 74,
+          summary: 'Confirmed for Thursday',
+          changes: null,
+          callback_at: null,
+        },
+      },
+    },
     responses: {
       200: { description: 'Recorded (or already recorded)', schema: z.looseObject({ ok: z.literal(true) }), example: { ok: true } },
       ...errors({
-        400: { description: 'VALIDATION_ERROR (signature valid, report not): not JSON, an unknown `type`, a bad `data` field', example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { outcome: 'outcome must be one of: confirmed, unconfirmed, order-changed, unrecognized, postponed, no-answer, failed' } } },
-        401: { description: 'The signature does not verify (missing headers, wrong signature, timestamp outside the 5-minute window)', example: { error: 'invalid_signature' } },
+        400: {
+          description:
+            'VALIDATION_ERROR: a `webhook-id` over 256 characters; or (signature valid, report not) not JSON, an unknown `type`, a `data.call_id` that is not this call, a bad `data` field',
+          example: {
+            error: 'Validation failed',
+            code: 'VALIDATION_ERROR',
+            fields: { outcome: 'outcome must be one of: confirmed, unconfirmed, order-changed, unrecognized, postponed, no-answer, failed' },
+          },
+        },
+        401: {
+          description: 'The signature does not verify (missing headers, wrong signature, timestamp outside the 5-minute window)',
+          example: { error: 'invalid_signature' },
+        },
         404: { description: 'No voice call with this id', example: { error: 'not_found' } },
-        409: { description: 'The call already ended with another result', example: { error: 'call_closed' } },
+        409: {
+          description:
+            '`call_closed`: the call already ended with another result; `replayed`: this `webhook-id` was already used for another call of the agent',
+          example: { error: 'call_closed' },
+        },
         413: { description: 'PAYLOAD_TOO_LARGE: over 100 kB', example: { error: 'Request body is too large (limit 100 kB)', code: 'PAYLOAD_TOO_LARGE' } },
         415: REQUEST_ERRORS[415],
+        429: {
+          description:
+            'Over the per-IP limit on /hooks (600 a minute by default, `HOOKS_LIMIT_PER_IP`); `Retry-After` (seconds), `RateLimit` and `RateLimit-Policy` headers',
+          example: { error: 'rate_limited' },
+        },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
       }),
     },

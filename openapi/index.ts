@@ -86,4 +86,3 @@ export function openApiRouter(): Router {
   }
   return router;
 }
-

@@ -16,7 +16,15 @@ export const ApiKeyBody = named(
     revoked_at: instant.nullable(),
   }),
 );
-const KEY = { id: '7c6b5a49-3827-4160-9f8e-7d6c5b4a3928', name: 'my plugin', prefix: 'sk_live_AbC123', created_at: '2026-11-23T09:00:00.000Z', expires_at: '2027-02-21T09:00:00.000Z', last_used_at: null, revoked_at: null };
+const KEY = {
+  id: '7c6b5a49-3827-4160-9f8e-7d6c5b4a3928',
+  name: 'my plugin',
+  prefix: 'sk_live_AbC123',
+  created_at: '2026-11-23T09:00:00.000Z',
+  expires_at: '2027-02-21T09:00:00.000Z',
+  last_used_at: null,
+  revoked_at: null,
+};
 
 export function register(b: OpenApiBuilder): void {
   b.tag('API keys', 'Keys for integrators (session cookie only: credentials cannot mint credentials).');
@@ -27,7 +35,10 @@ export function register(b: OpenApiBuilder): void {
       tag: 'API keys',
       security: ['session'],
       summary: "List the workspace's API keys",
-      responses: { 200: { description: 'Newest first', schema: z.looseObject({ keys: z.array(ApiKeyBody) }), example: { keys: [KEY] } }, ...errors(SESSION_ERRORS) },
+      responses: {
+        200: { description: 'Newest first', schema: z.looseObject({ keys: z.array(ApiKeyBody) }), example: { keys: [KEY] } },
+        ...errors(SESSION_ERRORS),
+      },
     },
     {
       method: 'post',
@@ -38,7 +49,11 @@ export function register(b: OpenApiBuilder): void {
       description: 'The full key is in this answer only (`no-store`); only its hash is kept. `expires_in_days` is accepted too.',
       body: { schema: createSchema, required: false, example: { name: 'my plugin', expiresInDays: 90 } },
       responses: {
-        201: { description: 'The key, with its full value `key`', schema: ApiKeyBody.extend({ key: z.string().meta({ description: '`sk_live_` + 43 characters' }) }), example: { ...KEY, key: 'sk_live_…' } },
+        201: {
+          description: 'The key, with its full value `key`',
+          schema: ApiKeyBody.extend({ key: z.string().meta({ description: '`sk_live_` + 43 characters' }) }),
+          example: { ...KEY, key: 'sk_live_…' },
+        },
         ...errors(SESSION_ERRORS, BODY_ERRORS),
       },
     },

@@ -3,7 +3,7 @@ import { OUTCOMES } from '../services/operations';
 import { named } from './builder';
 import { instant, uuid } from './common';
 
-export const Outcome = named('Outcome', z.enum(OUTCOMES));
+const Outcome = named('Outcome', z.enum(OUTCOMES));
 
 export const CallBody = named(
   'Call',

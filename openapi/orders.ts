@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../services/order-filters';
-import { contentSchema, editSchema, ORDER_STATUSES } from '../services/orders';
+import { ORDER_STATUSES } from '../services/order-status';
+import { contentSchema, editSchema } from '../services/orders';
+import { ORDER_FLAGS } from '../services/order-flags';
 import type { OpenApiBuilder, Parameter, Route, Security } from './builder';
 import { named } from './builder';
 import type { ErrorExamples } from './common';
@@ -8,6 +10,13 @@ import { BODY_ERRORS, DATA_API_ERRORS, errors, IDEMPOTENCY_ERRORS, idempotencyKe
 import { OperationBody } from './operations';
 
 export const OrderStatus = named('OrderStatus', z.enum(ORDER_STATUSES).meta({ description: 'The ten statuses of an order' }));
+export const OrderFlag = named(
+  'OrderFlag',
+  z.enum(ORDER_FLAGS).meta({
+    description:
+      '`possible_duplicate`: the same phone had an order in the 48 hours before, with the same products (ignoring case, accents and spaces), not ended `unconfirmed`; the order is still called. `blocked_phone`: the phone was on the workspace\'s block list (`/api/settings/blocked-phones`); the order was created `unconfirmed` with its operation cancelled (no call, no credit), and "call again" still queues one.',
+  }),
+);
 
 export const OrderBody = named(
   'Order',
@@ -22,6 +31,7 @@ export const OrderBody = named(
     status: OrderStatus,
     created_at: instant,
     operation_id: uuid.nullable().meta({ description: "The order's current (latest) operation" }),
+    flags: z.array(OrderFlag).meta({ description: 'Set when the order is created, whatever path created it; `[]` when none' }),
   }),
 );
 
@@ -36,6 +46,7 @@ export const ORDER_EXAMPLE = {
   status: 'pending',
   created_at: '2026-11-23T13:05:00.000Z',
   operation_id: '9a4e2b6c-1d3f-4a5b-8c7d-0e1f2a3b4c5d',
+  flags: [],
 };
 
 const OrderList = z.looseObject({ orders: z.array(OrderBody) });
@@ -54,9 +65,35 @@ const INPUT_NOTE = 'Fields in camelCase or snake_case (`client_name`, …; camel
 
 /** The listing parameters shared by the list and the export. */
 export const FILTERS: Parameter[] = [
-  { name: 'status', in: 'query', description: `One status, or several separated by commas: ${ORDER_STATUSES.join(', ')}`, schema: z.string(), example: 'pending,postponed' },
-  { name: 'q', in: 'query', description: 'Search (at most 200 characters), case- and accent-insensitive, in the client name, store and products; a phone by its digits in any usual form', schema: z.string().max(200), example: 'helene' },
-  { name: 'from', in: 'query', description: '`created_at` ≥ this: a date or date-time without offset is Morocco time; with `Z` or an offset it is that instant', schema: z.string(), example: '2026-11-01' },
+  {
+    name: 'status',
+    in: 'query',
+    description: `One status, or several separated by commas: ${ORDER_STATUSES.join(', ')}`,
+    schema: z.string(),
+    example: 'pending,postponed',
+  },
+  {
+    name: 'flag',
+    in: 'query',
+    description: `Orders with a flag: one, or several separated by commas (any of them): ${ORDER_FLAGS.join(', ')}`,
+    schema: z.string(),
+    example: 'possible_duplicate',
+  },
+  {
+    name: 'q',
+    in: 'query',
+    description:
+      'Search (at most 200 characters), case- and accent-insensitive, in the client name, store and products; a phone by its digits in any usual form',
+    schema: z.string().max(200),
+    example: 'helene',
+  },
+  {
+    name: 'from',
+    in: 'query',
+    description: '`created_at` ≥ this: a date or date-time without offset is Morocco time; with `Z` or an offset it is that instant',
+    schema: z.string(),
+    example: '2026-11-01',
+  },
   { name: 'to', in: 'query', description: '`created_at` < this (same forms as `from`)', schema: z.string(), example: '2026-12-01' },
 ];
 
@@ -94,7 +131,7 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       security,
       summary: 'List the orders',
       description:
-        "Without parameters: the contract's whole list `{orders}`, newest first, streamed. With any of `limit`, `cursor`, `status`, `q`, `from`, `to`: one page `{orders, next_cursor}`, by keyset on (created_at, id).",
+        "Without parameters: the contract's whole list `{orders}`, newest first, streamed. With any of `limit`, `cursor`, `status`, `flag`, `q`, `from`, `to`: one page `{orders, next_cursor}`, by keyset on (created_at, id).",
       parameters: LISTING,
       responses: {
         200: {
@@ -103,7 +140,11 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
           example: { orders: [ORDER_EXAMPLE], next_cursor: 'WyIyMDI2LTExLTIzVDEzOjA1OjAwLjAwMDAwMFoiLCIwYjZmMWY5ZSJd' },
         },
         ...errors(auth, {
-          400: { description: 'VALIDATION_ERROR: `fields` names each bad parameter (unknown status, limit out of range, a cursor we did not give, an impossible date, a parameter given twice)', example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { limit: 'limit must be a whole number from 1 to 500' } } },
+          400: {
+            description:
+              'VALIDATION_ERROR: `fields` names each bad parameter (unknown status, limit out of range, a cursor we did not give, an impossible date, a parameter given twice)',
+            example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { limit: 'limit must be a whole number from 1 to 500' } },
+          },
         }),
       },
     },
@@ -115,7 +156,16 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       summary: 'Create an order',
       description: `Creates the order and its pending operation for the order handler. ${INPUT_NOTE}`,
       parameters: [idempotencyKey],
-      body: { schema: orderInput, example: { clientName: 'Amina El Idrissi', phone: '06 12 34 56 78', storeName: 'Atlas', productsName: 'Argan oil 250 ml', address: 'Rue 12, Maarif, Casablanca' } },
+      body: {
+        schema: orderInput,
+        example: {
+          clientName: 'Amina El Idrissi',
+          phone: '06 12 34 56 78',
+          storeName: 'Atlas',
+          productsName: 'Argan oil 250 ml',
+          address: 'Rue 12, Maarif, Casablanca',
+        },
+      },
       responses: {
         201: { description: 'The order, with its `operation_id`', schema: OrderBody, example: ORDER_EXAMPLE, headers: replayedHeader },
         ...errors(auth, BODY_ERRORS, VALIDATION_400, IDEMPOTENCY_ERRORS, NO_HANDLER),
@@ -140,7 +190,10 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       responses: {
         200: { description: 'The updated order', schema: OrderBody, example: { ...ORDER_EXAMPLE, status: 'confirmed' } },
         ...errors(auth, BODY_ERRORS, VALIDATION_400, NOT_FOUND('Order'), {
-          409: { description: 'ORDER_NOT_EDITABLE: content changes to an order that is no longer pending', example: { error: 'Only a pending order can be edited; its status can still be changed', code: 'ORDER_NOT_EDITABLE' } },
+          409: {
+            description: 'ORDER_NOT_EDITABLE: content changes to an order that is no longer pending',
+            example: { error: 'Only a pending order can be edited; its status can still be changed', code: 'ORDER_NOT_EDITABLE' },
+          },
         }),
       },
     },
@@ -175,8 +228,14 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       responses: {
         201: { description: 'The new pending operation', schema: OperationBody },
         ...errors(auth, NOT_FOUND('Order'), {
-          409: { description: 'OPERATION_OPEN: the order already has an open confirmation', example: { error: 'This order already has an open confirmation', code: 'OPERATION_OPEN' } },
-          422: { description: 'NO_ORDER_HANDLER (with `redirectTo`)', example: { error: 'Set an agent as order handler before queuing a confirmation', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' } },
+          409: {
+            description: 'OPERATION_OPEN: the order already has an open confirmation',
+            example: { error: 'This order already has an open confirmation', code: 'OPERATION_OPEN' },
+          },
+          422: {
+            description: 'NO_ORDER_HANDLER (with `redirectTo`)',
+            example: { error: 'Set an agent as order handler before queuing a confirmation', code: 'NO_ORDER_HANDLER', redirectTo: '/agents' },
+          },
         }),
       },
     },

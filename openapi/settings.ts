@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { blockSchema } from '../services/blocked-phones';
 import { schema as callSettingsInput, TIMEZONE } from '../services/call-settings';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
-import { BODY_ERRORS, errors, SESSION_ERRORS } from './common';
+import { BODY_ERRORS, errors, instant, SESSION_ERRORS } from './common';
 
 export const CallSettingsBody = named(
   'CallSettings',
@@ -13,10 +14,23 @@ export const CallSettingsBody = named(
     timezone: z.literal(TIMEZONE),
   }),
 );
+export const BlockedPhoneBody = named(
+  'BlockedPhone',
+  z.looseObject({
+    phone: z.string().meta({ description: 'Normalised: `+212` and nine digits' }),
+    reason: z.string().nullable(),
+    created_at: instant,
+  }),
+);
+const BLOCKED = { phone: '+212612345678', reason: 'Refused delivery twice', created_at: '2026-11-24T10:00:00.000Z' };
+
 const EXAMPLE = { max_attempts: 3, retry_interval_minutes: 120, calling_hours: { start: '09:00', end: '21:00' }, timezone: TIMEZONE };
 
 export function register(b: OpenApiBuilder): void {
-  b.tag('Settings', 'How the confirmation loop calls: attempts, retry interval, calling hours.');
+  b.tag(
+    'Settings',
+    'How the confirmation loop calls: attempts, retry interval, calling hours; and the numbers it never calls (the block list). Every member may change them.',
+  );
   b.add(
     {
       method: 'get',
@@ -35,6 +49,64 @@ export function register(b: OpenApiBuilder): void {
       description: 'Any of the fields; snake_case names are accepted too.',
       body: { schema: callSettingsInput, example: { maxAttempts: 3, retryIntervalMinutes: 60, callingHours: { start: '09:00', end: '21:00' } } },
       responses: { 200: { description: 'The settings now', schema: CallSettingsBody, example: EXAMPLE }, ...errors(SESSION_ERRORS, BODY_ERRORS) },
+    },
+    {
+      method: 'get',
+      path: '/api/settings/blocked-phones',
+      tag: 'Settings',
+      security: ['session'],
+      summary: "The workspace's block list",
+      description:
+        "Orders from these numbers are created `unconfirmed` with the flag `blocked_phone` and their operation cancelled: never called, no credit spent. Another workspace's list never applies.",
+      responses: {
+        200: { description: 'Newest first', schema: z.looseObject({ blocked_phones: z.array(BlockedPhoneBody) }), example: { blocked_phones: [BLOCKED] } },
+        ...errors(SESSION_ERRORS),
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/settings/blocked-phones',
+      tag: 'Settings',
+      security: ['session'],
+      summary: 'Block a number',
+      description:
+        'The phone in any form an order accepts (`0612345678`, `+212 6 12…`); stored normalised. Orders created from now on are flagged; existing orders are left as they are.',
+      body: { schema: blockSchema, example: { phone: '06 12 34 56 78', reason: 'Refused delivery twice' } },
+      responses: {
+        201: { description: 'The entry', schema: BlockedPhoneBody, example: BLOCKED },
+        ...errors(SESSION_ERRORS, BODY_ERRORS, {
+          409: {
+            description: 'PHONE_ALREADY_BLOCKED: the number is on the list already (nothing changes)',
+            example: { error: 'This number is on the block list already', code: 'PHONE_ALREADY_BLOCKED' },
+          },
+        }),
+      },
+    },
+    {
+      method: 'delete',
+      path: '/api/settings/blocked-phones/{phone}',
+      tag: 'Settings',
+      security: ['session'],
+      summary: 'Unblock a number',
+      description: 'New orders from the number are called again; orders already created stay as they are.',
+      parameters: [
+        {
+          name: 'phone',
+          in: 'path',
+          description: 'The number in any accepted form, URL-encoded (`%2B212612345678`, `0612345678`)',
+          schema: z.string(),
+          example: '%2B212612345678',
+        },
+      ],
+      responses: {
+        204: { description: 'Removed' },
+        ...errors(SESSION_ERRORS, {
+          404: {
+            description: "The number is not on the caller's workspace's list (or is no Moroccan number)",
+            example: { error: 'This number is not on the block list' },
+          },
+        }),
+      },
     },
   );
 }

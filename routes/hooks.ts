@@ -2,18 +2,26 @@ import express, { Router } from 'express';
 import { z } from 'zod';
 import { verifySignature } from '../integrations/signing';
 import type { Services } from '../services';
+import type { AgentReport } from '../services/calls';
 import { ConflictError, NotFoundError, ValidationError } from '../services/errors';
 import { OUTCOMES } from '../services/operations';
 import { parse } from '../services/validation';
 
 export const ended = z
-  .object({
-    outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
-    duration_seconds: z.number({ error: 'duration_seconds must be a whole number ≥ 0' }).int('duration_seconds must be a whole number ≥ 0').min(0, 'duration_seconds must be a whole number ≥ 0').max(86_400, 'duration_seconds is too large'),
-    summary: z.string({ error: 'summary must be text' }).max(2000, 'summary must be at most 2,000 characters').nullable().optional(),
-    changes: z.string({ error: 'changes must be text' }).max(2000, 'changes must be at most 2,000 characters').nullable().optional(),
-    callback_at: z.iso.datetime({ offset: true, error: 'callback_at must be an ISO 8601 date-time' }).nullable().optional(),
-  }, { error: 'data must be an object' })
+  .object(
+    {
+      outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
+      duration_seconds: z
+        .number({ error: 'duration_seconds must be a whole number ≥ 0' })
+        .int('duration_seconds must be a whole number ≥ 0')
+        .min(0, 'duration_seconds must be a whole number ≥ 0')
+        .max(86_400, 'duration_seconds is too large'),
+      summary: z.string({ error: 'summary must be text' }).max(2000, 'summary must be at most 2,000 characters').nullable().optional(),
+      changes: z.string({ error: 'changes must be text' }).max(2000, 'changes must be at most 2,000 characters').nullable().optional(),
+      callback_at: z.iso.datetime({ offset: true, error: 'callback_at must be an ISO 8601 date-time' }).nullable().optional(),
+    },
+    { error: 'data must be an object' },
+  )
   .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: 'callback_at is required for postponed' });
 
 /** The body as JSON, or `undefined` when it is not JSON (read once, before the signature is checked). */
@@ -25,17 +33,17 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-/** The report's type as it claims to be (kept only if the signature holds). */
-function claimedType(body: unknown): string {
-  const type = (body as { type?: unknown } | undefined)?.type;
-  return typeof type === 'string' ? type.slice(0, 50) : 'unknown';
-}
+/** A `webhook-id` names one report of one agent; a longer one is refused before anything is read. */
+const MAX_WEBHOOK_ID_LENGTH = 256;
 
-function readReport(body: unknown) {
+/** An authenticated report, read: it must name the call of the URL it was sent to. */
+function readReport(body: unknown, callId: string): AgentReport {
   if (body === undefined) throw new ValidationError({ body: 'The body must be JSON' });
   const type = (body as { type?: unknown })?.type;
-  if (type === 'call.started') return { type } as const;
-  if (type !== 'call.ended') throw new ValidationError({ type: 'type must be call.started or call.ended' });
+  if (type !== 'call.started' && type !== 'call.ended') throw new ValidationError({ type: 'type must be call.started or call.ended' });
+  const named = ((body as { data?: unknown }).data as { call_id?: unknown } | null | undefined)?.call_id;
+  if (named !== callId) throw new ValidationError({ call_id: 'data.call_id must be the id of the call this report is sent for' });
+  if (type === 'call.started') return { type };
   const data = parse(ended, (body as { data?: unknown }).data);
   return {
     type,
@@ -44,7 +52,7 @@ function readReport(body: unknown) {
     summary: data.summary ?? null,
     changes: data.changes ?? null,
     callbackAt: data.callback_at ? new Date(data.callback_at) : null,
-  } as const;
+  };
 }
 
 /** The signature did not verify (missing headers, wrong signature, timestamp outside the 5-minute window). */
@@ -58,17 +66,20 @@ export function hooksRouter(services: Services): Router {
   const router = Router();
   router.post('/calls/:callId', express.raw({ type: () => true, limit: '100kb' }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const webhookId = String(req.headers['webhook-id'] ?? '');
+    if (webhookId.length > MAX_WEBHOOK_ID_LENGTH) {
+      throw new ValidationError({ 'webhook-id': `webhook-id must be at most ${MAX_WEBHOOK_ID_LENGTH} characters` });
+    }
+    const { callId } = req.params;
     try {
-      const body = parseJson(raw);
-      const received = { webhookId: String(req.headers['webhook-id'] ?? ''), type: claimedType(body) };
-      await services.calls.agentReport(req.params.callId, received, (secret) => {
+      await services.calls.agentReport(callId, webhookId, (secret) => {
         if (!verifySignature(secret, raw, req.headers)) throw new InvalidSignature();
-        return { webhookId: received.webhookId, ...readReport(body) };
+        return readReport(parseJson(raw), callId);
       });
     } catch (err) {
       if (err instanceof NotFoundError) return void res.status(404).json({ error: 'not_found' });
       if (err instanceof InvalidSignature) return void res.status(401).json({ error: 'invalid_signature' });
-      if (err instanceof ConflictError) return void res.status(409).json({ error: 'call_closed' });
+      if (err instanceof ConflictError) return void res.status(409).json({ error: err.code === 'REPLAYED' ? 'replayed' : 'call_closed' });
       throw err;
     }
     res.json({ ok: true });

@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { checkEndpointUrl, UrlPolicy } from '../integrations/url-guard';
+import type { UrlPolicy } from '../integrations/url-guard';
 import { newSigningSecret } from '../integrations/signing';
-import { NotFoundError, ValidationError } from './errors';
-import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
+import { NotFoundError, ownerOnly, ValidationError } from './errors';
+import type { WorkspaceActor } from './errors';
+import { bodyFields, camelOrSnake, isUuid, parse, requiredText, validEndpointUrl } from './validation';
 
 export const AGENT_KINDS = ['human', 'voice'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+type AgentKind = (typeof AGENT_KINDS)[number];
 
 export interface Agent {
   id: string;
@@ -52,7 +53,11 @@ function toAgent(row: AgentRow, withSecret = false): Agent {
   };
 }
 
-/** Agents of one workspace; at most one of them is the order handler. */
+/**
+ * Agents of one workspace; at most one of them is the order handler. Every member works with the
+ * human agents; a voice agent (its endpoint, its secret) is the owner's: creating, editing,
+ * rotating or reading its secret takes the caller's role.
+ */
 export class AgentService {
   constructor(
     private readonly knex: Knex,
@@ -66,19 +71,21 @@ export class AgentService {
     return toAgent(row);
   }
 
-  /** A voice agent's signing secret, for the members of its workspace (the agent's page). */
-  async secret(workspaceId: string, id: string): Promise<string> {
+  /** A voice agent's signing secret, for the workspace's owner (the agent's page). */
+  async secret(workspace: WorkspaceActor, id: string): Promise<string> {
+    ownerOnly(workspace);
     if (!isUuid(id)) throw agentNotFound();
-    const row = await this.knex('agents').where({ id, workspace_id: workspaceId, kind: 'voice' }).first('secret');
+    const row = await this.knex('agents').where({ id, workspace_id: workspace.id, kind: 'voice' }).first('secret');
     if (!row) throw agentNotFound();
     return row.secret;
   }
 
   /** A new signing secret for a voice agent; the old one stops working at once. */
-  async rotateSecret(workspaceId: string, id: string): Promise<Agent> {
+  async rotateSecret(workspace: WorkspaceActor, id: string): Promise<Agent> {
+    ownerOnly(workspace);
     if (!isUuid(id)) throw agentNotFound();
     const [row] = await this.knex('agents')
-      .where({ id, workspace_id: workspaceId, kind: 'voice' })
+      .where({ id, workspace_id: workspace.id, kind: 'voice' })
       .update({ secret: newSigningSecret() })
       .returning([...AGENT_FIELDS, 'secret']);
     if (!row) throw agentNotFound();
@@ -93,8 +100,10 @@ export class AgentService {
     return rows.map((row) => toAgent(row));
   }
 
-  async create(workspaceId: string, body: unknown): Promise<Agent> {
+  async create(workspace: WorkspaceActor, body: unknown): Promise<Agent> {
     const input = agentInput(body);
+    if (input.kind === 'voice') ownerOnly(workspace);
+    const workspaceId = workspace.id;
     const fields: Record<string, string> = {};
     let data: z.infer<typeof createSchema> | undefined;
     try {
@@ -107,7 +116,7 @@ export class AgentService {
     let endpointUrl: string | null = null;
     if (isVoice) {
       try {
-        endpointUrl = await checkEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
+        endpointUrl = await validEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         Object.assign(fields, err.fields);
@@ -126,25 +135,26 @@ export class AgentService {
     };
     return this.knex.transaction(async (trx) => {
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);
-      const [created] = await trx('agents').insert(row).returning([...AGENT_FIELDS, 'secret']);
+      const [created] = await trx('agents')
+        .insert(row)
+        .returning([...AGENT_FIELDS, 'secret']);
       return toAgent(created, true);
     });
   }
 
   /** Renames and/or (un)sets the handler; making this agent the handler unsets the previous one. */
-  async update(workspaceId: string, id: string, body: unknown): Promise<Agent> {
-    if (!isUuid(id)) throw agentNotFound();
+  async update(workspace: WorkspaceActor, id: string, body: unknown): Promise<Agent> {
+    const workspaceId = workspace.id;
+    const current = await this.get(workspaceId, id);
+    // A voice agent's kind never changes, so this check cannot go stale before the update.
+    if (current.kind === 'voice') ownerOnly(workspace);
     const input = agentInput(body);
     const data = parse(editSchema, input);
-    if (input.kind !== undefined) {
-      const current = await this.get(workspaceId, id);
-      if (input.kind !== current.kind) throw new ValidationError({ kind: 'The kind of an agent never changes' });
-    }
+    if (input.kind !== undefined && input.kind !== current.kind) throw new ValidationError({ kind: 'The kind of an agent never changes' });
     let endpointUrl: string | undefined;
     if (input.endpointUrl !== undefined) {
-      const current = await this.get(workspaceId, id);
       if (current.kind !== 'voice') throw new ValidationError({ endpointUrl: 'endpointUrl is only for voice agents' });
-      endpointUrl = await checkEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
+      endpointUrl = await validEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
     }
     return this.knex.transaction(async (trx) => {
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);
@@ -154,9 +164,7 @@ export class AgentService {
         ...(endpointUrl !== undefined ? { endpoint_url: endpointUrl } : {}),
       };
       const query = trx('agents').where({ id, workspace_id: workspaceId });
-      const [row] = Object.keys(patch).length > 0
-        ? await query.update(patch).returning(AGENT_FIELDS)
-        : await query.select(AGENT_FIELDS);
+      const [row] = Object.keys(patch).length > 0 ? await query.update(patch).returning(AGENT_FIELDS) : await query.select(AGENT_FIELDS);
       if (!row) throw agentNotFound();
       return toAgent(row);
     });

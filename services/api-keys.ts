@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { Prepared, queryPrepared } from '../db/prepared';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { NotFoundError } from './errors';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 
@@ -85,7 +86,10 @@ export class ApiKeyService {
   async list(workspaceId: string): Promise<ApiKeyView[]> {
     const rows = await this.knex('api_keys')
       .where({ workspace_id: workspaceId })
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
       .select(COLUMNS);
     return rows.map(view);
   }

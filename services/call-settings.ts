@@ -11,20 +11,29 @@ export interface CallSettings {
   timezone: typeof TIMEZONE;
 }
 
-export const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: '09:00', hours_end: '21:00' };
+const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: '09:00', hours_end: '21:00' };
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$|^24:00$/;
 const time = (label: string) => z.string({ error: `${label} must be a time HH:MM` }).regex(HHMM, `${label} must be a time HH:MM between 00:00 and 24:00`);
 
-export const schema = z
-  .object({
-    maxAttempts: z.number({ error: 'maxAttempts must be a whole number from 1 to 10' }).int('maxAttempts must be a whole number from 1 to 10').min(1, 'maxAttempts must be a whole number from 1 to 10').max(10, 'maxAttempts must be a whole number from 1 to 10').optional(),
-    retryIntervalMinutes: z.number({ error: 'retryIntervalMinutes must be a whole number from 1 to 1440' }).int('retryIntervalMinutes must be a whole number from 1 to 1440').min(1, 'retryIntervalMinutes must be a whole number from 1 to 1440').max(1440, 'retryIntervalMinutes must be a whole number from 1 to 1440').optional(),
-    callingHours: z
-      .object({ start: time('Start'), end: time('End') }, { error: 'callingHours must be {start, end}' })
-      .refine((h) => minutesOf(h.start) < minutesOf(h.end), 'callingHours start must be before end')
-      .optional(),
-  });
+export const schema = z.object({
+  maxAttempts: z
+    .number({ error: 'maxAttempts must be a whole number from 1 to 10' })
+    .int('maxAttempts must be a whole number from 1 to 10')
+    .min(1, 'maxAttempts must be a whole number from 1 to 10')
+    .max(10, 'maxAttempts must be a whole number from 1 to 10')
+    .optional(),
+  retryIntervalMinutes: z
+    .number({ error: 'retryIntervalMinutes must be a whole number from 1 to 1440' })
+    .int('retryIntervalMinutes must be a whole number from 1 to 1440')
+    .min(1, 'retryIntervalMinutes must be a whole number from 1 to 1440')
+    .max(1440, 'retryIntervalMinutes must be a whole number from 1 to 1440')
+    .optional(),
+  callingHours: z
+    .object({ start: time('Start'), end: time('End') }, { error: 'callingHours must be {start, end}' })
+    .refine((h) => minutesOf(h.start) < minutesOf(h.end), 'callingHours start must be before end')
+    .optional(),
+});
 
 function minutesOf(hhmm: string): number {
   const [h, m] = hhmm.split(':').map(Number);
@@ -50,7 +59,16 @@ function toSettings(row: Row): CallSettings {
 /** Minutes since local midnight in Casablanca, and the UTC instant of that midnight. */
 function localClock(at: Date): { minutes: number; midnight: Date } {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-GB', { timeZone: TIMEZONE, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    new Intl.DateTimeFormat('en-GB', {
+      timeZone: TIMEZONE,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
       .formatToParts(at)
       .map((p) => [p.type, p.value]),
   );
@@ -102,7 +120,10 @@ export class CallSettingsService {
         hours_start: data.callingHours?.start ?? current.calling_hours.start,
         hours_end: data.callingHours?.end ?? current.calling_hours.end,
       };
-      await trx('call_settings').insert({ workspace_id: workspaceId, ...row }).onConflict('workspace_id').merge();
+      await trx('call_settings')
+        .insert({ workspace_id: workspaceId, ...row })
+        .onConflict('workspace_id')
+        .merge();
       return toSettings(row);
     });
   }

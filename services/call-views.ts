@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { NotFoundError } from './errors';
-import { Call, CALL_FIELDS, Outcome, toCall } from './operations';
+import type { Call, Outcome } from './operations';
+import { CALL_FIELDS, toCall } from './operations';
 import { isUuid } from './validation';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
-export interface CallLine extends Call {
+interface CallLine extends Call {
   kind: 'human' | 'voice';
   who: string | null;
 }
@@ -55,7 +56,10 @@ export class CallViewService {
   async forOrder(workspaceId: string, orderId: string): Promise<OrderCalls> {
     const [rows, operations] = await Promise.all([
       this.lines(workspaceId).where({ 'op.order_id': orderId }),
-      this.knex('operations').where({ workspace_id: workspaceId, order_id: orderId }).whereIn('status', ['pending', 'in_progress']).select('status', 'next_attempt_at'),
+      this.knex('operations')
+        .where({ workspace_id: workspaceId, order_id: orderId })
+        .whereIn('status', ['pending', 'in_progress'])
+        .select('status', 'next_attempt_at'),
     ]);
     const pending = operations.find((op) => op.status === 'pending');
     return { calls: rows.map(toLine), next_call_at: iso(pending?.next_attempt_at ?? null), has_open_operation: operations.length > 0 };
@@ -72,13 +76,20 @@ export class CallViewService {
        FROM orders o WHERE o.workspace_id = ? AND o.id = ANY(?::uuid[])`,
       [workspaceId, orderIds],
     );
-    return new Map(rows.map((r: { id: string; last_outcome: Outcome | null; next_call_at: Date | null }) => [r.id, { last_outcome: r.last_outcome, next_call_at: iso(r.next_call_at) }]));
+    return new Map(
+      rows.map((r: { id: string; last_outcome: Outcome | null; next_call_at: Date | null }) => [
+        r.id,
+        { last_outcome: r.last_outcome, next_call_at: iso(r.next_call_at) },
+      ]),
+    );
   }
 
   /** A call of the workspace with its order's other calls; 404 for an unknown or another workspace's call. */
   async callPage(workspaceId: string, userId: string, callId: string): Promise<CallPage> {
     if (!isUuid(callId)) throw callNotFound();
-    const row = await this.knex('calls').where({ id: callId, workspace_id: workspaceId }).first('operation_id', 'kind', 'made_by', 'ended_at', 'dropped_at', 'claim_expires_at');
+    const row = await this.knex('calls')
+      .where({ id: callId, workspace_id: workspaceId })
+      .first('operation_id', 'kind', 'made_by', 'ended_at', 'dropped_at', 'claim_expires_at');
     if (!row) throw callNotFound();
     const { order_id: orderId } = await this.knex('operations').where({ id: row.operation_id }).first('order_id');
     const lines: CallLine[] = (await this.lines(workspaceId).where({ 'op.order_id': orderId })).map(toLine);
@@ -101,7 +112,7 @@ export class CallViewService {
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toLine(row: any): CallLine {
   return { ...toCall(row), kind: row.kind, who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name };
 }

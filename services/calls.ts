@@ -2,14 +2,23 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
 import { newMessageId } from '../integrations/signing';
-import { CallSettingsService, isOpen, nextOpening, settingsFrom } from './call-settings';
+import type { CallSettingsService } from './call-settings';
+import { isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
-import { CANCELLING_STATUSES, Call, CALL_FIELDS, Operation, operationWithCalls, Outcome, OUTCOMES, toCall } from './operations';
-import { Order, OrderStatus, toOrder } from './orders';
+import { lockOrderOfCall, lockOrdersOfOperations } from './locks';
+import type { Call, Operation, Outcome } from './operations';
+import { CALL_FIELDS, operationWithCalls, OUTCOMES, toCall } from './operations';
+import type { OrderStatus } from './order-status';
+import { CANCELLING_STATUSES } from './order-status';
+import type { Order } from './orders';
+import { toOrder } from './orders';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 
+/** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
+export const ACCEPT_WITHIN_MINUTES = 25;
+
 /** An operation ends after this many calls in all, whatever their outcomes (spec §6). */
-export const MAX_CALLS_PER_OPERATION = 10;
+const MAX_CALLS_PER_OPERATION = 10;
 const FINAL_OUTCOMES: readonly Outcome[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized'];
 
 export interface CallConfig {
@@ -27,10 +36,10 @@ export interface OutcomeDetails {
 }
 
 /** A report a voice agent sent, authenticated. */
-export type AgentReport = { webhookId: string } & ({ type: 'call.started' } | ({ type: 'call.ended' } & OutcomeDetails));
+export type AgentReport = { type: 'call.started' } | ({ type: 'call.ended' } & OutcomeDetails);
 
 /** A call row with what ending it needs (see lockCall). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 type LockedCall = Record<string, any>;
 
 export type DispatchResult = 'dispatched' | 'cancelled' | 'waiting' | 'not-due' | 'human';
@@ -41,7 +50,12 @@ export interface CallView {
   order: Order;
 }
 
-const text = (field: string) => z.string({ error: `${field} must be text` }).max(2000, `${field} must be at most 2,000 characters`).nullable().optional();
+const text = (field: string) =>
+  z
+    .string({ error: `${field} must be text` })
+    .max(2000, `${field} must be at most 2,000 characters`)
+    .nullable()
+    .optional();
 
 /** What an outcome report carries, from a member (camelCase or snake_case) or a voice agent. */
 export function outcomeSchema(now: () => Date) {
@@ -65,10 +79,14 @@ export function outcomeSchema(now: () => Date) {
     });
 }
 
+/** What became of a voice agent's report, by its webhook-id (see recordReport). */
+type ReportSeen = 'fresh' | 'already' | 'replayed';
+
 /**
  * The confirmation loop's rules, whoever drives them: a member working the queue, a voice agent's
  * report, or the worker (dispatch, time-outs, expired claims). Every change happens in one
- * transaction with the rows it depends on locked, so concurrent workers and requests agree.
+ * transaction with the rows it depends on locked in the one lock order of services/locks.ts
+ * (order, operation, call), so concurrent workers and requests agree and never deadlock.
  */
 export class CallService {
   constructor(
@@ -99,23 +117,27 @@ export class CallService {
       const settings = await this.settings.get(workspaceId, trx);
       if (!isOpen(settings, now)) return null;
       for (;;) {
+        // The operation before its order, against the lock order: so this statement never waits.
         const op = await trx('operations as op')
           .join('agents as a', 'a.id', 'op.agent_id')
+          .join('orders as o', 'o.id', 'op.order_id')
           .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
           .where('op.next_attempt_at', '<=', now)
           .orderBy([{ column: 'op.next_attempt_at' }, { column: 'op.id' }])
-          .forUpdate('op')
+          .forUpdate('op', 'o')
           .skipLocked()
-          .first('op.id', 'op.order_id');
+          .first('op.id', 'op.order_id', 'o.status');
         if (!op) return null;
-        const order = await trx('orders').where({ id: op.order_id }).forUpdate().first('status');
+        const order = { status: op.status as OrderStatus };
         if (CANCELLING_STATUSES.includes(order.status)) {
           await trx('operations').where({ id: op.id }).update({ status: 'cancelled', next_attempt_at: null });
           continue;
         }
         const claimExpiresAt = new Date(now.getTime() + this.config.claimMinutes * 60_000);
         const callId = await this.openCall(trx, workspaceId, op.id, order.status, {
-          kind: 'human', made_by: userId, claim_expires_at: claimExpiresAt,
+          kind: 'human',
+          made_by: userId,
+          claim_expires_at: claimExpiresAt,
         });
         await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
         await this.jobs.send(trx, 'claim-expiry', { callId }, { startAfter: claimExpiresAt });
@@ -141,12 +163,17 @@ export class CallService {
       if (call.kind !== 'human' || call.ended_at || call.dropped_at || call.made_by !== userId) {
         throw new ConflictError('This call is no longer open for you: it has ended, its claim expired, or another member has it', 'CALL_NOT_OPEN');
       }
-      await this.finish(trx, call, {
-        outcome: input.outcome,
-        callbackAt: input.callbackAt ? new Date(input.callbackAt) : null,
-        changes: input.changes ?? null,
-        summary: input.notes ?? null,
-      }, 'member');
+      await this.finish(
+        trx,
+        call,
+        {
+          outcome: input.outcome,
+          callbackAt: input.callbackAt ? new Date(input.callbackAt) : null,
+          changes: input.changes ?? null,
+          summary: input.notes ?? null,
+        },
+        'member',
+      );
       return this.view(trx, callId);
     });
   }
@@ -155,27 +182,31 @@ export class CallService {
   async expireClaims(workspaceId?: string, callId?: string): Promise<number> {
     return this.knex.transaction((trx) =>
       this.dropClaims(trx, (q) => {
-        q.where('claim_expires_at', '<=', this.now());
-        if (workspaceId) q.where({ workspace_id: workspaceId });
-        if (callId) q.where({ id: callId });
+        q.where('c.claim_expires_at', '<=', this.now());
+        if (workspaceId) q.where({ 'c.workspace_id': workspaceId });
+        if (callId) q.where({ 'c.id': callId });
       }),
     );
   }
 
   /** A member leaves the workspace: their open claims are dropped at once, in the caller's transaction. */
   async releaseClaimsOf(trx: Knex.Transaction, workspaceId: string, userId: string): Promise<number> {
-    return this.dropClaims(trx, (q) => q.where({ workspace_id: workspaceId, made_by: userId }));
+    return this.dropClaims(trx, (q) => q.where({ 'c.workspace_id': workspaceId, 'c.made_by': userId }));
   }
 
+  /** Drops open human claims (`which` filters calls `c`); a claim whose rows another transaction holds is left for later. */
   private async dropClaims(trx: Knex.Transaction, which: (query: Knex.QueryBuilder) => void): Promise<number> {
-    const stale = await trx('calls')
-      .where({ kind: 'human' })
-      .whereNull('ended_at')
-      .whereNull('dropped_at')
+    // Order, operation and call in one statement that never waits (SKIP LOCKED).
+    const stale = await trx('calls as c')
+      .join('operations as op', 'op.id', 'c.operation_id')
+      .join('orders as o', 'o.id', 'op.order_id')
+      .where({ 'c.kind': 'human' })
+      .whereNull('c.ended_at')
+      .whereNull('c.dropped_at')
       .modify(which)
-      .forUpdate()
+      .forUpdate('o', 'op', 'c')
       .skipLocked()
-      .select('id', 'operation_id', 'order_status_before');
+      .select('c.id', 'c.operation_id', 'c.order_status_before');
     for (const call of stale) {
       await trx('calls').where({ id: call.id }).update({ dropped_at: this.now() });
       const [op] = await trx('operations')
@@ -206,16 +237,25 @@ export class CallService {
     const results: Record<string, DispatchResult> = {};
     if (operationIds.length === 0) return results;
     await this.knex.transaction(async (trx) => {
+      const ids = [...new Set(operationIds)];
+      await lockOrdersOfOperations(trx, ids);
       const ops = await trx('operations as op')
         .join('agents as a', 'a.id', 'op.agent_id')
-        .whereIn('op.id', [...new Set(operationIds)])
+        .whereIn('op.id', ids)
         .where('op.status', 'pending')
         .orderBy('op.id')
         .forUpdate('op')
         .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
       if (ops.length === 0) return;
       const orders = new Map<string, string>(
-        (await trx('orders').whereIn('id', ops.map((op) => op.order_id)).orderBy('id').forUpdate().select('id', 'status')).map((o) => [o.id, o.status]),
+        (
+          await trx('orders')
+            .whereIn(
+              'id',
+              ops.map((op) => op.order_id),
+            )
+            .select('id', 'status')
+        ).map((o) => [o.id, o.status]),
       );
       const later: Array<{ data: object; startAfter: Date; singletonKey: string }> = [];
       const cancelled: string[] = [];
@@ -253,17 +293,43 @@ export class CallService {
         for (const op of due.slice(capacity)) results[op.id] = 'waiting';
         if (going.length === 0) continue;
         const counts = new Map<string, number>(
-          (await trx('calls').whereIn('operation_id', going.map((op) => op.id)).whereNull('dropped_at').groupBy('operation_id').select('operation_id', trx.raw('count(*)::int AS n'))).map((r) => [r.operation_id, r.n]),
+          (
+            await trx('calls')
+              .whereIn(
+                'operation_id',
+                going.map((op) => op.id),
+              )
+              .whereNull('dropped_at')
+              .groupBy('operation_id')
+              .select('operation_id', trx.raw('count(*)::int AS n'))
+          ).map((r) => [r.operation_id, r.n]),
         );
         const calls = await trx('calls')
-          .insert(going.map((op) => ({
-            workspace_id: workspaceId, operation_id: op.id, kind: 'voice', attempt: (counts.get(op.id) ?? 0) + 1,
-            started_at: now, order_status_before: orders.get(op.order_id), request_id: newMessageId(),
-          })))
+          .insert(
+            going.map((op) => ({
+              workspace_id: workspaceId,
+              operation_id: op.id,
+              kind: 'voice',
+              attempt: (counts.get(op.id) ?? 0) + 1,
+              started_at: now,
+              order_status_before: orders.get(op.order_id),
+              request_id: newMessageId(),
+            })),
+          )
           .returning(['id', 'operation_id']);
         const callOf = new Map<string, string>(calls.map((c: { id: string; operation_id: string }) => [c.operation_id, c.id]));
-        await trx('operations').whereIn('id', going.map((op) => op.id)).update({ status: 'in_progress', next_attempt_at: null });
-        await trx('orders').whereIn('id', going.map((op) => op.order_id)).update({ status: 'processing' });
+        await trx('operations')
+          .whereIn(
+            'id',
+            going.map((op) => op.id),
+          )
+          .update({ status: 'in_progress', next_attempt_at: null });
+        await trx('orders')
+          .whereIn(
+            'id',
+            going.map((op) => op.order_id),
+          )
+          .update({ status: 'processing' });
         for (const op of going) {
           results[op.id] = 'dispatched';
           requests.push({ data: { callId: callOf.get(op.id)!, try: 1 } });
@@ -306,9 +372,22 @@ export class CallService {
       .whereNull('c.ended_at')
       .whereNull('c.accepted_at')
       .select(
-        'c.id', 'c.attempt', 'c.request_id', 'c.operation_id', 'a.endpoint_url', 'a.secret',
-        'o.id as order_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name', 'o.address', 'o.status', 'o.created_at',
-        'w.id as workspace_id', 'w.name as workspace_name',
+        'c.id',
+        'c.attempt',
+        'c.request_id',
+        'c.operation_id',
+        'a.endpoint_url',
+        'a.secret',
+        'o.id as order_id',
+        'o.client_name',
+        'o.phone',
+        'o.store_name',
+        'o.products_name',
+        'o.address',
+        'o.status',
+        'o.created_at',
+        'w.id as workspace_id',
+        'w.name as workspace_name',
       );
     return rows;
   }
@@ -329,36 +408,53 @@ export class CallService {
       // One reading of the clock: the time-out is exactly resultTimeoutMinutes after acceptance.
       const acceptedAt = this.now();
       const due = new Date(acceptedAt.getTime() + this.config.resultTimeoutMinutes * 60_000);
-      const updated = await trx('calls').whereIn('id', callIds).whereNull('ended_at').whereNull('accepted_at').update({ accepted_at: acceptedAt, result_due_at: due }).returning('id');
-      await this.jobs.sendMany(trx, 'call-timeout', updated.map((c: { id: string }) => ({ data: { callId: c.id }, startAfter: due })));
+      const updated = await trx('calls')
+        .whereIn('id', callIds)
+        .whereNull('ended_at')
+        .whereNull('accepted_at')
+        .update({ accepted_at: acceptedAt, result_due_at: due })
+        .returning('id');
+      await this.jobs.sendMany(
+        trx,
+        'call-timeout',
+        updated.map((c: { id: string }) => ({ data: { callId: c.id }, startAfter: due })),
+      );
     });
   }
 
-  /** The worker gives up on a call (agent unreachable, no result): `failed`, nothing charged. */
-  async fail(callId: string, summary: string, onlyIfOverdue = false): Promise<boolean> {
+  /**
+   * The worker gives up on a call: `failed`, nothing charged. `onlyIf` names the deadline that must
+   * have passed: the agent's result (`result`), or its acceptance of the request (`acceptance`).
+   */
+  async fail(callId: string, summary: string, onlyIf?: 'result' | 'acceptance'): Promise<boolean> {
     return this.knex.transaction(async (trx) => {
       const call = await this.lockCall(trx, callId);
       if (!call || call.ended_at || call.dropped_at) return false;
-      if (onlyIfOverdue && !(call.result_due_at && call.result_due_at <= this.now())) return false;
+      const now = this.now();
+      if (onlyIf === 'result' && !(call.result_due_at && call.result_due_at <= now)) return false;
+      if (onlyIf === 'acceptance' && (call.accepted_at || call.started_at.getTime() + ACCEPT_WITHIN_MINUTES * 60_000 > now.getTime())) return false;
       await this.finish(trx, call, { outcome: 'failed', summary }, 'system');
       return true;
     });
   }
 
   /**
-   * A report from the voice agent, in one transaction: the report's webhook-id recorded and the call
-   * (and its operation) locked in one statement, the report authenticated with the secret of the
-   * call's agent (`authenticate` throws for a bad signature or payload, which undoes the record),
-   * then applied. `already` when this webhook-id was processed before (200, nothing more changes);
-   * ConflictError('call_closed') for a different result of an ended call.
+   * A report from the voice agent, in one transaction: the call locked (its order first), the report
+   * authenticated with the secret of the call's agent (`authenticate` throws for a bad signature or
+   * payload before anything is written), its webhook-id recorded, then applied. `already` when this
+   * webhook-id was processed for this call before (200, nothing more changes); ConflictError
+   * `REPLAYED` when the agent used it for another call; ConflictError `CALL_CLOSED` for a different
+   * result of an ended call.
    */
-  async agentReport(callId: string, received: { webhookId: string; type: string }, authenticate: (secret: string) => AgentReport): Promise<'ok' | 'already'> {
+  async agentReport(callId: string, webhookId: string, authenticate: (secret: string) => AgentReport): Promise<'ok' | 'already'> {
     if (!isUuid(callId)) throw callNotFound();
     return this.knex.transaction(async (trx) => {
-      const call = await this.lockCall(trx, callId, undefined, received);
-      if (!call || call.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
+      const call = await this.lockCall(trx, callId);
+      if (call?.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
       const report = authenticate(call.agent_secret);
-      if (!call.fresh) return 'already';
+      const seen = await this.recordReport(trx, call, webhookId, report.type);
+      if (seen === 'replayed') throw new ConflictError('replayed', 'REPLAYED');
+      if (seen === 'already') return 'already';
       if (report.type === 'call.started') {
         if (!call.ended_at && call.op_status === 'in_progress') await trx('orders').where({ id: call.order_id }).update({ status: 'calling' });
         return 'ok';
@@ -372,29 +468,39 @@ export class CallService {
     });
   }
 
+  /** Records a report's webhook-id, which belongs to one report of one call of its agent. */
+  private async recordReport(trx: Knex.Transaction, call: LockedCall, webhookId: string, type: string): Promise<ReportSeen> {
+    const { rows } = await trx.raw(
+      `WITH recorded AS (
+         INSERT INTO call_reports (agent_id, webhook_id, call_id, type) VALUES (?, ?, ?, ?)
+         ON CONFLICT (agent_id, webhook_id) DO NOTHING RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM recorded)::int AS fresh,
+              (SELECT call_id FROM call_reports WHERE agent_id = ? AND webhook_id = ?) AS earlier_call`,
+      [call.agent_id, webhookId, call.id, type, call.agent_id, webhookId],
+    );
+    if (rows[0].fresh) return 'fresh';
+    return rows[0].earlier_call === call.id ? 'already' : 'replayed';
+  }
+
   /**
-   * The call with what ending it needs (its operation, agent, owner, settings), call and operation
-   * locked; with `report`, the report's webhook-id is recorded in the same statement (`fresh` says
-   * whether it was new).
+   * The call with what ending it needs (its operation, agent, owner, settings): its order locked
+   * first, then the call and its operation (the lock order of services/locks.ts).
    */
-  private async lockCall(trx: Knex.Transaction, callId: string, workspaceId?: string, report?: { webhookId: string; type: string }): Promise<LockedCall | undefined> {
+  private async lockCall(trx: Knex.Transaction, callId: string, workspaceId?: string): Promise<LockedCall | undefined> {
+    if (!(await lockOrderOfCall(trx, callId, workspaceId))) return undefined;
     // Written out once rather than built per call: agents' reports take this path at a high rate.
     const { rows } = await trx.raw(
-      `WITH seen AS (
-         INSERT INTO call_reports (call_id, webhook_id, type)
-         SELECT id, ?, ? FROM calls WHERE id = ? AND ?::boolean
-         ON CONFLICT DO NOTHING RETURNING 1
-       )
-       SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.order_id, a.kind AS agent_kind, a.secret AS agent_secret,
-              w.owner_id, s.max_attempts, s.retry_interval_minutes, s.hours_start, s.hours_end, (SELECT count(*) FROM seen)::int AS fresh
+      `SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.order_id, op.agent_id, a.kind AS agent_kind, a.secret AS agent_secret,
+              w.owner_id, s.max_attempts, s.retry_interval_minutes, s.hours_start, s.hours_end
          FROM calls c
          JOIN operations op ON op.id = c.operation_id
          JOIN agents a ON a.id = op.agent_id
          JOIN workspaces w ON w.id = c.workspace_id
          LEFT JOIN call_settings s ON s.workspace_id = c.workspace_id
-        WHERE c.id = ? AND (?::uuid IS NULL OR c.workspace_id = ?::uuid)
+        WHERE c.id = ?
         FOR UPDATE OF c, op`,
-      [report?.webhookId ?? '', report?.type ?? '', callId, report !== undefined, callId, workspaceId ?? null, workspaceId ?? null],
+      [callId],
     );
     return rows[0];
   }
@@ -436,26 +542,58 @@ export class CallService {
        )
        UPDATE operations SET attempts = ?, status = ?, next_attempt_at = ? WHERE id = ? AND ?::boolean`,
       [
-        now, details.outcome, details.durationSeconds ?? null, details.summary ?? null, details.changes ?? null, details.callbackAt ?? null, charged, endedBy, call.id,
-        call.owner_id, charged, `Call ${call.id}`, charged,
-        details.outcome, call.order_id, moves,
-        attempts, next ? 'pending' : 'completed', next, call.operation_id, moves,
+        now,
+        details.outcome,
+        details.durationSeconds ?? null,
+        details.summary ?? null,
+        details.changes ?? null,
+        details.callbackAt ?? null,
+        charged,
+        endedBy,
+        call.id,
+        call.owner_id,
+        charged,
+        `Call ${call.id}`,
+        charged,
+        details.outcome,
+        call.order_id,
+        moves,
+        attempts,
+        next ? 'pending' : 'completed',
+        next,
+        call.operation_id,
+        moves,
       ],
     );
     if (moves && next) await this.jobs.send(trx, 'operation-due', { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
   }
 
-  private async openCall(trx: Knex.Transaction, workspaceId: string, operationId: string, orderStatus: string, fields: Record<string, unknown>): Promise<string> {
+  private async openCall(
+    trx: Knex.Transaction,
+    workspaceId: string,
+    operationId: string,
+    orderStatus: string,
+    fields: Record<string, unknown>,
+  ): Promise<string> {
     const [{ n }] = await trx('calls').where({ operation_id: operationId }).whereNull('dropped_at').count({ n: '*' });
     const [call] = await trx('calls')
-      .insert({ workspace_id: workspaceId, operation_id: operationId, attempt: Number(n) + 1, started_at: this.now(), order_status_before: orderStatus, ...fields })
+      .insert({
+        workspace_id: workspaceId,
+        operation_id: operationId,
+        attempt: Number(n) + 1,
+        started_at: this.now(),
+        order_status_before: orderStatus,
+        ...fields,
+      })
       .returning('id');
     await trx('operations').where({ id: operationId }).update({ status: 'in_progress', next_attempt_at: null });
     return call.id;
   }
 
   private async view(trx: Knex.Transaction, callId: string): Promise<CallView> {
-    const call = await trx('calls').where({ id: callId }).first([...CALL_FIELDS, 'operation_id']);
+    const call = await trx('calls')
+      .where({ id: callId })
+      .first([...CALL_FIELDS, 'operation_id']);
     const operation = await operationWithCalls(trx, call.operation_id);
     const order = await trx('orders').where({ id: operation.order_id }).first();
     return { call: toCall(call), operation, order: toOrder({ ...order, operation_id: operation.id }) };

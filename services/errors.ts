@@ -14,7 +14,10 @@ export class AppError extends Error {
 export type FieldErrors = Record<string, string>;
 
 export class ValidationError extends AppError {
-  constructor(readonly fields: FieldErrors, message = 'Validation failed') {
+  constructor(
+    readonly fields: FieldErrors,
+    message = 'Validation failed',
+  ) {
     super(400, message, 'VALIDATION_ERROR', { fields });
   }
 }
@@ -32,7 +35,34 @@ export class ConflictError extends AppError {
 }
 
 export class ForbiddenError extends AppError {
-  constructor(message: string) {
+  constructor(message = 'Forbidden') {
     super(403, message);
   }
+}
+
+/** What existed and is no more (a used, revoked or expired invitation link). */
+export class GoneError extends AppError {
+  constructor(message: string) {
+    super(410, message);
+  }
+}
+
+/** The caller's workspace and their role in it: what a service needs to apply who may do what. */
+export interface WorkspaceActor {
+  id: string;
+  role: 'owner' | 'member';
+}
+
+/**
+ * What the owner alone may do: the integrations that send customer data out of the workspace or
+ * hold a secret (voice agents, webhook endpoints). Anyone else gets 403 `Forbidden`, whatever the
+ * path (JSON route, page or a future caller), because the service asks, not the route.
+ */
+export function ownerOnly(workspace: WorkspaceActor): void {
+  if (!isOwner(workspace)) throw new ForbiddenError();
+}
+
+/** Whether the caller may manage the integrations (pages show members no buttons for them). */
+export function isOwner(workspace: WorkspaceActor): boolean {
+  return workspace.role === 'owner';
 }

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { AppError, ConflictError } from './errors';
 
 /** A stored response is replayed for this long; after it the key may be used afresh. */
-export const IDEMPOTENCY_WINDOW_HOURS = 24;
+const IDEMPOTENCY_WINDOW_HOURS = 24;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotentResult<T> {
@@ -56,13 +56,13 @@ export class IdempotencyService {
 
   /** Keys past the window can never be replayed: the worker's housekeeping deletes them. */
   async pruneExpired(): Promise<number> {
-    return this.knex('idempotency_keys').where('created_at', '<', this.knex.raw(`now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`)).delete();
+    return this.knex('idempotency_keys')
+      .where('created_at', '<', this.knex.raw(`now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`))
+      .delete();
   }
 
   private async replay<T>(trx: Knex.Transaction, workspaceId: string, key: string, hash: string): Promise<IdempotentResult<T>> {
-    const stored = await trx('idempotency_keys')
-      .where({ workspace_id: workspaceId, key })
-      .first('request_hash', 'response_status', 'response_body');
+    const stored = await trx('idempotency_keys').where({ workspace_id: workspaceId, key }).first('request_hash', 'response_status', 'response_body');
     if (!stored || stored.response_status === null) {
       throw new ConflictError('A request with this Idempotency-Key is still in progress; retry shortly', 'IDEMPOTENCY_KEY_IN_USE');
     }

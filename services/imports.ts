@@ -9,7 +9,8 @@ import { AppError, ValidationError } from './errors';
 import type { FieldErrors } from './errors';
 import type { IdempotencyService } from './idempotency';
 import { requestHash } from './idempotency';
-import { InvalidStatusError, ORDER_STATUSES, validNewOrder } from './orders';
+import { ORDER_STATUSES } from './order-status';
+import { InvalidStatusError, validNewOrder } from './orders';
 import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders';
 
 export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
@@ -55,12 +56,21 @@ export const COLUMN_NAMES: Record<OrderField, string[]> = {
 };
 const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
 const FIELD_LABEL: Record<OrderField, string> = {
-  clientName: 'client name', phone: 'phone', storeName: 'store', productsName: 'products', address: 'address', status: 'status',
+  clientName: 'client name',
+  phone: 'phone',
+  storeName: 'store',
+  productsName: 'products',
+  address: 'address',
+  status: 'status',
 };
 
 /** `Téléphone`, `telephone ` and `TELEPHONE` are one name; so are `client_name`, `Client Name` and `clientName`. */
 function columnKey(name: string): string {
-  return name.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/[\s_-]+/g, '');
+  return name
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[\s_-]+/g, '');
 }
 
 const FIELD_BY_KEY = new Map<string, OrderField>(
@@ -182,7 +192,8 @@ async function* csvRows(file: Buffer): AsyncGenerator<Row> {
   } catch (err) {
     if (!(err instanceof CsvError)) throw err;
     const unclosed = err.code === 'CSV_QUOTE_NOT_CLOSED';
-    const at = (unclosed ? unclosedQuoteLine(oneLineEnding(new TextDecoder().decode(file)), delimiter) : undefined) ?? (err as CsvError & { lines?: number }).lines;
+    const at =
+      (unclosed ? unclosedQuoteLine(oneLineEnding(new TextDecoder().decode(file)), delimiter) : undefined) ?? (err as CsvError & { lines?: number }).lines;
     const reason = unclosed ? 'a quoted field opens here and is never closed' : 'this line is not valid CSV';
     throw new ValidationError({ file: `Line ${at ?? '?'}: ${reason}` });
   } finally {
@@ -254,7 +265,11 @@ async function* batchesOf(rows: AsyncIterable<Row>): AsyncGenerator<Row[]> {
   for await (const row of rows) {
     count += 1;
     if (count > IMPORT_MAX_ROWS) {
-      throw new AppError(413, `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has more. Split it and import each part`, 'TOO_MANY_ROWS');
+      throw new AppError(
+        413,
+        `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has more. Split it and import each part`,
+        'TOO_MANY_ROWS',
+      );
     }
     batch.push(row);
     if (batch.length === IMPORT_BATCH) {

@@ -1,19 +1,23 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { Jobs } from '../db/jobs';
+import type { Jobs } from '../db/jobs';
+import { HostResolver } from '../integrations/dns';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';
+import { BlockedPhoneService } from './blocked-phones';
 import { CallSettingsService } from './call-settings';
 import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
 import { IdempotencyService } from './idempotency';
+import { InvitationService } from './invitations';
 import { MemberService } from './members';
 import { ImportService } from './imports';
 import { exportCsv } from './order-export';
 import type { OrderFilters } from './order-filters';
 import { OperationService } from './operations';
 import { OrderService } from './orders';
+import type { Order } from './orders';
 import { StatsService } from './stats';
 import { SweepService } from './sweep';
 import { TokenService } from './tokens';
@@ -28,23 +32,35 @@ type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' |
 /** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
 export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const workspaces = new WorkspaceService(knex);
+  const invitations = new InvitationService(knex, config.publicBaseUrl);
   const operations = new OperationService(knex, jobs);
   const callSettings = new CallSettingsService(knex);
   const calls = new CallService(knex, jobs, callSettings, config.calls);
   const idempotency = new IdempotencyService(knex);
   // Voice agents and webhook endpoints: the same rule for where we may send.
-  const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction };
+  const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction, resolver: new HostResolver(config.calls.dnsServers) };
   const orders = new OrderService(knex, idempotency, operations);
-  const users = new UserService(knex, workspaces, config.bcryptCost);
+  const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
+  const blockedPhones = new BlockedPhoneService(knex);
   return {
     workspaces,
+    invitations,
     members: new MemberService(knex, calls),
     users,
     credits: new CreditService(knex),
     agents: new AgentService(knex, urlPolicy),
     webhooks,
     orders,
+    blockedPhones,
+    /** What the order and call pages say about a risky order: the orders it looks like, and its number's block-list entry. */
+    riskOf: async (workspaceId: string, order: Order) => {
+      const [lookalikes, blocked] = await Promise.all([
+        orders.lookalikes(workspaceId, order),
+        order.flags.includes('blocked_phone') ? blockedPhones.find(workspaceId, order.phone) : null,
+      ]);
+      return { lookalikes, blocked };
+    },
     /** The worker's minute job: what expires or piles up, deleted or folded. */
     housekeeping: async () => ({
       sessions: await users.pruneExpiredSessions(),

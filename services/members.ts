@@ -32,7 +32,10 @@ export class MemberService {
       if (!member) throw memberNotFound();
       if (member.role === 'owner') throw new ConflictError('The owner cannot be removed from the workspace', 'OWNER_CANNOT_BE_REMOVED');
       await trx('workspace_members').where({ workspace_id: workspace.id, user_id: userId }).delete();
-      const keysRevoked = await trx('api_keys').where({ workspace_id: workspace.id, user_id: userId }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
+      const keysRevoked = await trx('api_keys')
+        .where({ workspace_id: workspace.id, user_id: userId })
+        .whereNull('revoked_at')
+        .update({ revoked_at: trx.fn.now() });
       const claimsReleased = await this.calls.releaseClaimsOf(trx, workspace.id, userId);
       const sessionsEnded = await trx('session')
         .whereRaw("sess->>'userId' = ?", [userId])
@@ -41,7 +44,10 @@ export class MemberService {
         })
         .delete();
       // The leaver's own session stays signed in, without the workspace it cached.
-      if (keepSessionId) await trx('session').where({ sid: keepSessionId }).update({ sess: trx.raw("(sess::jsonb - 'ctx')::json") });
+      if (keepSessionId)
+        await trx('session')
+          .where({ sid: keepSessionId })
+          .update({ sess: trx.raw("(sess::jsonb - 'ctx')::json") });
       return { user_id: userId, sessionsEnded, keysRevoked, claimsReleased };
     });
   }

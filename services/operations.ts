@@ -1,14 +1,10 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
 import { AppError, ConflictError, NotFoundError } from './errors';
-import type { OrderStatus } from './orders';
 import { isUuid } from './validation';
 
 export const OUTCOMES = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-
-/** A person setting one of these statuses ends the order's open operation (spec §7). */
-export const CANCELLING_STATUSES: readonly OrderStatus[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'failed'];
 
 export interface Call {
   id: string;
@@ -38,9 +34,9 @@ export interface Operation {
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 
 export const CALL_FIELDS = ['id', 'attempt', 'started_at', 'ended_at', 'outcome', 'duration_seconds', 'summary', 'changes', 'callback_at', 'made_by', 'cost'];
-export const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
+const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 export function toCall(row: any): Call {
   return {
     id: row.id,
@@ -57,8 +53,8 @@ export function toCall(row: any): Call {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function toOperation(row: any, calls: Call[]): Operation {
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
+function toOperation(row: any, calls: Call[]): Operation {
   return {
     id: row.id,
     order_id: row.order_id,
@@ -72,8 +68,12 @@ export function toOperation(row: any, calls: Call[]): Operation {
 }
 
 /** The calls that count (an expired claim is dropped), oldest first. */
-export function countedCalls(db: Knex | Knex.Transaction, operationIds: string[]) {
-  return db('calls').whereIn('operation_id', operationIds).whereNull('dropped_at').orderBy([{ column: 'attempt' }]).select([...CALL_FIELDS, 'operation_id']);
+function countedCalls(db: Knex | Knex.Transaction, operationIds: string[]) {
+  return db('calls')
+    .whereIn('operation_id', operationIds)
+    .whereNull('dropped_at')
+    .orderBy([{ column: 'attempt' }])
+    .select([...CALL_FIELDS, 'operation_id']);
 }
 
 export async function operationWithCalls(db: Knex | Knex.Transaction, operationId: string): Promise<Operation> {
@@ -95,7 +95,13 @@ export class OperationService {
       .where({ workspace_id: workspaceId, order_id: orderId })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .select(OPERATION_FIELDS);
-    const calls = operations.length > 0 ? await countedCalls(this.knex, operations.map((o) => o.id)) : [];
+    const calls =
+      operations.length > 0
+        ? await countedCalls(
+            this.knex,
+            operations.map((o) => o.id),
+          )
+        : [];
     return operations.map((op) => toOperation(op, calls.filter((c) => c.operation_id === op.id).map(toCall)));
   }
 
@@ -126,10 +132,7 @@ export class OperationService {
 
   /** A person set a final status: the open operation stops (no call placed or claimed for it any more). */
   async cancelOpen(trx: Knex.Transaction, orderId: string): Promise<void> {
-    await trx('operations')
-      .where({ order_id: orderId })
-      .whereIn('status', ['pending', 'in_progress'])
-      .update({ status: 'cancelled', next_attempt_at: null });
+    await trx('operations').where({ order_id: orderId }).whereIn('status', ['pending', 'in_progress']).update({ status: 'cancelled', next_attempt_at: null });
   }
 
   private async orderOf(db: Knex | Knex.Transaction, workspaceId: string, orderId: string, lock = false): Promise<void> {

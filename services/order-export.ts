@@ -3,7 +3,19 @@ import type { Knex } from 'knex';
 import { applyFilters, applyPosition, POSITION_AT, SHOP_TIME_ZONE } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 
-export const EXPORT_COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome'] as const;
+const EXPORT_COLUMNS = [
+  'id',
+  'created_at',
+  'client_name',
+  'phone',
+  'store_name',
+  'products_name',
+  'address',
+  'status',
+  'calls',
+  'last_outcome',
+  'flags',
+] as const;
 
 /** Rows read per query: the file is written a batch at a time, so memory stays flat. */
 const BATCH = 2000;
@@ -12,7 +24,7 @@ const BATCH = 2000;
  * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, or a tab or carriage return first)
  * is prefixed with `'` (OWASP's advice against CSV injection). The phone `+212…` is one of them.
  */
-export function defuse(value: string): string {
+function defuse(value: string): string {
   return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }
 
@@ -27,13 +39,23 @@ interface ExportRow {
   status: string;
   calls: number;
   last_outcome: string | null;
+  flags: string[];
   position_at: string;
 }
 
 function line(row: ExportRow): string[] {
   return [
-    row.id, row.created_local, row.client_name, row.phone, row.store_name, row.products_name,
-    row.address ?? '', row.status, String(row.calls), row.last_outcome ?? '',
+    row.id,
+    row.created_local,
+    row.client_name,
+    row.phone,
+    row.store_name,
+    row.products_name,
+    row.address ?? '',
+    row.status,
+    String(row.calls),
+    row.last_outcome ?? '',
+    row.flags.join(','),
   ].map(defuse);
 }
 
@@ -57,7 +79,16 @@ export async function* exportCsv(knex: Knex, workspaceId: string, filters: Order
             WHERE op.order_id = o.id AND c.dropped_at IS NULL) k ON true`,
       )
       .select(
-        'o.id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name', 'o.address', 'o.status', 'k.calls', 'k.last_outcome',
+        'o.id',
+        'o.client_name',
+        'o.phone',
+        'o.store_name',
+        'o.products_name',
+        'o.address',
+        'o.status',
+        'k.calls',
+        'k.last_outcome',
+        'o.flags',
         knex.raw("to_char(o.created_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS created_local", [SHOP_TIME_ZONE]),
         knex.raw(POSITION_AT),
       );

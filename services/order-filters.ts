@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { ValidationError } from './errors';
 import type { FieldErrors } from './errors';
+import { ORDER_FLAGS } from './order-flags';
 import { isUuid } from './validation';
 
 /** Morocco's time zone: dates without an offset (filters, statistics, the export) are read in it. */
@@ -9,7 +10,7 @@ export const SHOP_TIME_ZONE = 'Africa/Casablanca';
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;
 /** The query parameters that switch a listing from the contract's whole list to pages. */
-export const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'q', 'from', 'to'] as const;
+const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'q', 'from', 'to'] as const;
 
 /** Where a page starts: after (older than) or before (newer than) an order, by (created_at, id). */
 export interface Position {
@@ -19,6 +20,8 @@ export interface Position {
 
 export interface OrderFilters {
   statuses: string[];
+  /** Orders with any of these flags. */
+  flags: string[];
   q: string | null;
   from: string | null;
   to: string | null;
@@ -82,12 +85,18 @@ function isRealDateTime(value: string): boolean {
   const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((part) => (part === undefined ? undefined : Number(part))) as number[];
   if (year < 1970 || year > 9999) return false;
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
-    && date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+  return (
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute &&
+    date.getUTCSeconds() === second
+  );
 }
 
 /** `2026-11-01` and `2026-11-01T08:00` are Morocco time; a value with `Z` or an offset is that instant. */
-export function dateBound(value: string): { text: string; local: boolean } | null {
+function dateBound(value: string): { text: string; local: boolean } | null {
   if (!isRealDateTime(value)) return null;
   return { text: value, local: !/(Z|[+-]\d{2}:?\d{2})$/.test(value) || /^\d{4}-\d{2}-\d{2}$/.test(value) };
 }
@@ -102,17 +111,28 @@ function readDate(query: Query, name: 'from' | 'to', fields: FieldErrors): strin
   return value.trim();
 }
 
-/** Reads the filters shared by the listing and the export (`status`, `q`, `from`, `to`). */
-export function readFilters(query: Query, statuses: readonly string[], fields: FieldErrors = {}): OrderFilters {
-  const given = query.status;
+/**
+ * A parameter naming one or several of `allowed` (comma-separated, or the parameter repeated);
+ * anything else is named in `fields`.
+ */
+function oneOrSeveral(query: Query, name: string, allowed: readonly string[], fields: FieldErrors): string[] {
+  const given = query[name];
   const parts = (Array.isArray(given) ? given : given === undefined ? [] : [given]).flatMap((part) => (typeof part === 'string' ? part.split(',') : [null]));
   const wanted = parts.map((part) => (typeof part === 'string' ? part.trim() : part)).filter((part) => part !== '');
-  const unknown = wanted.filter((part) => typeof part !== 'string' || !statuses.includes(part));
-  if (unknown.length > 0) fields.status = `Unknown status; use one or several (comma-separated) of: ${statuses.join(', ')}`;
+  const unknown = wanted.filter((part) => typeof part !== 'string' || !allowed.includes(part));
+  if (unknown.length > 0) fields[name] = `Unknown ${name}; use one or several (comma-separated) of: ${allowed.join(', ')}`;
+  return [...new Set(wanted as string[])];
+}
+
+/** Reads the filters shared by the listing and the export (`status`, `flag`, `q`, `from`, `to`). */
+export function readFilters(query: Query, statuses: readonly string[], fields: FieldErrors = {}): OrderFilters {
+  const wantedStatuses = oneOrSeveral(query, 'status', statuses, fields);
+  const flags = oneOrSeveral(query, 'flag', ORDER_FLAGS, fields);
   const q = single(query, 'q', fields)?.trim() ?? '';
   if (q.length > 200) fields.q = 'q must be at most 200 characters';
   const filters = {
-    statuses: [...new Set(wanted as string[])],
+    statuses: wantedStatuses,
+    flags,
     q: q === '' ? null : q,
     from: readDate(query, 'from', fields),
     to: readDate(query, 'to', fields),
@@ -177,10 +197,13 @@ export function applyFilters(knex: Knex, query: Knex.QueryBuilder, filters: Orde
   return query;
 }
 
-/** Status and dates: what narrows a listing without the text search. */
+/** Status, flags and dates: what narrows a listing without the text search. */
 export function applyBounds(knex: Knex, query: Knex.QueryBuilder, filters: OrderFilters): Knex.QueryBuilder {
   if (filters.statuses.length === 1) query.where('o.status', filters.statuses[0]);
   else if (filters.statuses.length > 1) query.whereIn('o.status', filters.statuses);
+  // `flags <> '{}'` as the partial index orders_flagged_newest_idx states it: the planner sees the
+  // index applies, and walks the workspace's flagged orders alone.
+  if (filters.flags.length > 0) query.whereRaw("o.flags <> '{}' AND o.flags && ?::text[]", [filters.flags]);
   if (filters.from) query.where('o.created_at', '>=', instant(knex, filters.from));
   if (filters.to) query.where('o.created_at', '<', instant(knex, filters.to));
   return query;
@@ -198,6 +221,7 @@ export function applySearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuil
 }
 
 /** A run of three characters other than ASCII spaces and punctuation: a search with one has index keys. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class names ASCII ranges by code (controls, spaces, punctuation) on purpose.
 const KEYED_WORD = /[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/;
 
 /**
@@ -216,11 +240,14 @@ export function searchCandidates(knex: Knex, workspaceId: string, q: string): Kn
 }
 
 /** The column a page's position is read from: created_at to the microsecond, as text in UTC. */
-export const POSITION_AT = "to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS position_at";
+export const POSITION_AT = 'to_char(o.created_at AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\') AS position_at';
 
 /** Orders after (older than) or before (newer than) a position; newest first either way once read. */
 export function applyPosition(query: Knex.QueryBuilder, position: Position | null, direction: 'older' | 'newer'): Knex.QueryBuilder {
   const order = direction === 'older' ? 'desc' : 'asc';
   if (position) query.whereRaw(`(o.created_at, o.id) ${direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, [position.at, position.id]);
-  return query.orderBy([{ column: 'o.created_at', order }, { column: 'o.id', order }]);
+  return query.orderBy([
+    { column: 'o.created_at', order },
+    { column: 'o.id', order },
+  ]);
 }

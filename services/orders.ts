@@ -2,20 +2,19 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { insertJobsSql } from '../db/jobs';
-import { Prepared, queryPrepared } from '../db/prepared';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { AppError, ConflictError, NotFoundError } from './errors';
-import { IdempotencyService, requestHash } from './idempotency';
-import { CANCELLING_STATUSES, OperationService } from './operations';
+import type { IdempotencyService } from './idempotency';
+import { requestHash } from './idempotency';
+import type { OperationService } from './operations';
+import { CANCELLING_STATUSES, ORDER_STATUSES } from './order-status';
+import type { OrderStatus } from './order-status';
+import type { OrderFlag } from './order-flags';
 import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
-import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
-
-export const ORDER_STATUSES = [
-  'pending', 'processing', 'calling', 'confirmed', 'unconfirmed',
-  'failed', 'no-answer', 'postponed', 'order-changed', 'unrecognized',
-] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
+import { bodyFields, camelOrSnake, isUuid, optionalText, parse, requiredText } from './validation';
 
 /** An order as every client (JSON API, Data API, pages) sees it. */
 export interface Order {
@@ -29,6 +28,8 @@ export interface Order {
   status: OrderStatus;
   created_at: string;
   operation_id: string | null;
+  /** What was risky about the order when it came in (see order-flags.ts); `[]` when nothing. */
+  flags: OrderFlag[];
 }
 
 /** Input field names (camelCase) and the column each one writes; the column name is also accepted. */
@@ -47,7 +48,7 @@ export type OrderInput = Partial<Record<OrderField, unknown>>;
  * Reads the order fields of a body given in camelCase or snake_case (camelCase wins when both are
  * present). Anything else in the body is ignored, so ids and timestamps can never be set by a client.
  */
-export function normalizeOrderInput(body: unknown): OrderInput {
+function normalizeOrderInput(body: unknown): OrderInput {
   const source = bodyFields(body);
   const input: OrderInput = {};
   for (const [field, column] of Object.entries(FIELD_COLUMNS) as Array<[OrderField, string]>) {
@@ -75,13 +76,7 @@ export const contentSchema = z.object({
   storeName: requiredText('Store name', 200),
   productsName: requiredText('Products', 1000),
   // An empty (or null) address means "no address".
-  address: z
-    .string({ error: 'Address must be text' })
-    .trim()
-    .max(500, 'Address must be at most 500 characters')
-    .nullable()
-    .optional()
-    .transform((value) => value || null),
+  address: optionalText('Address', 500),
 });
 export const editSchema = contentSchema.partial();
 
@@ -104,8 +99,17 @@ function toColumns(data: Partial<Record<OrderField, string | null | undefined>>)
 }
 
 const ORDER_FIELDS = [
-  'o.id', 'o.workspace_id', 'o.client_name', 'o.phone', 'o.store_name', 'o.products_name',
-  'o.address', 'o.status', 'o.created_at', 'o.operation_id',
+  'o.id',
+  'o.workspace_id',
+  'o.client_name',
+  'o.phone',
+  'o.store_name',
+  'o.products_name',
+  'o.address',
+  'o.status',
+  'o.created_at',
+  'o.operation_id',
+  'o.flags',
 ];
 
 /**
@@ -115,6 +119,10 @@ const ORDER_FIELDS = [
  * orders (it reads the `handler` CTE, gives each order a new uuid as operation_id, the id its
  * operation is created with, and returns at least id, workspace_id and operation_id); `answer` is
  * what the statement returns. The first parameter is the workspace.
+ *
+ * The orders' flags and, for a blocked number, the `unconfirmed` status are set by the database as
+ * each row goes in (the orders_flag_risky trigger): `insertOrders` returns `flags`, and an order
+ * flagged `blocked_phone` gets its operation cancelled from the start, with no job to dispatch it.
  */
 function createOrdersSql(insertOrders: string, answer: string): string {
   return `
@@ -124,10 +132,11 @@ function createOrdersSql(insertOrders: string, answer: string): string {
     ${insertOrders}
   ), op AS (
     INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at)
-    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', 'pending', now() FROM o, handler
-    RETURNING id
+    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', s.status, CASE WHEN s.status = 'pending' THEN now() END
+      FROM o, handler, LATERAL (SELECT CASE WHEN 'blocked_phone' = ANY(o.flags) THEN 'cancelled' ELSE 'pending' END AS status) s
+    RETURNING id, status
   ), job AS (
-    ${insertJobsSql('operation-due', 'op', "jsonb_build_object('operationId', op.id)", 'op.id::text')}
+    ${insertJobsSql('operation-due', "(SELECT id FROM op WHERE status = 'pending') AS op", "jsonb_build_object('operationId', op.id)", 'op.id::text')}
   )
   ${answer}`;
 }
@@ -136,7 +145,7 @@ function createOrdersSql(insertOrders: string, answer: string): string {
 const CREATE_ORDER = createOrdersSql(
   `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id)
     SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid() FROM handler
-    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id`,
+    RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags`,
   'SELECT o.* FROM o',
 );
 
@@ -152,7 +161,7 @@ const CREATE_ORDERS = createOrdersSql(
            now() + (?::int + i.n - 1) * interval '1 microsecond', gen_random_uuid()
       FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
            WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, n)
-    RETURNING id, workspace_id, operation_id`,
+    RETURNING id, workspace_id, operation_id, flags`,
   'SELECT count(*)::int AS created FROM o',
 );
 
@@ -173,7 +182,9 @@ const LIST_OLDER: Prepared = {
 };
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
-export function toOrder(row: Omit<Order, 'created_at'> & ({ created_at: Date | string } | { created_at?: undefined; position_at: string })): Order {
+export function toOrder(
+  row: Omit<Order, 'created_at' | 'flags'> & { flags?: OrderFlag[] } & ({ created_at: Date | string } | { created_at?: undefined; position_at: string }),
+): Order {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
@@ -187,6 +198,8 @@ export function toOrder(row: Omit<Order, 'created_at'> & ({ created_at: Date | s
     // millisecond as a Date would, without parsing a date per row.
     created_at: row.created_at === undefined ? `${row.position_at.slice(0, 23)}Z` : new Date(row.created_at).toISOString(),
     operation_id: row.operation_id ?? null,
+    // An answer stored for an Idempotency-Key before orders had flags has none.
+    flags: row.flags ?? [],
   };
 }
 
@@ -252,7 +265,7 @@ export class OrderService {
 
   /** Without a search: walk the newest-first index from the position. */
   private pageRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    if (filters.statuses.length === 0 && !filters.from && !filters.to && request.direction === 'older') {
+    if (filters.statuses.length === 0 && filters.flags.length === 0 && !filters.from && !filters.to && request.direction === 'older') {
       // The hot listing (the API's lists, a stream's batches): pre-built and prepared.
       const { position, limit } = request;
       return position
@@ -280,7 +293,11 @@ export class OrderService {
   }
 
   private async probeRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    const recent = applyPosition(applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters), request.position, request.direction)
+    const recent = applyPosition(
+      applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters),
+      request.position,
+      request.direction,
+    )
       .limit(SEARCH_PROBE)
       .select('o.*');
     const probe = this.pageColumns(applySearch(this.knex.from(recent.as('o')), filters.q!));
@@ -308,7 +325,7 @@ export class OrderService {
   }
 
   /** Every order of the workspace, newest first, handed over a batch at a time (memory stays flat). */
-  async *batches(workspaceId: string, filters: OrderFilters = { statuses: [], q: null, from: null, to: null }): AsyncGenerator<Order[]> {
+  async *batches(workspaceId: string, filters: OrderFilters = { statuses: [], flags: [], q: null, from: null, to: null }): AsyncGenerator<Order[]> {
     let position: Position | null = null;
     for (;;) {
       const page = await this.page(workspaceId, filters, { limit: STREAM_BATCH, position, direction: 'older' });
@@ -351,10 +368,20 @@ export class OrderService {
   async history(workspaceId: string, order: Order, shown = 20): Promise<CustomerHistory> {
     const others = () => this.knex.from('orders as o').where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone }).whereNot('o.id', order.id);
     const [rows, counts] = await Promise.all([
-      others().select(ORDER_FIELDS).orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id', order: 'desc' }]).limit(shown),
+      others()
+        .select(ORDER_FIELDS)
+        .orderBy([
+          { column: 'o.created_at', order: 'desc' },
+          { column: 'o.id', order: 'desc' },
+        ])
+        .limit(shown),
       others()
         .groupBy('o.status')
-        .select('o.status', this.knex.raw('count(*)::int AS n'), this.knex.raw('count(*) FILTER (WHERE (o.created_at, o.id) < (?::timestamptz, ?::uuid))::int AS earlier', [order.created_at, order.id])),
+        .select(
+          'o.status',
+          this.knex.raw('count(*)::int AS n'),
+          this.knex.raw('count(*) FILTER (WHERE (o.created_at, o.id) < (?::timestamptz, ?::uuid))::int AS earlier', [order.created_at, order.id]),
+        ),
     ]);
     const byStatus: Partial<Record<OrderStatus, number>> = {};
     let total = 0;
@@ -365,6 +392,28 @@ export class OrderService {
       earlier += row.earlier;
     }
     return { orders: rows.map(toOrder), total, earlier, by_status: byStatus };
+  }
+
+  /**
+   * The orders a `possible_duplicate` flag is about, seen from either of them: the same phone, the
+   * same products (case, accents and spaces aside, as the flag compares them), within 48 hours
+   * before or after, whatever their status now (a caller sees which one was cancelled). One range
+   * of the phone index.
+   */
+  async lookalikes(workspaceId: string, order: Order): Promise<Order[]> {
+    const rows = await this.knex
+      .from('orders as o')
+      .select(ORDER_FIELDS)
+      .where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone })
+      .whereNot('o.id', order.id)
+      .whereRaw("o.created_at BETWEEN ?::timestamptz - interval '48 hours' AND ?::timestamptz + interval '48 hours'", [order.created_at, order.created_at])
+      .whereRaw('order_products_key(o.products_name) = order_products_key(?)', [order.products_name])
+      .orderBy([
+        { column: 'o.created_at', order: 'desc' },
+        { column: 'o.id', order: 'desc' },
+      ])
+      .limit(10);
+    return rows.map(toOrder);
   }
 
   async get(workspaceId: string, id: string): Promise<Order> {
@@ -429,7 +478,13 @@ export class OrderService {
   /** The one statement of `create` (see CREATE_ORDER); without an order handler it writes nothing. */
   private async insert(db: Knex | Knex.Transaction, workspaceId: string, data: ValidOrder): Promise<Order> {
     const { rows } = await db.raw(CREATE_ORDER, [
-      workspaceId, data.clientName, data.phone, data.storeName, data.productsName, data.address ?? null, data.status,
+      workspaceId,
+      data.clientName,
+      data.phone,
+      data.storeName,
+      data.productsName,
+      data.address ?? null,
+      data.status,
     ]);
     if (!rows[0]) throw noOrderHandler();
     return toOrder(rows[0]);

@@ -2,10 +2,10 @@ import type { Knex } from 'knex';
 import { ValidationError } from './errors';
 import type { FieldErrors } from './errors';
 import { SHOP_TIME_ZONE } from './order-filters';
-import { ORDER_STATUSES } from './orders';
-import type { OrderStatus } from './orders';
+import { ORDER_STATUSES } from './order-status';
+import type { OrderStatus } from './order-status';
 
-export const DEFAULT_DAYS = 30;
+const DEFAULT_DAYS = 30;
 export const MAX_DAYS = 366;
 
 export interface Stats {
@@ -29,7 +29,7 @@ function isoDay(date: Date): string {
 }
 
 /** Today's date in Morocco. */
-export function shopToday(now = new Date()): string {
+function shopToday(now = new Date()): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone: SHOP_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
 }
 
@@ -104,7 +104,7 @@ export class StatsService {
     return this.assemble(period, groups.rows, calls.rows[0], confirming.rows[0].average);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
   private assemble(period: { from: string; to: string }, rows: any[], calls: { calls: number; answered: number }, average: number | null): Stats {
     // GROUPING() is a bit mask over (status, day, store_name): 0b011 = by status, 0b101 = by day, 0b110 = by store.
     const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0 };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
+import { ACCEPT_WITHIN_MINUTES } from './calls';
 import type { CallService } from './calls';
 
 const BATCH = 500;
@@ -7,8 +8,9 @@ const BATCH = 500;
 /**
  * The worker's safety net, run every few seconds by the job engine: due voice operations get their
  * job again (those waiting for credits go out soon after a grant; the queue's singleton policy keeps
- * one job per operation), expired claims are dropped and overdue results time out even if their
- * own jobs were lost.
+ * one job per operation), expired claims are dropped, overdue results time out even if their
+ * own jobs were lost, and a call no agent accepted in time ends (its request job may have run out
+ * of tries without ending it), so no call stays open and keeps its credit reserved.
  */
 export class SweepService {
   constructor(
@@ -17,7 +19,7 @@ export class SweepService {
     private readonly calls: CallService,
   ) {}
 
-  async run(): Promise<{ requeued: number; claimsExpired: number; timedOut: number }> {
+  async run(): Promise<{ requeued: number; claimsExpired: number; timedOut: number; unreachable: number }> {
     const due = await this.knex('operations as op')
       .join('agents as a', 'a.id', 'op.agent_id')
       .where({ 'op.status': 'pending', 'a.kind': 'voice' })
@@ -37,7 +39,18 @@ export class SweepService {
       .limit(BATCH)
       .pluck('id');
     let timedOut = 0;
-    for (const callId of overdue) if (await this.calls.fail(callId, 'no result from agent', true)) timedOut += 1;
-    return { requeued: due.length, claimsExpired, timedOut };
+    for (const callId of overdue) if (await this.calls.fail(callId, 'no result from agent', 'result')) timedOut += 1;
+
+    const unaccepted = await this.knex('calls')
+      .where({ kind: 'voice' })
+      .whereNull('ended_at')
+      .whereNull('dropped_at')
+      .whereNull('accepted_at')
+      .where('started_at', '<=', this.knex.raw(`now() - make_interval(mins => ?)`, [ACCEPT_WITHIN_MINUTES]))
+      .limit(BATCH)
+      .pluck('id');
+    let unreachable = 0;
+    for (const callId of unaccepted) if (await this.calls.fail(callId, 'agent unreachable', 'acceptance')) unreachable += 1;
+    return { requeued: due.length, claimsExpired, timedOut, unreachable };
   }
 }

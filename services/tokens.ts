@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
-export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+const ACCESS_TOKEN_TTL_SECONDS = 3600;
 
 export interface TokenResponse {
   access_token: string;
@@ -21,9 +21,7 @@ export class TokenService {
    */
   private readonly key: crypto.KeyObject;
 
-  constructor(
-    private readonly options: { secret: string; issuer: string; projectUrl: string; publishableKey: string },
-  ) {
+  constructor(private readonly options: { secret: string; issuer: string; projectUrl: string; publishableKey: string }) {
     this.key = crypto.createSecretKey(Buffer.from(options.secret, 'utf8'));
   }
 

@@ -1,14 +1,16 @@
 import bcrypt from 'bcrypt';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { Prepared, queryPrepared } from '../db/prepared';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { ValidationError } from './errors';
+import type { InvitationService } from './invitations';
 import { email, parse, requiredText } from './validation';
-import { WorkspaceService } from './workspaces';
+import type { WorkspaceService } from './workspaces';
 
-export const PASSWORD_MIN_CHARS = 8;
+const PASSWORD_MIN_CHARS = 8;
 /** bcrypt reads only the first 72 bytes; longer passwords are refused rather than silently cut. */
-export const PASSWORD_MAX_BYTES = 72;
+const PASSWORD_MAX_BYTES = 72;
 
 const password = z
   .string({ error: 'Password is required' })
@@ -71,14 +73,20 @@ export class UserService {
   constructor(
     private readonly knex: Knex,
     private readonly workspaces: WorkspaceService,
+    private readonly invitations: InvitationService,
     private readonly bcryptCost: number,
   ) {
     this.dummyHash = bcrypt.hash('not-a-real-password', bcryptCost);
   }
 
-  /** Creates the account; joins an invited workspace, else creates the named one, else none. */
-  async signUp(input: SignUpInput): Promise<User> {
-    const data = parse(signUpSchema, input);
+  /**
+   * Creates the account and, when it creates one, the named workspace. Through an invitation link
+   * the account is for the invited address, whatever email was posted, and joins that workspace
+   * in the same transaction (the link proves the address; nothing else does).
+   */
+  async signUp(input: SignUpInput, invitationToken?: string): Promise<User> {
+    const invited = invitationToken === undefined ? undefined : await this.invitations.open(invitationToken);
+    const data = parse(signUpSchema, invited ? { ...input, email: invited.email, workspace: undefined } : input);
     const passwordHash = await bcrypt.hash(data.password, this.bcryptCost);
     return this.knex.transaction(async (trx) => {
       const {
@@ -89,8 +97,8 @@ export class UserService {
         [data.email, data.name, passwordHash],
       );
       if (!user) throw new ValidationError({ email: 'An account with this email already exists' });
-      const joined = await this.workspaces.acceptInvitation(user.id, user.email, trx);
-      if (!joined && data.workspace) await this.workspaces.create(user.id, data.workspace, trx);
+      if (invitationToken !== undefined) await this.invitations.join(invitationToken, user, trx);
+      else if (data.workspace) await this.workspaces.create(user.id, data.workspace, trx);
       return user as User;
     });
   }
@@ -99,13 +107,10 @@ export class UserService {
   async authenticate(emailInput: unknown, passwordInput: unknown): Promise<User | null> {
     const address = typeof emailInput === 'string' && !emailInput.includes('\u0000') ? emailInput.trim().toLowerCase() : '';
     const secret = typeof passwordInput === 'string' ? passwordInput : '';
-    const row = address
-      ? await this.knex('users').whereRaw('lower(email) = ?', [address]).first()
-      : undefined;
+    const row = address ? await this.knex('users').whereRaw('lower(email) = ?', [address]).first() : undefined;
     const tooLong = Buffer.byteLength(secret, 'utf8') > PASSWORD_MAX_BYTES;
     const matches = await bcrypt.compare(tooLong ? '' : secret, row?.password_hash ?? (await this.dummyHash));
     if (!row || !matches || tooLong) return null;
-    await this.workspaces.acceptInvitation(row.id, row.email);
     return { id: row.id, email: row.email, name: row.name };
   }
 
@@ -125,9 +130,7 @@ export class UserService {
     if (!row) return null;
     return {
       user: { id: row.id, email: row.email, name: row.name },
-      workspace: row.workspace_id
-        ? { id: row.workspace_id, name: row.workspace_name, role: row.role, owner_id: row.owner_id }
-        : null,
+      workspace: row.workspace_id ? { id: row.workspace_id, name: row.workspace_name, role: row.role, owner_id: row.owner_id } : null,
     };
   }
 }

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { FieldErrors, ValidationError } from './errors';
+import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
+import type { UrlPolicy } from '../integrations/url-guard';
+import type { FieldErrors } from './errors';
+import { ValidationError } from './errors';
 
 /** Postgres text cannot hold NUL; such input is refused here rather than failing at the database. */
 function nulFields(input: unknown): FieldErrors {
@@ -48,6 +51,17 @@ export function requiredText(label: string, max: number) {
     .max(max, `${label} must be at most ${max} characters`);
 }
 
+/** An optional text field: trimmed, at most `max` characters; empty, null or absent is null. */
+export function optionalText(label: string, max: number) {
+  return z
+    .string({ error: `${label} must be text` })
+    .trim()
+    .max(max, `${label} must be at most ${max} characters`)
+    .nullable()
+    .optional()
+    .transform((value) => value || null);
+}
+
 export const email = z
   .string({ error: 'Email is required' })
   .trim()
@@ -61,4 +75,14 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** Path ids that are not UUIDs can never match a row: callers answer 404 without a query. */
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID_RE.test(value);
+}
+
+/** An endpoint URL given by a user, checked by the URL policy; a refusal is a ValidationError on `field`. */
+export async function validEndpointUrl(value: unknown, field: string, policy: UrlPolicy): Promise<string> {
+  try {
+    return await checkEndpointUrl(value, policy);
+  } catch (err) {
+    if (err instanceof UrlRefusedError) throw new ValidationError({ [field]: err.message });
+    throw err;
+  }
 }

@@ -3,22 +3,23 @@ import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
 import type { DeliveryResult, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
-import { checkEndpointUrl } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
-import { ConflictError, NotFoundError, ValidationError } from './errors';
+import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
+import type { WorkspaceActor } from './errors';
 import { toCall } from './operations';
 import { toOrder } from './orders';
-import { bodyFields, isUuid, parse } from './validation';
+import { bodyFields, isUuid, parse, validEndpointUrl } from './validation';
+import { WorkspaceSlots } from './workspace-slots';
 
 export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_ENDPOINTS = 10;
 /** After a failed try: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; then the delivery has failed. */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 /** An endpoint whose every delivery has failed this long is disabled. */
-export const DISABLE_AFTER_DAYS = 5;
+const DISABLE_AFTER_DAYS = 5;
 /** Deliveries shown (and kept once settled) per endpoint. */
-export const LOG_SIZE = 100;
+const LOG_SIZE = 100;
 /** Deliveries of one endpoint sent side by side, and how long a drain may hold a worker. */
 const DRAIN_BATCH = 20;
 const DRAIN_SECONDS = 20;
@@ -55,7 +56,7 @@ export interface Delivery {
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 const ENDPOINT_FIELDS = ['id', 'url', 'events', 'description', 'enabled', 'created_at', 'disabled_reason'];
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toEndpoint(row: any): Endpoint {
   return {
     id: row.id,
@@ -68,7 +69,7 @@ function toEndpoint(row: any): Endpoint {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toDelivery(row: any): Delivery {
   return {
     id: row.id,
@@ -85,7 +86,7 @@ function toDelivery(row: any): Delivery {
 }
 
 /** The payload's `data`, from what the triggers recorded: an order as GET /api/orders/:id shows it, a call as the loop's API does. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the JSON the triggers recorded, read field by field
 function payloadData(data: any): object {
   const out: Record<string, unknown> = {};
   if (data.order) out.order = toOrder(data.order);
@@ -120,8 +121,15 @@ export const updateSchema = z.object({
 
 export type Send = (message: SignedMessage) => Promise<DeliveryResult>;
 
-/** A workspace's webhook endpoints, and the delivery of what the triggers record for them. */
+/**
+ * A workspace's webhook endpoints, and the delivery of what the triggers record for them. Every
+ * member reads the endpoints and their deliveries; only the owner changes them, sends to them or
+ * reads their secret (the functions that take the caller's role).
+ */
 export class WebhookService {
+  /** Endpoints of one workspace drained at once by this process (each drain holds a worker's poller). */
+  private readonly draining = new WorkspaceSlots();
+
   constructor(
     private readonly knex: Knex,
     private readonly jobs: Jobs,
@@ -129,7 +137,10 @@ export class WebhookService {
   ) {}
 
   async list(workspaceId: string): Promise<Endpoint[]> {
-    const rows = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select(ENDPOINT_FIELDS);
+    const rows = await this.knex('webhook_endpoints')
+      .where({ workspace_id: workspaceId })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .select(ENDPOINT_FIELDS);
     return rows.map(toEndpoint);
   }
 
@@ -138,11 +149,14 @@ export class WebhookService {
   }
 
   /** The endpoint's signing secret (the dashboard shows it; the API only in the 201 and rotate answers). */
-  async secret(workspaceId: string, id: string): Promise<string> {
-    return (await this.row(this.knex, workspaceId, id)).secret;
+  async secret(workspace: WorkspaceActor, id: string): Promise<string> {
+    ownerOnly(workspace);
+    return (await this.row(this.knex, workspace.id, id)).secret;
   }
 
-  async create(workspaceId: string, body: unknown): Promise<Endpoint & { secret: string }> {
+  async create(workspace: WorkspaceActor, body: unknown): Promise<Endpoint & { secret: string }> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     const source = bodyFields(body);
     const [url, input] = await this.validate(source, createSchema, true);
     return this.knex.transaction(async (trx) => {
@@ -151,13 +165,21 @@ export class WebhookService {
       const [{ n }] = await trx('webhook_endpoints').where({ workspace_id: workspaceId }).count({ n: '*' });
       if (Number(n) >= MAX_ENDPOINTS) throw new ConflictError(`A workspace has at most ${MAX_ENDPOINTS} webhook endpoints`, 'TOO_MANY_WEBHOOKS');
       const [row] = await trx('webhook_endpoints')
-        .insert({ workspace_id: workspaceId, url, events: input.events ?? [...WEBHOOK_EVENTS], description: input.description ?? null, secret: newSigningSecret() })
+        .insert({
+          workspace_id: workspaceId,
+          url,
+          events: input.events ?? [...WEBHOOK_EVENTS],
+          description: input.description ?? null,
+          secret: newSigningSecret(),
+        })
         .returning([...ENDPOINT_FIELDS, 'secret']);
       return { ...toEndpoint(row), secret: row.secret };
     });
   }
 
-  async update(workspaceId: string, id: string, body: unknown): Promise<Endpoint> {
+  async update(workspace: WorkspaceActor, id: string, body: unknown): Promise<Endpoint> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     const source = bodyFields(body);
     const [url, input] = await this.validate(source, updateSchema, false);
     return this.knex.transaction(async (trx) => {
@@ -177,20 +199,27 @@ export class WebhookService {
   }
 
   /** Deletes the endpoint; its pending deliveries go with it. */
-  async remove(workspaceId: string, id: string): Promise<void> {
+  async remove(workspace: WorkspaceActor, id: string): Promise<void> {
+    ownerOnly(workspace);
     if (!isUuid(id)) throw endpointNotFound();
-    const deleted = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId, id }).delete();
+    const deleted = await this.knex('webhook_endpoints').where({ workspace_id: workspace.id, id }).delete();
     if (deleted === 0) throw endpointNotFound();
   }
 
-  async rotateSecret(workspaceId: string, id: string): Promise<Endpoint & { secret: string }> {
-    await this.row(this.knex, workspaceId, id);
-    const [row] = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId, id }).update({ secret: newSigningSecret() }).returning([...ENDPOINT_FIELDS, 'secret']);
+  async rotateSecret(workspace: WorkspaceActor, id: string): Promise<Endpoint & { secret: string }> {
+    ownerOnly(workspace);
+    await this.row(this.knex, workspace.id, id);
+    const [row] = await this.knex('webhook_endpoints')
+      .where({ workspace_id: workspace.id, id })
+      .update({ secret: newSigningSecret() })
+      .returning([...ENDPOINT_FIELDS, 'secret']);
     return { ...toEndpoint(row), secret: row.secret };
   }
 
   /** A `webhook.test` to this endpoint alone. */
-  async sendTest(workspaceId: string, id: string): Promise<Delivery> {
+  async sendTest(workspace: WorkspaceActor, id: string): Promise<Delivery> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     return this.knex.transaction(async (trx) => {
       const endpoint = await this.row(trx, workspaceId, id);
       if (!endpoint.enabled) throw new ConflictError('This endpoint is disabled: enable it to send it events', 'WEBHOOK_DISABLED');
@@ -202,12 +231,20 @@ export class WebhookService {
   /** The endpoint's last deliveries, newest first. */
   async deliveries(workspaceId: string, id: string, limit = LOG_SIZE): Promise<Delivery[]> {
     await this.row(this.knex, workspaceId, id);
-    const rows = await this.deliveryRows(this.knex).where('d.endpoint_id', id).orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]).limit(limit);
+    const rows = await this.deliveryRows(this.knex)
+      .where('d.endpoint_id', id)
+      .orderBy([
+        { column: 'd.created_at', order: 'desc' },
+        { column: 'd.id', order: 'desc' },
+      ])
+      .limit(limit);
     return rows.map(toDelivery);
   }
 
   /** Sends a delivered or failed message to the endpoint again, with the same `webhook-id`. */
-  async resend(workspaceId: string, id: string, deliveryId: string): Promise<Delivery> {
+  async resend(workspace: WorkspaceActor, id: string, deliveryId: string): Promise<Delivery> {
+    ownerOnly(workspace);
+    const workspaceId = workspace.id;
     if (!isUuid(deliveryId)) throw deliveryNotFound();
     return this.knex.transaction(async (trx) => {
       const endpoint = await this.row(trx, workspaceId, id);
@@ -223,28 +260,42 @@ export class WebhookService {
   /** Endpoints with a delivery due now: each gets a drain job (one at a time per endpoint). */
   async queueDueDrains(): Promise<number> {
     const rows = await this.knex('webhook_deliveries').where({ status: 'pending' }).where('next_attempt_at', '<=', this.knex.fn.now()).distinct('endpoint_id');
-    await this.jobs.sendMany(this.knex, 'webhook-endpoint', rows.map((r: { endpoint_id: string }) => ({ data: { endpointId: r.endpoint_id }, singletonKey: r.endpoint_id })));
+    await this.jobs.sendMany(
+      this.knex,
+      'webhook-endpoint',
+      rows.map((r: { endpoint_id: string }) => ({ data: { endpointId: r.endpoint_id }, singletonKey: r.endpoint_id })),
+    );
     return rows.length;
   }
 
   /**
    * Sends an endpoint's due deliveries, DRAIN_BATCH side by side, for up to DRAIN_SECONDS. An
    * endpoint that times out or refuses the connection is left for its next retry at once, so a
-   * slow or dead endpoint holds one worker slot for at most one time-out, never the others' turn.
+   * slow or dead endpoint holds one worker slot for at most one time-out, never the others' turn;
+   * and a workspace has at most WORKSPACE_IN_FLIGHT endpoints in hand per worker process, so a
+   * tenant's dead endpoints (or nameserver) never hold every slot.
    */
   async drain(endpointId: string, send: Send): Promise<{ sent: number; failed: number }> {
     const totals = { sent: 0, failed: 0 };
-    // One drain per endpoint at a time: another one running (or a crashed one, until its lease ends) keeps it.
-    const held = await this.knex.raw(
-      `UPDATE webhook_endpoints SET draining_until = now() + make_interval(secs => ?)
-        WHERE id = ? AND (draining_until IS NULL OR draining_until < now()) RETURNING id`,
-      [DRAIN_LEASE_SECONDS, endpointId],
-    );
-    if (held.rows.length === 0) return totals;
+    const owner = await this.knex('webhook_endpoints').where({ id: endpointId }).first('workspace_id');
+    // A workspace with WORKSPACE_IN_FLIGHT endpoints in hand waits its turn: its deliveries stay due
+    // and queueDueDrains offers them again within a second, while this poller serves someone else.
+    if (!owner || !(await this.draining.take(owner.workspace_id))) return totals;
     try {
-      return await this.drainHeld(endpointId, send, totals);
+      // One drain per endpoint at a time: another one running (or a crashed one, until its lease ends) keeps it.
+      const held = await this.knex.raw(
+        `UPDATE webhook_endpoints SET draining_until = now() + make_interval(secs => ?)
+          WHERE id = ? AND (draining_until IS NULL OR draining_until < now()) RETURNING id`,
+        [DRAIN_LEASE_SECONDS, endpointId],
+      );
+      if (held.rows.length === 0) return totals;
+      try {
+        return await this.drainHeld(endpointId, send, totals);
+      } finally {
+        await this.knex('webhook_endpoints').where({ id: endpointId }).update({ draining_until: null });
+      }
     } finally {
-      await this.knex('webhook_endpoints').where({ id: endpointId }).update({ draining_until: null });
+      this.draining.give(owner.workspace_id);
     }
   }
 
@@ -255,7 +306,9 @@ export class WebhookService {
       if (claimed.length === 0) return totals;
       const endpoint = await this.knex('webhook_endpoints').where({ id: endpointId }).first('url', 'secret', 'enabled');
       if (!endpoint?.enabled) return totals;
-      const results = await Promise.all(claimed.map((d) => send({ url: endpoint.url, secret: endpoint.secret, messageId: d.message_id, body: messageBody(d) })));
+      const results = await Promise.all(
+        claimed.map((d) => send({ url: endpoint.url, secret: endpoint.secret, messageId: d.message_id, body: messageBody(d) })),
+      );
       await this.record(endpointId, claimed, results);
       totals.sent += results.filter((r) => r.delivered).length;
       totals.failed += results.filter((r) => !r.delivered).length;
@@ -321,17 +374,21 @@ export class WebhookService {
         await trx('webhook_endpoints').where({ id: endpointId }).update({ failing_since: null });
         return;
       }
-      const { rows: [endpoint] } = await trx.raw(
+      const {
+        rows: [endpoint],
+      } = await trx.raw(
         `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, now()) WHERE id = ?
          RETURNING failing_since, failing_since <= now() - make_interval(days => ?) AS expired`,
         [endpointId, DISABLE_AFTER_DAYS],
       );
       if (endpoint?.expired) {
         const since = new Date(endpoint.failing_since).toISOString().slice(0, 10);
-        await trx('webhook_endpoints').where({ id: endpointId }).update({
-          enabled: false,
-          disabled_reason: `Disabled automatically: every delivery has failed since ${since} (${DISABLE_AFTER_DAYS} days). Fix the endpoint, then enable it again.`,
-        });
+        await trx('webhook_endpoints')
+          .where({ id: endpointId })
+          .update({
+            enabled: false,
+            disabled_reason: `Disabled automatically: every delivery has failed since ${since} (${DISABLE_AFTER_DAYS} days). Fix the endpoint, then enable it again.`,
+          });
         await this.dropPending(trx, endpointId, 'endpoint disabled after 5 days of failures');
       }
     });
@@ -342,7 +399,9 @@ export class WebhookService {
   }
 
   private async queueDelivery(trx: Knex.Transaction, workspaceId: string, endpointId: string, messageId: string): Promise<Delivery> {
-    const [row] = await trx('webhook_deliveries').insert({ workspace_id: workspaceId, endpoint_id: endpointId, message_id: messageId, next_attempt_at: trx.fn.now() }).returning('id');
+    const [row] = await trx('webhook_deliveries')
+      .insert({ workspace_id: workspaceId, endpoint_id: endpointId, message_id: messageId, next_attempt_at: trx.fn.now() })
+      .returning('id');
     await this.jobs.send(trx, 'webhook-endpoint', { endpointId }, { singletonKey: endpointId });
     return toDelivery(await this.deliveryRows(trx).where('d.id', row.id).first());
   }
@@ -350,12 +409,25 @@ export class WebhookService {
   private deliveryRows(db: Knex | Knex.Transaction) {
     return db('webhook_deliveries as d')
       .join('webhook_messages as m', 'm.id', 'd.message_id')
-      .select('d.id', 'm.message_id', 'm.event_type', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.next_attempt_at', 'd.created_at', 'd.delivered_at');
+      .select(
+        'd.id',
+        'm.message_id',
+        'm.event_type',
+        'd.status',
+        'd.attempts',
+        'd.last_status_code',
+        'd.last_error',
+        'd.next_attempt_at',
+        'd.created_at',
+        'd.delivered_at',
+      );
   }
 
   private async row(db: Knex | Knex.Transaction, workspaceId: string, id: string, lock = false) {
     if (!isUuid(id)) throw endpointNotFound();
-    const query = db('webhook_endpoints').where({ workspace_id: workspaceId, id }).first([...ENDPOINT_FIELDS, 'secret']);
+    const query = db('webhook_endpoints')
+      .where({ workspace_id: workspaceId, id })
+      .first([...ENDPOINT_FIELDS, 'secret']);
     if (lock) query.forUpdate();
     const row = await query;
     if (!row) throw endpointNotFound();
@@ -367,7 +439,7 @@ export class WebhookService {
     let url: string | undefined;
     if (urlRequired || source.url !== undefined) {
       try {
-        url = await checkEndpointUrl(source.url, 'url', this.urlPolicy);
+        url = await validEndpointUrl(source.url, 'url', this.urlPolicy);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         Object.assign(fields, err.fields);

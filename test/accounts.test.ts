@@ -4,7 +4,10 @@ import { app, csrfFrom, csrfOf, signUp, testApp, uniqueEmail } from './helpers/a
 import { testKnex } from './helpers/db';
 
 const sessionCookie = (res: request.Response): string | undefined =>
-  ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('ocs.sid='))?.split(';')[0];
+  ([] as string[])
+    .concat(res.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('ocs.sid='))
+    ?.split(';')[0];
 
 async function loginForm(agent = request.agent(app())) {
   const page = await agent.get('/login').expect(200);
@@ -122,7 +125,11 @@ describe('sign-in and sign-out', () => {
     const sid = decodeURIComponent(cookie.split('=')[1]).slice(2).split('.')[0];
     expect(await testKnex()('session').where({ sid })).to.have.length(1);
     const page = await agent.get('/workspace').expect(200);
-    const res = await agent.post('/logout').type('form').send({ _csrf: csrfFrom(page.text) }).expect(303);
+    const res = await agent
+      .post('/logout')
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(303);
     expect(res.headers.location).to.equal('/login');
     expect(await testKnex()('session').where({ sid })).to.have.length(0);
     await request(app()).get('/api/credits').set('Cookie', cookie).expect(401);
@@ -134,7 +141,11 @@ describe('sign-in and sign-out', () => {
     const { email, password } = await signUp({ target: limited });
     for (let i = 0; i < 3; i++) {
       const { agent, csrf } = await loginForm(request.agent(limited));
-      await agent.post('/login').type('form').send({ _csrf: csrf, email, password: 'guess ' + i }).expect(401);
+      await agent
+        .post('/login')
+        .type('form')
+        .send({ _csrf: csrf, email, password: `guess ${i}` })
+        .expect(401);
     }
     const { agent, csrf } = await loginForm(request.agent(limited));
     const res = await agent.post('/login').type('form').send({ _csrf: csrf, email, password }).expect(429);
@@ -146,10 +157,18 @@ describe('sign-in and sign-out', () => {
     const limited = testApp({ LOGIN_LIMIT_PER_IP: '2' });
     for (let i = 0; i < 2; i++) {
       const { agent, csrf } = await loginForm(request.agent(limited));
-      await agent.post('/login').type('form').send({ _csrf: csrf, email: uniqueEmail(), password: 'x'.repeat(9) }).expect(401);
+      await agent
+        .post('/login')
+        .type('form')
+        .send({ _csrf: csrf, email: uniqueEmail(), password: 'x'.repeat(9) })
+        .expect(401);
     }
     const { agent, csrf } = await loginForm(request.agent(limited));
-    await agent.post('/login').type('form').send({ _csrf: csrf, email: uniqueEmail(), password: 'x'.repeat(9) }).expect(429);
+    await agent
+      .post('/login')
+      .type('form')
+      .send({ _csrf: csrf, email: uniqueEmail(), password: 'x'.repeat(9) })
+      .expect(429);
   });
 });
 
@@ -167,12 +186,10 @@ describe('workspaces and invitations', () => {
     await agent.post('/workspace').type('form').send({ _csrf: csrf, name: 'Another' }).expect(409);
   });
 
-  it('an invited email joins the workspace at sign-up and sees the members list', async () => {
+  it('a person invited signs up through the join link, joins the workspace and sees the members list', async () => {
     const owner = await signUp();
     const invitee = uniqueEmail('invitee');
-    const csrf = await csrfOf(owner.agent);
-    await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: csrf, email: invitee }).expect(303);
-    const joined = await signUp({ email: invitee, workspace: null });
+    const joined = await signUp({ email: invitee, invitedBy: owner });
     expect(joined.workspaceId).to.equal(owner.workspaceId);
     const role = await testKnex()('workspace_members').where({ user_id: joined.userId }).first();
     expect(role.role).to.equal('member');
@@ -181,17 +198,20 @@ describe('workspaces and invitations', () => {
     expect(page.text).not.to.contain('Invite a member');
   });
 
-  it('an existing user without a workspace joins at their next sign-in', async () => {
+  it('an existing user without a workspace joins through the link once signed in (the address matched case-insensitively)', async () => {
     const loner = await signUp({ workspace: null });
     const owner = await signUp();
-    await owner.agent
-      .post('/workspace/invitations')
-      .type('form')
-      .send({ _csrf: await csrfOf(owner.agent), email: loner.email.toUpperCase() })
-      .expect(303);
-    expect(await testKnex()('workspace_members').where({ user_id: loner.userId })).to.have.length(0);
+    const created = await owner.agent.post('/api/workspace/invitations').send({ email: loner.email.toUpperCase() }).expect(201);
+    const path = new URL(created.body.join_url).pathname;
     const { agent, csrf } = await loginForm();
     await agent.post('/login').type('form').send({ _csrf: csrf, email: loner.email, password: loner.password }).expect(303);
+    expect(await testKnex()('workspace_members').where({ user_id: loner.userId })).to.have.length(0);
+    const page = await agent.get(path).expect(200);
+    await agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(303);
     const member = await testKnex()('workspace_members').where({ user_id: loner.userId }).first();
     expect(member).to.include({ workspace_id: owner.workspaceId, role: 'member' });
   });
@@ -204,11 +224,13 @@ describe('workspaces and invitations', () => {
       .send({ _csrf: await csrfOf(owner.agent), email: 'nope' })
       .expect(400);
     expect(res.text).to.contain('Enter a valid email address');
-    const memberEmail = uniqueEmail();
-    await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: await csrfOf(owner.agent), email: memberEmail }).expect(303);
-    const member = await signUp({ email: memberEmail, workspace: null });
+    const member = await signUp({ invitedBy: owner });
     const third = uniqueEmail('third');
-    await member.agent.post('/workspace/invitations').type('form').send({ _csrf: await csrfOf(member.agent), email: third }).expect(403);
+    await member.agent
+      .post('/workspace/invitations')
+      .type('form')
+      .send({ _csrf: await csrfOf(member.agent), email: third })
+      .expect(403);
     expect(await testKnex()('invitations').where({ email: third })).to.have.length(0);
   });
 });
@@ -234,7 +256,10 @@ describe('session lifetime', () => {
     const twoHoursAgo = Date.now() - 2 * 3600_000;
     await testKnex()('session')
       .where({ sid })
-      .update({ sess: testKnex().raw("jsonb_set(sess::jsonb, '{slidAt}', ?::jsonb)::json", [String(twoHoursAgo)]), expire: testKnex().raw("now() + interval '1 day'") });
+      .update({
+        sess: testKnex().raw("jsonb_set(sess::jsonb, '{slidAt}', ?::jsonb)::json", [String(twoHoursAgo)]),
+        expire: testKnex().raw("now() + interval '1 day'"),
+      });
     const res = await user.agent.get('/api/orders').expect(200);
     expect(String(res.headers['set-cookie'])).to.match(/^ocs\.sid=.*Expires=/);
     const expire = await expiryOf(sid);

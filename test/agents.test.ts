@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Agent } from '../services/agents';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -13,8 +14,7 @@ async function createAgent(shop: SignedIn, body: object): Promise<Agent> {
 }
 
 const agentRow = (id: string) => testKnex()('agents').where({ id }).first();
-const handlersOf = async (workspaceId: string) =>
-  (await testKnex()('agents').where({ workspace_id: workspaceId, is_order_handler: true })).map((a) => a.id);
+const handlersOf = async (workspaceId: string) => (await testKnex()('agents').where({ workspace_id: workspaceId, is_order_handler: true })).map((a) => a.id);
 
 /** An agent of another workspace, to check that nothing reaches or changes it. */
 async function foreignAgent(): Promise<{ agent: Agent; before: unknown }> {
@@ -77,7 +77,10 @@ describe('POST /api/agents', () => {
     });
     const empty = await shop.agent.post('/api/agents').expect(400);
     expect(empty.body.fields).to.deep.equal({ name: 'Name is required' });
-    const array = await shop.agent.post('/api/agents').send([{ name: 'x' }]).expect(400);
+    const array = await shop.agent
+      .post('/api/agents')
+      .send([{ name: 'x' }])
+      .expect(400);
     expect(array.body.code).to.equal('VALIDATION_ERROR');
     expect(await testKnex()('agents').where({ workspace_id: shop.workspaceId })).to.have.length(0);
   });

@@ -44,8 +44,13 @@ describe('the JSON routes’ session read', () => {
     await request(app()).get('/api/credits').set('Cookie', cookieFor(sid, 'a guessed secret')).expect(401, { error: 'Unauthorized' });
     await request(app()).get('/api/credits').set('Cookie', `ocs.sid=${sid}`).expect(401);
 
-    await testKnex()('session').where({ sid }).update({ expire: testKnex().raw("now() - interval '1 second'") });
-    const expired = await request(app()).post('/api/orders').set('Cookie', user.cookie).send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' });
+    await testKnex()('session')
+      .where({ sid })
+      .update({ expire: testKnex().raw("now() - interval '1 second'") });
+    const expired = await request(app())
+      .post('/api/orders')
+      .set('Cookie', user.cookie)
+      .send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' });
     expect(expired.status).to.equal(401);
     expect(await testKnex()('orders').where({ workspace_id: user.workspaceId })).to.have.length(0);
 
@@ -57,7 +62,9 @@ describe('the JSON routes’ session read', () => {
   it('a session without its cached context takes the full path: the context is read and saved once', async () => {
     const user = await signUp();
     const sid = sidOf(user.cookie);
-    await testKnex()('session').where({ sid }).update({ sess: testKnex().raw("(sess::jsonb - 'ctx')::json") });
+    await testKnex()('session')
+      .where({ sid })
+      .update({ sess: testKnex().raw("(sess::jsonb - 'ctx')::json") });
     const res = await request(app()).get('/api/orders').set('Cookie', user.cookie).expect(200);
     expect(res.body).to.deep.equal({ orders: [] });
     const row = await rowOf(sid);

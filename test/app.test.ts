@@ -95,15 +95,28 @@ describe('app skeleton', () => {
         const answer: express.RequestHandler = (_req, res) => {
           res.json({ ok: true });
         };
-        const byHelmet = headersOf(await request(express().disable('x-powered-by').use(helmet(options)).get('/x', answer)).get('/x').expect(200));
-        const ours = headersOf(await request(express().disable('x-powered-by').use(securityHeaders(options)).get('/x', answer)).get('/x').expect(200));
+        const byHelmet = headersOf(
+          await request(express().disable('x-powered-by').use(helmet(options)).get('/x', answer))
+            .get('/x')
+            .expect(200),
+        );
+        const ours = headersOf(
+          await request(express().disable('x-powered-by').use(securityHeaders(options)).get('/x', answer))
+            .get('/x')
+            .expect(200),
+        );
         expect(ours, `production: ${isProduction}`).to.deep.equal(byHelmet);
         // helmet's headers: those a bare answer does not have. The whole app sends each of them.
         const bare = headersOf(await request(express().disable('x-powered-by').get('/x', answer)).get('/x').expect(200));
         const security = Object.entries(byHelmet).filter(([name]) => !(name in bare));
         expect(security.length, 'helmet sets a dozen headers').to.be.greaterThan(10);
         const config = loadConfig({ ...TEST_ENV, NODE_ENV: isProduction ? 'production' : 'test', DATABASE_URL: 'postgres://unused/db' });
-        const whole = createApp({ config, knex: createKnex('postgres://postgres@127.0.0.1:1/none'), sessionPool: testSessionPool(), logger: pino({ level: 'silent' }) });
+        const whole = createApp({
+          config,
+          knex: createKnex('postgres://postgres@127.0.0.1:1/none'),
+          sessionPool: testSessionPool(),
+          logger: pino({ level: 'silent' }),
+        });
         const res = await request(whole).get('/healthz').expect(503);
         for (const [name, value] of security) expect(res.headers[name], `${name} (production: ${isProduction})`).to.equal(value);
         if (isProduction) {
@@ -124,7 +137,10 @@ describe('app skeleton', () => {
     it('session cookies are HttpOnly and SameSite=Lax (Secure is tested with production config)', async () => {
       const res = await request(app()).get('/login').expect(200);
       const cookie = ([] as string[]).concat(res.headers['set-cookie'])[0];
-      expect(cookie).to.match(/^ocs\.sid=/).and.match(/HttpOnly/).and.match(/SameSite=Lax/);
+      expect(cookie)
+        .to.match(/^ocs\.sid=/)
+        .and.match(/HttpOnly/)
+        .and.match(/SameSite=Lax/);
       expect(cookie).not.to.match(/Secure/);
     });
 

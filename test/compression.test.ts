@@ -8,19 +8,29 @@ import request from 'supertest';
 import { compressionFigures } from '../bench/compression';
 import { scenarios } from '../bench/scenarios';
 import { compressAnswers, shouldCompress } from '../routes/middleware/compression';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 let base: string;
 
 /** The bytes of an answer exactly as sent (supertest would decompress them). */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method, headers: { ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = http.request(
+      `${base}${path}`,
+      { method, headers: { ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -40,7 +50,10 @@ async function shopWithOrders(n: number): Promise<SignedIn> {
   const shop = await signUp();
   await shop.agent.post('/api/agents').send({ name: 'Salma', orderHandler: true }).expect(201);
   for (let i = 0; i < n; i += 1) {
-    await shop.agent.post('/api/orders').send({ clientName: `Client ${i}`, phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' }).expect(201);
+    await shop.agent
+      .post('/api/orders')
+      .send({ clientName: `Client ${i}`, phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' })
+      .expect(201);
   }
   return shop;
 }
@@ -56,7 +69,11 @@ describe('compressed answers over a phone network', () => {
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  for (const [label, path] of [['a page (/orders)', '/orders'], ['a JSON list (GET /api/orders)', '/api/orders'], ['a CSV export (GET /api/orders/export.csv)', '/api/orders/export.csv']] as const) {
+  for (const [label, path] of [
+    ['a page (/orders)', '/orders'],
+    ['a JSON list (GET /api/orders)', '/api/orders'],
+    ['a CSV export (GET /api/orders/export.csv)', '/api/orders/export.csv'],
+  ] as const) {
     it(`${label}: gzip and brotli when asked, decompressing to the same bytes; nothing compressed when not asked`, async () => {
       const get = (encoding?: string) => raw('GET', path, { cookie: shop.cookie, ...(encoding ? { 'accept-encoding': encoding } : {}) });
       const plain = await get('identity');
@@ -95,13 +112,23 @@ describe('compressed answers over a phone network', () => {
     const page = await shop.agent.get('/api-keys').expect(200);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1];
     const form = new URLSearchParams({ _csrf: csrf, name: 'Store plugin', expires_in_days: '' }).toString();
-    const shown = await raw('POST', '/api-keys', { cookie: shop.cookie, 'accept-encoding': 'gzip, br', 'content-type': 'application/x-www-form-urlencoded' }, form);
+    const shown = await raw(
+      'POST',
+      '/api-keys',
+      { cookie: shop.cookie, 'accept-encoding': 'gzip, br', 'content-type': 'application/x-www-form-urlencoded' },
+      form,
+    );
     expect(shown.status).to.equal(201);
     expect(shown.body.length).to.be.greaterThan(1024);
     turnedDown(shown);
     expect(shown.body.toString()).to.match(/sk_live_/);
 
-    const voice = await raw('POST', '/api/agents', json, JSON.stringify({ name: 'Robot '.repeat(30), kind: 'voice', endpointUrl: `http://127.0.0.1:4000/${'a'.repeat(900)}` }));
+    const voice = await raw(
+      'POST',
+      '/api/agents',
+      json,
+      JSON.stringify({ name: 'Robot '.repeat(30), kind: 'voice', endpointUrl: `http://127.0.0.1:4000/${'a'.repeat(900)}` }),
+    );
     expect(voice.status).to.equal(201);
     expect(voice.body.length).to.be.greaterThan(1024);
     turnedDown(voice);
@@ -123,7 +150,9 @@ describe('compressed answers over a phone network', () => {
   it('npm run bench: its compression line measures /orders with gzip against without; its load scenarios send no Accept-Encoding', async () => {
     const figures = await compressionFigures(base, { ...shop, workspaceId: shop.workspaceId! }, 2);
     expect(figures.plain.bytes).to.be.greaterThan(1024);
-    expect(figures.gzip.bytes).to.be.greaterThan(0).and.lessThan(figures.plain.bytes / 2);
+    expect(figures.gzip.bytes)
+      .to.be.greaterThan(0)
+      .and.lessThan(figures.plain.bytes / 2);
     const account = { email: 'bench@example.test', cookie: 'ocs.sid=x', userId: 'u', workspaceId: 'w' };
     const inputs = { small: account, large: account, writer: account, keys: ['sk_live_x'], access: { token: 't', publishableKey: 'pk' } };
     for (const scenario of scenarios(inputs)) {
@@ -179,7 +208,10 @@ describe('streamed answers through the compression', () => {
   const PARTS = 4;
   const part = (i: number) => `${Array.from({ length: 20 }, (_, j) => `order-${i}-${j},Client ${j},+212612345678,Argan oil x2\n`).join('')}end of part ${i}\n`;
 
-  for (const [encoding, decompressor] of [['gzip', zlib.createGunzip], ['br', zlib.createBrotliDecompress]] as const) {
+  for (const [encoding, decompressor] of [
+    ['gzip', zlib.createGunzip],
+    ['br', zlib.createBrotliDecompress],
+  ] as const) {
     it(`stay streamed (${encoding}): each part reaches the client before the next one is written`, async () => {
       const arrivals = Array.from({ length: PARTS }, signal);
       let heldBack: number | undefined;
@@ -193,7 +225,10 @@ describe('streamed answers through the compression', () => {
           // A watchdog, not a timing requirement: a part still held back after 5 s will only come
           // with the end of the answer, so stop there and let the assertions say so.
           let watchdog: NodeJS.Timeout | undefined;
-          const arrived = await Promise.race([arrivals[i].reached.then(() => true), new Promise<boolean>((resolve) => (watchdog = setTimeout(resolve, 5000, false)))]);
+          const arrived = await Promise.race([
+            arrivals[i].reached.then(() => true),
+            new Promise<boolean>((resolve) => (watchdog = setTimeout(resolve, 5000, false))),
+          ]);
           clearTimeout(watchdog);
           if (!arrived) {
             heldBack = i;
@@ -214,7 +249,7 @@ describe('streamed answers through the compression', () => {
                 .pipe(decompressor())
                 .on('data', (chunk: Buffer) => {
                   text += chunk.toString('utf8');
-                  arrivals.forEach((a, i) => text.includes(`end of part ${i}\n`) && a.reach());
+                  for (const [i, a] of arrivals.entries()) if (text.includes(`end of part ${i}\n`)) a.reach();
                 })
                 .on('end', () => resolve({ headers: res.headers, text }))
                 .on('error', reject);

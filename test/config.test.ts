@@ -22,7 +22,14 @@ describe('configuration', () => {
   afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('names each bad variable', () => {
-    const found = problems({ DATA_DIR: dataDir, PORT: 'eighty', BCRYPT_COST: '99', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', PUBLIC_BASE_URL: 'not a url' });
+    const found = problems({
+      DATA_DIR: dataDir,
+      PORT: 'eighty',
+      BCRYPT_COST: '99',
+      DATABASE_URL: 'mysql://x',
+      LOG_LEVEL: 'loud',
+      PUBLIC_BASE_URL: 'not a url',
+    });
     expect(found.map((p) => p.split(':')[0]).sort()).to.deep.equal(['BCRYPT_COST', 'DATABASE_URL', 'LOG_LEVEL', 'PORT', 'PUBLIC_BASE_URL']);
   });
 

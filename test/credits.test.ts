@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, csrfOf, signUp, uniqueEmail } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 describe('GET /api/credits', () => {
@@ -11,13 +11,7 @@ describe('GET /api/credits', () => {
 
   it('200: the owner and a member see the same numbers from the owner’s ledger', async () => {
     const owner = await signUp();
-    const memberEmail = uniqueEmail('member');
-    await owner.agent
-      .post('/workspace/invitations')
-      .type('form')
-      .send({ _csrf: await csrfOf(owner.agent), email: memberEmail })
-      .expect(303);
-    const member = await signUp({ email: memberEmail, workspace: null });
+    const member = await signUp({ invitedBy: owner });
     expect(member.workspaceId).to.equal(owner.workspaceId);
     await testKnex()('credit_ledger').insert([
       { user_id: owner.userId, kind: 'grant', amount: 100, note: 'welcome' },

@@ -8,11 +8,7 @@ describe('CSRF protection', () => {
     const agent = request.agent(app());
     await agent.get('/signup').expect(200);
     const email = uniqueEmail();
-    const res = await agent
-      .post('/signup')
-      .type('form')
-      .send({ name: 'No Token', email, password: 'long enough password' })
-      .expect(403);
+    const res = await agent.post('/signup').type('form').send({ name: 'No Token', email, password: 'long enough password' }).expect(403);
     expect(res.text).to.contain('Your form has expired');
     expect(await testKnex()('users').where({ email })).to.have.length(0);
   });
@@ -40,12 +36,7 @@ describe('CSRF protection', () => {
     it('refuses a page form post marked Sec-Fetch-Site: cross-site, even with a valid token', async () => {
       const { agent, userId } = await signUp({ workspace: null });
       const csrf = await csrfOf(agent);
-      const res = await agent
-        .post('/workspace')
-        .set('Sec-Fetch-Site', 'cross-site')
-        .type('form')
-        .send({ _csrf: csrf, name: 'Cross' })
-        .expect(403);
+      const res = await agent.post('/workspace').set('Sec-Fetch-Site', 'cross-site').type('form').send({ _csrf: csrf, name: 'Cross' }).expect(403);
       expect(res.text).to.contain('Cross-site request refused');
       expect(await testKnex()('workspace_members').where({ user_id: userId })).to.have.length(0);
     });

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { loadConfig } from '../config';
-import { signUp, SignedIn, TEST_ENV, testApp } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 
@@ -61,7 +62,9 @@ describe('Data API (/data/v1)', () => {
 
   it('the same validation and error bodies as /api', async () => {
     const shop = await integrator();
-    const res = await data('post', '/orders', shop.token).send({ ...ORDER, phone: '+33612345678', clientName: '' }).expect(400);
+    const res = await data('post', '/orders', shop.token)
+      .send({ ...ORDER, phone: '+33612345678', clientName: '' })
+      .expect(400);
     expect(res.body.code).to.equal('VALIDATION_ERROR');
     expect(res.body.fields).to.have.keys('phone', 'clientName');
     const badJson = await data('post', '/orders', shop.token).set('Content-Type', 'application/json').send('{').expect(400);

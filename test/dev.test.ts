@@ -37,7 +37,9 @@ function run(command: string, args: string[], env: Record<string, string>) {
  * developer's shell would.
  */
 function onTerminal(env: Record<string, string>) {
-  const vars = Object.entries({ ...env, PORT: '0', LOG_LEVEL: 'info', WORKER: 'off', DATABASE_URL: testDatabaseUrl() }).map(([k, v]) => `${k}=${v}`).join(' ');
+  const vars = Object.entries({ ...env, PORT: '0', LOG_LEVEL: 'info', WORKER: 'off', DATABASE_URL: testDatabaseUrl() })
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   return run('script', ['-qefc', `env -u REDIS_URL ${vars} ${process.execPath} dist/server.js`, '/dev/null'], {});
 }
 
@@ -56,7 +58,11 @@ describe('development comfort (issue 13 §5)', function () {
     const dev = onTerminal({ NODE_ENV: 'development' });
     try {
       await waitFor('the development server to listen', async () => /listening on http:\/\/localhost:\d+/.test(dev.output()));
-      const line = dev.output().split('\n').find((l) => l.includes('listening on'))!;
+      const line = dev
+        .output()
+        .split('\n')
+        .find((l) => l.includes('listening on'))!;
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: an ANSI colour code starts with ESC.
       expect(line).to.match(/\x1b\[\d+m/); // coloured
       expect(line).to.match(/INFO/);
       expect(line.trim().startsWith('{')).to.equal(false);
@@ -66,7 +72,10 @@ describe('development comfort (issue 13 §5)', function () {
     const prod = onTerminal({ ...TEST_ENV, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://ocs.example' });
     try {
       await waitFor('the production server to listen', async () => prod.output().includes('"msg":"listening on'));
-      const line = prod.output().split('\n').find((l) => l.includes('listening on'))!;
+      const line = prod
+        .output()
+        .split('\n')
+        .find((l) => l.includes('listening on'))!;
       expect(JSON.parse(line.trim())).to.include({ level: 30 });
     } finally {
       await prod.stop();

@@ -4,11 +4,14 @@ import net from 'node:net';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createKnex } from '../db/knex';
-import { signUp, SignedIn, TEST_ENV } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
-import { connectionRefused, RunningServer, startServer } from './helpers/process';
+import type { RunningServer } from './helpers/process';
+import { connectionRefused, startServer } from './helpers/process';
 import { startThrowawayRedis } from './helpers/redis-server';
-import { startThrowawayPostgres, ThrowawayPostgres } from './helpers/throwaway-postgres';
+import type { ThrowawayPostgres } from './helpers/throwaway-postgres';
+import { startThrowawayPostgres } from './helpers/throwaway-postgres';
 
 const ORDER = { clientName: 'Said', phone: '0612345678', storeName: 'Atlas', productsName: 'Tajine' };
 const serverEnv = (databaseUrl: string, extra: Record<string, string> = {}) => ({
@@ -116,7 +119,9 @@ describe('faults survived', function () {
       expectCleanError(duringOutage[1]);
       expect(duringOutage[2].status).to.equal(503);
       expect(duringOutage[3].status, 'a page gets the error page').to.equal(500);
-      expect(duringOutage[3].text).to.contain('Something went wrong').and.not.match(/\bat .+\.js:\d+|SELECT|ECONNREFUSED/);
+      expect(duringOutage[3].text)
+        .to.contain('Something went wrong')
+        .and.not.match(/\bat .+\.js:\d+|SELECT|ECONNREFUSED/);
       expect(recoveryMs).to.be.lessThan(15_000);
 
       // Every route works again without restarting the server.
@@ -137,7 +142,10 @@ describe('faults survived', function () {
       const acknowledged: string[] = [];
       const burst = Array.from({ length: 60 }, async (_, i) => {
         await sleep(i * 3);
-        const res = await owner.agent.post('/api/orders').send(ORDER).catch(() => undefined);
+        const res = await owner.agent
+          .post('/api/orders')
+          .send(ORDER)
+          .catch(() => undefined);
         if (res?.status === 201) acknowledged.push(res.body.id);
       });
       await sleep(60);

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Express } from 'express';
 import request from 'supertest';
-import { signUp, SignedIn, TEST_ENV, testApp } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { loadConfig } from '../config';
@@ -18,13 +19,44 @@ import { createServices } from '../services';
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
 const LEAK = /\bat [\w.<>]+ \(|node_modules|\.js:\d+:\d+|SELECT |INSERT |UPDATE |syntax error|TypeError|ReferenceError/;
-export const fuzzStats = { cases: 0 };
+const fuzzStats = { cases: 0 };
 
-const ORDER_KEYS = ['clientName', 'client_name', 'phone', 'storeName', 'store_name', 'productsName', 'products_name', 'address', 'status', 'id', 'workspace_id', 'operation_id', 'created_at'];
+const ORDER_KEYS = [
+  'clientName',
+  'client_name',
+  'phone',
+  'storeName',
+  'store_name',
+  'productsName',
+  'products_name',
+  'address',
+  'status',
+  'id',
+  'workspace_id',
+  'operation_id',
+  'created_at',
+];
 const nasty = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', ' ', '\r\n', 'a\r\nSet-Cookie: x=1', '\u0000', '\uFEFF', '\u202Eevil', 'ﷺ', '٠٦١٢٣٤٥٦٧٨', '<script>alert(1)</script>', "' OR 1=1 --", '../../etc/passwd', '%00', '{{7*7}}', '<%= 7*7 %>', 'x'.repeat(5000)),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\r\n',
+    'a\r\nSet-Cookie: x=1',
+    '\u0000',
+    '\uFEFF',
+    '\u202Eevil',
+    'ﷺ',
+    '٠٦١٢٣٤٥٦٧٨',
+    '<script>alert(1)</script>',
+    "' OR 1=1 --",
+    '../../etc/passwd',
+    '%00',
+    '{{7*7}}',
+    '<%= 7*7 %>',
+    'x'.repeat(5000),
+  ),
   fc.string({ maxLength: 3 }).map((s) => s + 'x'.repeat(2000)),
 );
 const anyValue = fc.oneof(nasty, fc.jsonValue({ maxDepth: 3 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
@@ -37,7 +69,9 @@ const pollution = fc.constantFrom(
 );
 /** A raw body: JSON text of any shape, pollution attempts, deep nesting, or bytes that are not UTF-8. */
 const rawBody = fc.oneof(
-  fc.dictionary(fc.constantFrom(...ORDER_KEYS, 'name', 'orderHandler', 'expiresInDays', '__proto__', 'constructor'), anyValue, { maxKeys: 8 }).map((o) => JSON.stringify(o)),
+  fc
+    .dictionary(fc.constantFrom(...ORDER_KEYS, 'name', 'orderHandler', 'expiresInDays', '__proto__', 'constructor'), anyValue, { maxKeys: 8 })
+    .map((o) => JSON.stringify(o)),
   fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
   pollution,
   deep,
@@ -56,18 +90,78 @@ const queryValue = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.constantFrom(
-    '', ' ', '%', '_', '\\', '%_\\', "'", '"', "' OR 1=1 --", '\u0000', '\uFEFF', 'ﷺ', '٠٦١٢', 'null', 'undefined', 'true', '[]', '{}',
-    '0', '-1', '1', '500', '501', '1.5', '1e3', '1e309', '99999999999999999999999', '0x10', ' 5', '５',
-    'pending', 'confirmed,pending', ',', 'confirmed,,', 'CONFIRMED', 'no-answer', '__proto__', 'constructor',
-    '2026-07-01', '2026-02-30', '2026-07-01T12:00', '2026-07-01T24:00', '2026-07-01T12:00:00Z', '2026-07-01T12:00:00.1234567Z',
-    '2026-07-01T12:00:00+99:99', '2026-07-01T12:00:00-16:00', '2026-07-01T12:00:00+14:00', '0000-01-01', '1969-12-31', '9999-12-31', '10000-01-01', '2026-7-1',
-    'WyIyMDI2LTAxLTAxVDAwOjAwOjAwLjAwMDAwMFoiLCJ4Il0', 'eyJhIjoxfQ', 'x'.repeat(201), 'x'.repeat(2000), '0612345678', '+212 6 12',
+    '',
+    ' ',
+    '%',
+    '_',
+    '\\',
+    '%_\\',
+    "'",
+    '"',
+    "' OR 1=1 --",
+    '\u0000',
+    '\uFEFF',
+    'ﷺ',
+    '٠٦١٢',
+    'null',
+    'undefined',
+    'true',
+    '[]',
+    '{}',
+    '0',
+    '-1',
+    '1',
+    '500',
+    '501',
+    '1.5',
+    '1e3',
+    '1e309',
+    '99999999999999999999999',
+    '0x10',
+    ' 5',
+    '５',
+    'pending',
+    'confirmed,pending',
+    ',',
+    'confirmed,,',
+    'CONFIRMED',
+    'no-answer',
+    '__proto__',
+    'constructor',
+    '2026-07-01',
+    '2026-02-30',
+    '2026-07-01T12:00',
+    '2026-07-01T24:00',
+    '2026-07-01T12:00:00Z',
+    '2026-07-01T12:00:00.1234567Z',
+    '2026-07-01T12:00:00+99:99',
+    '2026-07-01T12:00:00-16:00',
+    '2026-07-01T12:00:00+14:00',
+    '0000-01-01',
+    '1969-12-31',
+    '9999-12-31',
+    '10000-01-01',
+    '2026-7-1',
+    'WyIyMDI2LTAxLTAxVDAwOjAwOjAwLjAwMDAwMFoiLCJ4Il0',
+    'eyJhIjoxfQ',
+    'x'.repeat(201),
+    'x'.repeat(2000),
+    '0612345678',
+    '+212 6 12',
   ),
 );
 const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
 /** Date-times of every shape the filters accept, with components and offsets that may not exist. */
 const dateLike = fc
-  .tuple(fc.integer({ min: 0, max: 10_001 }), two(13), two(32), fc.option(fc.tuple(two(25), two(61), fc.option(two(61))), { nil: undefined }), fc.constantFrom('', 'Z', '+', '-', '+:', '-:'), two(99), two(99))
+  .tuple(
+    fc.integer({ min: 0, max: 10_001 }),
+    two(13),
+    two(32),
+    fc.option(fc.tuple(two(25), two(61), fc.option(two(61))), { nil: undefined }),
+    fc.constantFrom('', 'Z', '+', '-', '+:', '-:'),
+    two(99),
+    two(99),
+  )
   .map(([y, mo, d, time, zone, oh, om]) => {
     const date = `${String(y).padStart(4, '0')}-${mo}-${d}`;
     if (!time) return date;
@@ -82,21 +176,27 @@ const LISTING_KEYS = ['limit', 'cursor', 'status', 'q', 'from', 'to'];
 const listingQuery = fc
   .array(
     fc.tuple(
-      fc.oneof({ arbitrary: fc.constantFrom(...LISTING_KEYS), weight: 4 }, fc.constantFrom('limit[]', 'status[0]', 'q[a]', '__proto__', 'from.x', ''), fc.string({ maxLength: 8 })),
+      fc.oneof(
+        { arbitrary: fc.constantFrom(...LISTING_KEYS), weight: 4 },
+        fc.constantFrom('limit[]', 'status[0]', 'q[a]', '__proto__', 'from.x', ''),
+        fc.string({ maxLength: 8 }),
+      ),
       fc.oneof({ arbitrary: queryValue, weight: 3 }, dateLike),
       fc.constantFrom('encoded', 'encoded', 'raw', 'malformed'),
     ),
     { maxLength: 6 },
   )
-  .map((pairs) => pairs
-    .map(([key, value, style]) => {
-      const k = encode(key);
-      if (style === 'encoded') return `${k}=${encode(value)}`;
-      // Raw: only what can go in a request line unescaped (the HTTP client refuses the rest).
-      if (style === 'raw') return `${k}=${value.replace(/[^\x21-\x7e]/g, '').replace(/[#&]/g, '')}`;
-      return `${k}=${encode(value.slice(0, 10))}%${value.length % 2 ? 'zz' : 'E'}`;
-    })
-    .join('&'));
+  .map((pairs) =>
+    pairs
+      .map(([key, value, style]) => {
+        const k = encode(key);
+        if (style === 'encoded') return `${k}=${encode(value)}`;
+        // Raw: only what can go in a request line unescaped (the HTTP client refuses the rest).
+        if (style === 'raw') return `${k}=${value.replace(/[^\x21-\x7e]/g, '').replace(/[#&]/g, '')}`;
+        return `${k}=${encode(value.slice(0, 10))}%${value.length % 2 ? 'zz' : 'E'}`;
+      })
+      .join('&'),
+  );
 
 function checkJson(res: request.Response, label: string): void {
   fuzzStats.cases += 1;
@@ -124,11 +224,23 @@ async function invariantsHold(workspaceIds: string[]): Promise<void> {
     .havingRaw('count(op.id) < 1')
     .select('o.id');
   expect(orphans, 'every order has an operation').to.deep.equal([]);
-  const twoOpen = await testKnex()('operations').whereIn('workspace_id', workspaceIds).whereIn('status', ['pending', 'in_progress']).groupBy('order_id').havingRaw('count(*) > 1').select('order_id');
+  const twoOpen = await testKnex()('operations')
+    .whereIn('workspace_id', workspaceIds)
+    .whereIn('status', ['pending', 'in_progress'])
+    .groupBy('order_id')
+    .havingRaw('count(*) > 1')
+    .select('order_id');
   expect(twoOpen, 'at most one open operation per order').to.deep.equal([]);
-  const settings = await testKnex()('call_settings').whereIn('workspace_id', workspaceIds).whereRaw('NOT (max_attempts BETWEEN 1 AND 10 AND hours_start < hours_end)');
+  const settings = await testKnex()('call_settings')
+    .whereIn('workspace_id', workspaceIds)
+    .whereRaw('NOT (max_attempts BETWEEN 1 AND 10 AND hours_start < hours_end)');
   expect(settings).to.deep.equal([]);
-  const handlers = await testKnex()('agents').whereIn('workspace_id', workspaceIds).where({ is_order_handler: true }).groupBy('workspace_id').havingRaw('count(*) > 1').select('workspace_id');
+  const handlers = await testKnex()('agents')
+    .whereIn('workspace_id', workspaceIds)
+    .where({ is_order_handler: true })
+    .groupBy('workspace_id')
+    .havingRaw('count(*) > 1')
+    .select('workspace_id');
   expect(handlers).to.deep.equal([]);
   const bad = await testKnex()('orders').whereIn('workspace_id', workspaceIds).whereRaw("phone !~ '^\\+212[0-9]{9}$' OR btrim(client_name) = ''").select('id');
   expect(bad).to.deep.equal([]);
@@ -154,16 +266,29 @@ describe('bad input (property-based, seeded)', function () {
     orderId = (await shop.agent.post('/api/orders').send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201)).body.id;
     const key = await createKey(shop);
     keyId = key.id;
-    token = (await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key.key}`).expect(200)).body.access_token;
+    token = (await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key.key}`).expect(200)).body
+      .access_token;
     // A claimed human call, and a voice call (dispatched by the worker's own service call).
-    await shop.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    await shop.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '00:00', end: '24:00' } })
+      .expect(200);
     await shop.agent.post('/api/orders').send({ clientName: 'Call me', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201);
     callId = (await shop.agent.post('/api/calls/next').expect(200)).body.call.id;
     const voiceShop = await signUp({ target });
-    const voice = await voiceShop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/', orderHandler: true }).expect(201);
+    const voice = await voiceShop.agent
+      .post('/api/agents')
+      .send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/', orderHandler: true })
+      .expect(201);
     voiceSecret = voice.body.secret;
-    await voiceShop.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
-    const voiceOrder = await voiceShop.agent.post('/api/orders').send({ clientName: 'Robot call', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201);
+    await voiceShop.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '00:00', end: '24:00' } })
+      .expect(200);
+    const voiceOrder = await voiceShop.agent
+      .post('/api/orders')
+      .send({ clientName: 'Robot call', phone: '0612345678', storeName: 'S', productsName: 'P' })
+      .expect(201);
     const owner = await testKnex()('workspaces').where({ id: voiceShop.workspaceId }).first('owner_id');
     await testKnex()('credit_ledger').insert({ user_id: owner.owner_id, kind: 'grant', amount: 10 });
     const services = createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex()));
@@ -182,6 +307,7 @@ describe('bad input (property-based, seeded)', function () {
     ['/api/agents', 'post', () => '/api/agents'],
     ['/api/agents/:id', 'put', () => `/api/agents/${agentId}`],
     ['/api/keys', 'post', () => '/api/keys'],
+    ['/api/workspace/invitations', 'post', () => '/api/workspace/invitations'],
     ['/data/v1/orders', 'post', () => '/data/v1/orders'],
     ['/data/v1/orders/:id', 'patch', () => `/data/v1/orders/${orderId}`],
     ['/api/settings/calls', 'put', () => '/api/settings/calls'],
@@ -195,11 +321,17 @@ describe('bad input (property-based, seeded)', function () {
   for (const [name, method, path] of bodyRoutes) {
     it(`${method.toUpperCase()} ${name}: random bodies, any Content-Type`, async () => {
       await fc.assert(
-        fc.asyncProperty(rawBody, fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1'), async (body, type) => {
-          let req = name.startsWith('/data') ? request(target)[method](path()).set('apikey', publishableKey).set('Authorization', `Bearer ${token}`) : shop.agent[method](path());
-          req = req.set('Content-Type', type);
-          checkJson(await req.send(body as string), `${method} ${name} ${String(body).slice(0, 80)}`);
-        }),
+        fc.asyncProperty(
+          rawBody,
+          fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1'),
+          async (body, type) => {
+            let req = name.startsWith('/data')
+              ? request(target)[method](path()).set('apikey', publishableKey).set('Authorization', `Bearer ${token}`)
+              : shop.agent[method](path());
+            req = req.set('Content-Type', type);
+            checkJson(await req.send(body as string), `${method} ${name} ${String(body).slice(0, 80)}`);
+          },
+        ),
         { seed: SEED, numRuns: RUNS },
       );
     });
@@ -209,11 +341,28 @@ describe('bad input (property-based, seeded)', function () {
     await fc.assert(
       fc.asyncProperty(pathId, queryString, fc.constantFrom('get', 'put', 'delete'), async (id, query, method) => {
         const q = query ? `?${query}` : '';
-        const routes = method === 'get'
-          ? [`/api/orders/${id}`, `/data/v1/orders/${id}`, `/api/orders/${id}/operations`, `/data/v1/orders/${id}/operations`, `/api/settings/calls${q}`, `/api/orders${q}`, `/api/agents${q}`, `/api/keys${q}`, `/api/credits${q}`, `/data/v1/orders${q}`, `/data/v1/credits${q}`, `/orders${q}`, `/orders/${id}`]
-          : method === 'put'
-            ? [`/api/orders/${id}`, `/api/agents/${id}`]
-            : [`/api/orders/${id}`, `/api/keys/${id}`, `/data/v1/orders/${id}`];
+        const routes =
+          method === 'get'
+            ? [
+                `/api/orders/${id}`,
+                `/data/v1/orders/${id}`,
+                `/api/orders/${id}/operations`,
+                `/data/v1/orders/${id}/operations`,
+                `/api/settings/calls${q}`,
+                `/api/orders${q}`,
+                `/api/agents${q}`,
+                `/api/keys${q}`,
+                `/api/credits${q}`,
+                `/data/v1/orders${q}`,
+                `/data/v1/credits${q}`,
+                `/orders${q}`,
+                `/orders/${id}`,
+                `/api/workspace/invitations${q}`,
+                `/join/${id}`,
+              ]
+            : method === 'put'
+              ? [`/api/orders/${id}`, `/api/agents/${id}`]
+              : [`/api/orders/${id}`, `/api/keys/${id}`, `/data/v1/orders/${id}`, `/api/workspace/invitations/${id}`];
         for (const route of routes) {
           const req = route.startsWith('/data')
             ? request(target)[method === 'put' ? 'patch' : method](route).set('apikey', publishableKey).set('Authorization', `Bearer ${token}`)
@@ -230,38 +379,60 @@ describe('bad input (property-based, seeded)', function () {
   });
 
   it('POST /api/orders/import: random CSV files → 200 with exactly `imported` new orders, or a 4xx and nothing written', async () => {
-    const cell = fc.oneof(nasty, fc.constantFrom('0612345678', '+212 6 98 76 54 32', '٠٦١٢٣٤٥٦٧٨', 'confirmed', 'Pending', 'Atlas', '"', '""', '"a,b"', '"x\ny"', ';', ','));
-    const headerName = fc.oneof(fc.constantFrom('client_name', 'Nom complet', 'Téléphone', 'phone', 'store', 'boutique', 'المنتج', 'produit', 'adresse', 'status', 'STATUS', 'id', ''), fc.string({ maxLength: 10 }));
+    const cell = fc.oneof(
+      nasty,
+      fc.constantFrom('0612345678', '+212 6 98 76 54 32', '٠٦١٢٣٤٥٦٧٨', 'confirmed', 'Pending', 'Atlas', '"', '""', '"a,b"', '"x\ny"', ';', ','),
+    );
+    const headerName = fc.oneof(
+      fc.constantFrom('client_name', 'Nom complet', 'Téléphone', 'phone', 'store', 'boutique', 'المنتج', 'produit', 'adresse', 'status', 'STATUS', 'id', ''),
+      fc.string({ maxLength: 10 }),
+    );
     const csvFile = fc
-      .tuple(fc.array(headerName, { minLength: 0, maxLength: 8 }), fc.array(fc.array(cell, { maxLength: 9 }), { maxLength: 12 }), fc.constantFrom(',', ';'), fc.constantFrom('\n', '\r\n', '\r'), fc.boolean())
+      .tuple(
+        fc.array(headerName, { minLength: 0, maxLength: 8 }),
+        fc.array(fc.array(cell, { maxLength: 9 }), { maxLength: 12 }),
+        fc.constantFrom(',', ';'),
+        fc.constantFrom('\n', '\r\n', '\r'),
+        fc.boolean(),
+      )
       .map(([header, rows, sep, eol, bom]) => (bom ? '\ufeff' : '') + [header, ...rows].map((r) => r.join(sep)).join(eol));
     const valid = fc
       .array(fc.tuple(cell, fc.constantFrom('0612345678', '06 98 76 54 32', '12'), cell), { minLength: 1, maxLength: 5 })
-      .map((rows) => ['name;phone;store;product;status', ...rows.map(([n, p, st]) => `"${n.replace(/"/g, '""')}";${p};Atlas;"${st.replace(/"/g, '""')}";`)].join('\n'));
+      .map((rows) =>
+        ['name;phone;store;product;status', ...rows.map(([n, p, st]) => `"${n.replace(/"/g, '""')}";${p};Atlas;"${st.replace(/"/g, '""')}";`)].join('\n'),
+      );
     const count = async () => Number((await testKnex()('orders').where({ workspace_id: shop.workspaceId }).count({ n: '*' }))[0].n);
     const seen = { imported: 0, skipped: 0, refused: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.oneof(csvFile, valid, rawBody.map((b) => (Buffer.isBuffer(b) ? b.toString('latin1') : b))), fc.constantFrom('text/csv', 'text/plain', 'application/octet-stream'), async (file, type) => {
-        const before = await count();
-        const res = await shop.agent.post('/api/orders/import').set('Content-Type', type).send(file);
-        checkJson(res, `import ${JSON.stringify(file.slice(0, 120))}`);
-        const after = await count();
-        if (res.status !== 200) {
-          expect(after, 'a refused file writes nothing').to.equal(before);
-          seen.refused += 1;
-          return;
-        }
-        seen.imported += res.body.imported;
-        seen.skipped += res.body.skipped;
-        expect(Object.keys(res.body)).to.deep.equal(['imported', 'skipped', 'errors', 'order_ids']);
-        expect(after - before).to.equal(res.body.imported);
-        expect(res.body.order_ids).to.have.length(res.body.imported);
-        expect(res.body.errors).to.have.length(res.body.skipped);
-        for (const e of res.body.errors) {
-          expect(e.line).to.be.a('number').and.at.least(2);
-          expect(Object.keys(e.fields)).not.to.be.empty;
-        }
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          csvFile,
+          valid,
+          rawBody.map((b) => (Buffer.isBuffer(b) ? b.toString('latin1') : b)),
+        ),
+        fc.constantFrom('text/csv', 'text/plain', 'application/octet-stream'),
+        async (file, type) => {
+          const before = await count();
+          const res = await shop.agent.post('/api/orders/import').set('Content-Type', type).send(file);
+          checkJson(res, `import ${JSON.stringify(file.slice(0, 120))}`);
+          const after = await count();
+          if (res.status !== 200) {
+            expect(after, 'a refused file writes nothing').to.equal(before);
+            seen.refused += 1;
+            return;
+          }
+          seen.imported += res.body.imported;
+          seen.skipped += res.body.skipped;
+          expect(Object.keys(res.body)).to.deep.equal(['imported', 'skipped', 'errors', 'order_ids']);
+          expect(after - before).to.equal(res.body.imported);
+          expect(res.body.order_ids).to.have.length(res.body.imported);
+          expect(res.body.errors).to.have.length(res.body.skipped);
+          for (const e of res.body.errors) {
+            expect(e.line).to.be.a('number').and.at.least(2);
+            expect(Object.keys(e.fields)).not.to.be.empty;
+          }
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
     // The generators reach all three outcomes: orders imported, lines skipped, files refused.
@@ -300,7 +471,11 @@ describe('bad input (property-based, seeded)', function () {
         const text = Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
         const headers = signIt
           ? signedHeaders(voiceSecret, newMessageId(), text)
-          : { 'webhook-id': newMessageId(), 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': signature.replace(/[^\t\x20-\x7e]/g, '') };
+          : {
+              'webhook-id': newMessageId(),
+              'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+              'webhook-signature': signature.replace(/[^\t\x20-\x7e]/g, ''),
+            };
         const res = await request(target).post(`/hooks/calls/${id}`).set(headers).set('Content-Type', 'application/json').send(text);
         checkJson(res, `hooks ${id} ${text.slice(0, 80)}`);
         if (!signIt) expect([400, 401, 404], `unsigned → ${res.status}`).to.include(res.status);
@@ -315,20 +490,60 @@ describe('bad input (property-based, seeded)', function () {
 
   it('the token endpoint: random Authorization headers', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 80 }), fc.string({ maxLength: 60 }).map((s) => `Bearer ${s}`), fc.string({ maxLength: 43, minLength: 43 }).map((s) => `Bearer sk_live_${s}`)), async (header) => {
-        const safe = header.replace(/[^\t\x20-\x7e]/g, '');
-        const res = await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', safe);
-        checkJson(res, `token ${safe}`);
-        expect(res.status).to.equal(401);
-        expect(res.text).to.equal('{"error":"invalid_api_key"}');
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 80 }),
+          fc.string({ maxLength: 60 }).map((s) => `Bearer ${s}`),
+          fc.string({ maxLength: 43, minLength: 43 }).map((s) => `Bearer sk_live_${s}`),
+        ),
+        async (header) => {
+          const safe = header.replace(/[^\t\x20-\x7e]/g, '');
+          const res = await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', safe);
+          checkJson(res, `token ${safe}`);
+          expect(res.status).to.equal(401);
+          expect(res.text).to.equal('{"error":"invalid_api_key"}');
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
   });
 
   // Deleting and revoking come last: the shop's own order and key are in play for the routes before.
-  const FORM_POSTS = ['/signup', '/login', '/workspace', '/workspace/invitations', '/orders', '/orders/:id', '/orders/:id/status', '/agents', '/agents/:id/order-handler', '/api-keys', '/orders/:id/delete', '/api-keys/:id/revoke'];
-  const formField = fc.constantFrom('name', 'email', 'password', 'workspace', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'order_handler', 'expires_in_days', '__proto__', 'constructor', 'toString', '_csrf[]');
+  const FORM_POSTS = [
+    '/signup',
+    '/login',
+    '/workspace',
+    '/workspace/invitations',
+    '/join/:id',
+    '/orders',
+    '/orders/:id',
+    '/orders/:id/status',
+    '/agents',
+    '/agents/:id/order-handler',
+    '/api-keys',
+    '/orders/:id/delete',
+    '/api-keys/:id/revoke',
+    '/workspace/invitations/:id/revoke',
+  ];
+  const formField = fc.constantFrom(
+    'name',
+    'email',
+    'password',
+    'workspace',
+    'client_name',
+    'phone',
+    'store_name',
+    'products_name',
+    'address',
+    'status',
+    'order_handler',
+    'expires_in_days',
+    'next',
+    '__proto__',
+    'constructor',
+    'toString',
+    '_csrf[]',
+  );
   for (const route of FORM_POSTS) {
     it(`POST ${route} (form): random fields with a valid CSRF token`, async () => {
       const page = await shop.agent.get('/workspace').expect(200);
@@ -346,7 +561,10 @@ describe('bad input (property-based, seeded)', function () {
 
   it('a form body that is not UTF-8', async () => {
     const csrf = /name="_csrf" value="([^"]+)"/.exec((await shop.agent.get('/workspace')).text)![1];
-    const raw = await shop.agent.post('/workspace/invitations').type('form').send(Buffer.concat([Buffer.from(`_csrf=${csrf}&email=`), Buffer.from([0xff, 0xfe, 0x25, 0x25])]));
+    const raw = await shop.agent
+      .post('/workspace/invitations')
+      .type('form')
+      .send(Buffer.concat([Buffer.from(`_csrf=${csrf}&email=`), Buffer.from([0xff, 0xfe, 0x25, 0x25])]));
     checkPage(raw, 'invalid UTF-8 form');
     expect(raw.status).to.be.within(400, 499);
   });

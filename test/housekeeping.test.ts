@@ -27,8 +27,13 @@ describe('housekeeping on the worker (issue 13 §7)', function () {
       expect(schedule).to.deep.equal({ cron: '* * * * *' });
       // The minute's job, now rather than at the next minute.
       await new Jobs(testKnex()).send(testKnex(), 'housekeeping', {});
-      await waitFor('the expired rows to go', async () => (await testKnex()('session').where({ sid: expired })).length === 0
-        && (await testKnex()('idempotency_keys').where({ workspace_id: owner.workspaceId, key: 'old-key' })).length === 0, 90_000);
+      await waitFor(
+        'the expired rows to go',
+        async () =>
+          (await testKnex()('session').where({ sid: expired })).length === 0 &&
+          (await testKnex()('idempotency_keys').where({ workspace_id: owner.workspaceId, key: 'old-key' })).length === 0,
+        90_000,
+      );
       expect(await testKnex()('session').where({ sid: live })).to.have.length(1);
       expect(await testKnex()('idempotency_keys').where({ workspace_id: owner.workspaceId, key: 'new-key' })).to.have.length(1);
     } finally {

@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { app, csrfOf, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { IMPORT_MAX_ROWS } from '../services/imports';
 
@@ -69,10 +70,12 @@ let normalRss = 0;
 
 function get(path: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get(`${base}${path}`, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    }).on('error', reject);
+    http
+      .get(`${base}${path}`, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      })
+      .on('error', reject);
   });
 }
 
@@ -187,12 +190,18 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
     const shapes: Array<[string, Array<[string, () => Buffer, number, RegExp]>]> = [
       // Blank rows are not orders: the parser skips them, but each costs it an error object.
       ['whitespace-only lines', [['whitespace-only lines', () => fileOf(`${HEADER}\n`, ' \t \n'), 413, /over 40,000 of its lines are blank/]]],
-      ['lines of fewer separators than the header', [['lines of fewer separators', () => fileOf(`${HEADER}\n`, ',\n'), 413, /over 40,000 of its lines are blank/]]],
-      ['one line or one cell of 10 MB', [
-        ['one line of commas', () => fileOf(`${HEADER}\nA,0612345678,S,P`, ','), 200, /1,000 cells or more/],
-        ['one quoted cell of 10 MB', () => fileOf(`${HEADER}\nA,0612345678,S,"`, 'x\n', '"\n'), 200, /at most 1000 characters/],
-        ['no line break at all', () => fileOf('', 'x'), 400, /No column for the phone/],
-      ]],
+      [
+        'lines of fewer separators than the header',
+        [['lines of fewer separators', () => fileOf(`${HEADER}\n`, ',\n'), 413, /over 40,000 of its lines are blank/]],
+      ],
+      [
+        'one line or one cell of 10 MB',
+        [
+          ['one line of commas', () => fileOf(`${HEADER}\nA,0612345678,S,P`, ','), 200, /1,000 cells or more/],
+          ['one quoted cell of 10 MB', () => fileOf(`${HEADER}\nA,0612345678,S,"`, 'x\n', '"\n'), 200, /at most 1000 characters/],
+          ['no line break at all', () => fileOf('', 'x'), 400, /No column for the phone/],
+        ],
+      ],
     ];
     for (const [title, files] of shapes) {
       it(title, async () => {
@@ -216,8 +225,12 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
   it('exactly 20,000 rows (blank lines between them not counted) are accepted; the 20,001st refuses the file at once, before the rest is read', async () => {
     const s = await shop();
     // Every thousandth row is a valid order; the others are skipped for their phone (cheap to check).
-    const rows = (n: number) => Array.from({ length: n }, (_, i) => `${i % 1000 === 0 ? `C${i},0612345678` : `C${i},1`},S,P${i % 97 === 0 ? '\n\n  \n,,,' : ''}`).join('\n');
-    const ok = await s.agent.post('/api/orders/import').type('text/csv').send(`${HEADER}\n${rows(20_000)}\n`);
+    const rows = (n: number) =>
+      Array.from({ length: n }, (_, i) => `${i % 1000 === 0 ? `C${i},0612345678` : `C${i},1`},S,P${i % 97 === 0 ? '\n\n  \n,,,' : ''}`).join('\n');
+    const ok = await s.agent
+      .post('/api/orders/import')
+      .type('text/csv')
+      .send(`${HEADER}\n${rows(20_000)}\n`);
     expect(ok.status, ok.text.slice(0, 300)).to.equal(200);
     expect(ok.body).to.include({ imported: 20, skipped: 19_980 });
     // Line numbers count the blank lines: row i is on line 2 + i + 3 × (the blank runs before it).
@@ -226,7 +239,10 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
     expect(await written(s.workspaceId)).to.deep.equal({ orders: 20, operations: 20 });
     // Row 20,001 refuses the file: the parser reads no further than a few slices past it, and never
     // reaches the unclosed quote 100,000 rows later (read, it would be a 400).
-    const over = await s.agent.post('/api/orders/import').type('text/csv').send(`${HEADER}\n${rows(120_001)}\n"never closed,0612345678,S,P\nD,0612345678,S,P\n`);
+    const over = await s.agent
+      .post('/api/orders/import')
+      .type('text/csv')
+      .send(`${HEADER}\n${rows(120_001)}\n"never closed,0612345678,S,P\nD,0612345678,S,P\n`);
     expect(over.status, over.text.slice(0, 300)).to.equal(413);
     expect(over.body.code).to.equal('TOO_MANY_ROWS');
     expect(over.body.error).to.match(/At most 20,000 orders per file/);
@@ -237,12 +253,37 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
     const cell = fc.oneof(
       { weight: 4, arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }) },
       { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
-      { weight: 4, arbitrary: fc.constantFrom('0612345678', '+212 6 98 76 54 32', '٠٦١٢٣٤٥٦٧٨', '12', 'Atlas', 'pending', 'shipped', '', ' ', '"', '""', '"a,b"', '"x\ny"', '"open', ';', ',', '\t', '😀', 'ﷺ') },
+      {
+        weight: 4,
+        arbitrary: fc.constantFrom(
+          '0612345678',
+          '+212 6 98 76 54 32',
+          '٠٦١٢٣٤٥٦٧٨',
+          '12',
+          'Atlas',
+          'pending',
+          'shipped',
+          '',
+          ' ',
+          '"',
+          '""',
+          '"a,b"',
+          '"x\ny"',
+          '"open',
+          ';',
+          ',',
+          '\t',
+          '😀',
+          'ﷺ',
+        ),
+      },
       { weight: 1, arbitrary: fc.integer({ min: 201, max: 3000 }).map((n) => 'L'.repeat(n)) },
     );
     const header = fc.oneof(
       fc.constantFrom(HEADER, 'nom;telephone;boutique;produit;adresse', 'name,phone,store,products,status', 'الاسم,الهاتف,المتجر,المنتج'),
-      fc.array(fc.oneof(fc.constantFrom('name', 'phone', 'store', 'products', 'status', 'id', ''), fc.string({ maxLength: 8 })), { maxLength: 8 }).map((names) => names.join(',')),
+      fc
+        .array(fc.oneof(fc.constantFrom('name', 'phone', 'store', 'products', 'status', 'id', ''), fc.string({ maxLength: 8 })), { maxLength: 8 })
+        .map((names) => names.join(',')),
     );
     /** In one case out of five. */
     const sometimes = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
@@ -252,64 +293,84 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
      * Any shape: random header, cells, separators, line endings, BOM, blank lines, bytes that may
      * not be UTF-8, and in some files a tail of one line repeated up to 10 MB.
      */
-    const messy = fc.record({
-      header,
-      templates: fc.array(fc.array(cell, { maxLength: 8 }), { minLength: 1, maxLength: 6 }),
-      sep: fc.constantFrom(',', ';'),
-      eol: fc.constantFrom('\n', '\r\n', '\r'),
-      bom: fc.boolean(),
-      rows: fc.integer({ min: 0, max: 2000 }),
-      blankEvery: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
-      tail: sometimes(fc.tuple(tailLine, fc.integer({ min: 1, max: MAX_FILE }))),
-      bytes: sometimes(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 32 }), fc.double({ min: 0, max: 1, noNaN: true }))),
-    }).map((recipe) => made(recipe, ({ header: names, templates, sep, eol, bom, rows, blankEvery, tail, bytes }) => {
-      const lines = [names.replace(/,/g, sep)];
-      for (let i = 0; i < rows; i += 1) {
-        lines.push(templates[i % templates.length].join(sep));
-        if (blankEvery && i % blankEvery === 0) lines.push(['', '   ', sep.repeat(3)][i % 3]);
-      }
-      const head = (bom ? '\ufeff' : '') + lines.join(eol);
-      const room = MAX_FILE - Buffer.byteLength(head) - 1;
-      const text = Buffer.from(head + (tail && room > 0 ? eol + tail[0].repeat(Math.floor(Math.min(tail[1], room) / tail[0].length)) : ''), 'utf8');
-      if (!bytes) return { file: text };
-      const at = Math.floor(bytes[1] * text.length);
-      return { file: Buffer.concat([text.subarray(0, at), Buffer.from(bytes[0]), text.subarray(at)]) };
-    }));
+    const messy = fc
+      .record({
+        header,
+        templates: fc.array(fc.array(cell, { maxLength: 8 }), { minLength: 1, maxLength: 6 }),
+        sep: fc.constantFrom(',', ';'),
+        eol: fc.constantFrom('\n', '\r\n', '\r'),
+        bom: fc.boolean(),
+        rows: fc.integer({ min: 0, max: 2000 }),
+        blankEvery: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
+        tail: sometimes(fc.tuple(tailLine, fc.integer({ min: 1, max: MAX_FILE }))),
+        bytes: sometimes(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 32 }), fc.double({ min: 0, max: 1, noNaN: true }))),
+      })
+      .map((recipe) =>
+        made(recipe, ({ header: names, templates, sep, eol, bom, rows, blankEvery, tail, bytes }) => {
+          const lines = [names.replace(/,/g, sep)];
+          for (let i = 0; i < rows; i += 1) {
+            lines.push(templates[i % templates.length].join(sep));
+            if (blankEvery && i % blankEvery === 0) lines.push(['', '   ', sep.repeat(3)][i % 3]);
+          }
+          const head = (bom ? '\ufeff' : '') + lines.join(eol);
+          const room = MAX_FILE - Buffer.byteLength(head) - 1;
+          const text = Buffer.from(head + (tail && room > 0 ? eol + tail[0].repeat(Math.floor(Math.min(tail[1], room) / tail[0].length)) : ''), 'utf8');
+          if (!bytes) return { file: text };
+          const at = Math.floor(bytes[1] * text.length);
+          return { file: Buffer.concat([text.subarray(0, at), Buffer.from(bytes[0]), text.subarray(at)]) };
+        }),
+      );
     /**
      * Every row an order: names of any script, quoted, with the separator, quotes and line breaks in
      * them, in files long enough to cross the parser's slices; read back exactly.
      */
-    const name = fc.string({ unit: fc.constantFrom('a', 'Z', 'é', 'ع', 'ﷺ', '😀', '👩‍👩‍👧', ' ', ',', ';', '"', '\n'), minLength: 1, maxLength: 20 }).map((n) => `N${n}N`);
-    const clean = fc.record({ names: fc.array(name, { minLength: 1, maxLength: 30 }), rows: fc.integer({ min: 1, max: 1200 }), sep: fc.constantFrom(',', ';') }).map((recipe) => made(recipe, ({ names, rows, sep }) => {
-      const expected = Array.from({ length: rows }, (_, i) => names[i % names.length]);
-      const lines = expected.map((n) => [`"${n.replace(/"/g, '""')}"`, '0612345678', 'S', 'P'].join(sep));
-      return { file: Buffer.from([HEADER.replace(/,/g, sep), ...lines].join('\r\n')), expected };
-    }));
+    const name = fc
+      .string({ unit: fc.constantFrom('a', 'Z', 'é', 'ع', 'ﷺ', '😀', '👩‍👩‍👧', ' ', ',', ';', '"', '\n'), minLength: 1, maxLength: 20 })
+      .map((n) => `N${n}N`);
+    const clean = fc
+      .record({ names: fc.array(name, { minLength: 1, maxLength: 30 }), rows: fc.integer({ min: 1, max: 1200 }), sep: fc.constantFrom(',', ';') })
+      .map((recipe) =>
+        made(recipe, ({ names, rows, sep }) => {
+          const expected = Array.from({ length: rows }, (_, i) => names[i % names.length]);
+          const lines = expected.map((n) => [`"${n.replace(/"/g, '""')}"`, '0612345678', 'S', 'P'].join(sep));
+          return { file: Buffer.from([HEADER.replace(/,/g, sep), ...lines].join('\r\n')), expected };
+        }),
+      );
     /**
      * Right at the limit: rows of random cells and more cells than the header (a per-line error
      * found without the order's checks: nothing to insert, quick), blank lines between them, then up
      * to 10 MB of more. Up to 20,000 rows, a tail of blank lines, every row answered; over 20,000
      * rows, a tail of anything (an unclosed quote too, at least 1 MB away), never read: refused.
      */
-    const plainCell = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 10 }).map((c) => c.replace(/["\r\n,]/g, '')), fc.constantFrom('', ' ', 'A'));
+    const plainCell = fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 10 }).map((c) => c.replace(/["\r\n,]/g, '')),
+      fc.constantFrom('', ' ', 'A'),
+    );
     const nearLimit = (side: 'under' | 'over') =>
-      fc.record({
-        templates: fc.array(fc.array(plainCell, { maxLength: 5 }), { minLength: 1, maxLength: 5 }),
-        orders: side === 'under' ? fc.integer({ min: 19_995, max: 20_000 }) : fc.integer({ min: 20_001, max: 20_010 }),
-        blankEvery: fc.integer({ min: 1, max: 500 }),
-        eol: fc.constantFrom('\n', '\r\n'),
-        tail: side === 'under' ? fc.tuple(fc.constant(',,,\n'), fc.integer({ min: 0, max: MAX_FILE })) : fc.tuple(fc.constantFrom('a\n', ' \n', '"never closed\n', 'x,y,z,w\n'), fc.integer({ min: MB, max: MAX_FILE })),
-      }).map((recipe) => made(recipe, ({ templates, orders, blankEvery, eol, tail: [line, size] }) => {
-        const lines = [HEADER];
-        for (let i = 0; i < orders; i += 1) {
-          const [first = '', ...rest] = templates[i % templates.length];
-          lines.push([first, ...rest, '', '', '', 'extra'].join(','));
-          if (i % blankEvery === 0) lines.push(['', '  ', ',,,', ' , '][i % 4]);
-        }
-        const text = lines.join(eol) + eol;
-        const room = MAX_FILE - Buffer.byteLength(text);
-        return { file: Buffer.from(text + line.repeat(Math.floor(Math.min(size, room) / line.length))), orders };
-      }));
+      fc
+        .record({
+          templates: fc.array(fc.array(plainCell, { maxLength: 5 }), { minLength: 1, maxLength: 5 }),
+          orders: side === 'under' ? fc.integer({ min: 19_995, max: 20_000 }) : fc.integer({ min: 20_001, max: 20_010 }),
+          blankEvery: fc.integer({ min: 1, max: 500 }),
+          eol: fc.constantFrom('\n', '\r\n'),
+          tail:
+            side === 'under'
+              ? fc.tuple(fc.constant(',,,\n'), fc.integer({ min: 0, max: MAX_FILE }))
+              : fc.tuple(fc.constantFrom('a\n', ' \n', '"never closed\n', 'x,y,z,w\n'), fc.integer({ min: MB, max: MAX_FILE })),
+        })
+        .map((recipe) =>
+          made(recipe, ({ templates, orders, blankEvery, eol, tail: [line, size] }) => {
+            const lines = [HEADER];
+            for (let i = 0; i < orders; i += 1) {
+              const [first = '', ...rest] = templates[i % templates.length];
+              lines.push([first, ...rest, '', '', '', 'extra'].join(','));
+              if (i % blankEvery === 0) lines.push(['', '  ', ',,,', ' , '][i % 4]);
+            }
+            const text = lines.join(eol) + eol;
+            const room = MAX_FILE - Buffer.byteLength(text);
+            return { file: Buffer.from(text + line.repeat(Math.floor(Math.min(size, room) / line.length))), orders };
+          }),
+        );
 
     /** One import: never a 5xx nor over the bound; a refusal writes nothing; an answer counts what it wrote. */
     async function check(s: Shop, { file, expected, orders }: Case, seen: Record<'imported' | 'tooMany' | 'refused', number>): Promise<void> {
@@ -327,7 +388,12 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
         if (body.code === 'TOO_MANY_ROWS') seen.tooMany += 1;
         else seen.refused += 1;
         expect(expected, `${what}: a clean file is imported`).to.equal(undefined);
-        if (orders !== undefined) expect({ orders: orders > 20_000, status: w.answer.status, code: body.code }, what).to.deep.equal({ orders: true, status: 413, code: 'TOO_MANY_ROWS' });
+        if (orders !== undefined)
+          expect({ orders: orders > 20_000, status: w.answer.status, code: body.code }, what).to.deep.equal({
+            orders: true,
+            status: 413,
+            code: 'TOO_MANY_ROWS',
+          });
         return;
       }
       seen.imported += body.imported;
@@ -339,14 +405,20 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
       if (expected) {
         expect(body.skipped, `${what}: ${JSON.stringify(body.errors.slice(0, 3))}`).to.equal(0);
         const stored = new Map((await testKnex()('orders').whereIn('id', body.order_ids).select('id', 'client_name')).map((o) => [o.id, o.client_name]));
-        expect(body.order_ids.map((id: string) => stored.get(id)), what).to.deep.equal(expected);
+        expect(
+          body.order_ids.map((id: string) => stored.get(id)),
+          what,
+        ).to.deep.equal(expected);
       }
     }
 
     it('random shapes and sizes up to a few thousand rows', async () => {
       const s = await shop();
       const seen = { imported: 0, tooMany: 0, refused: 0 };
-      await fc.assert(fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: messy }, { weight: 1, arbitrary: clean }), (c) => check(s, c, seen)), { seed: SEED, numRuns: RUNS });
+      await fc.assert(
+        fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: messy }, { weight: 1, arbitrary: clean }), (c) => check(s, c, seen)),
+        { seed: SEED, numRuns: RUNS },
+      );
       // The generators reach both outcomes: orders imported, files refused.
       expect(seen.imported, JSON.stringify(seen)).to.be.greaterThan(0);
       expect(seen.refused, JSON.stringify(seen)).to.be.greaterThan(0);

@@ -9,8 +9,23 @@ import { testKnex } from './helpers/db';
  */
 describe('insertJobsSql: the same job rows as pg-boss', () => {
   const COLUMNS = [
-    'name', 'data', 'priority', 'state', 'retry_limit', 'retry_count', 'retry_delay', 'retry_backoff',
-    'expire_in', 'singleton_on', 'dead_letter', 'policy', 'start_after', 'keep_until', 'started_on', 'completed_on', 'output',
+    'name',
+    'data',
+    'priority',
+    'state',
+    'retry_limit',
+    'retry_count',
+    'retry_delay',
+    'retry_backoff',
+    'expire_in',
+    'singleton_on',
+    'dead_letter',
+    'policy',
+    'start_after',
+    'keep_until',
+    'started_on',
+    'completed_on',
+    'output',
   ];
 
   for (const queue of Object.values(QUEUES)) {
@@ -24,7 +39,10 @@ describe('insertJobsSql: the same job rows as pg-boss', () => {
         .transaction(async (trx) => {
           await new Jobs(knex).send(trx, queue.name, { operationId: viaBoss }, { singletonKey: viaBoss });
           await trx.raw(insertJobsSql(queue.name, '(SELECT ?::uuid AS id) s', "jsonb_build_object('operationId', s.id)", 's.id::text'), [ours]);
-          rows = await trx(`pgboss.job`).where({ name: queue.name }).whereIn('singleton_key', [viaBoss, ours]).select(['singleton_key', ...COLUMNS]);
+          rows = await trx(`pgboss.job`)
+            .where({ name: queue.name })
+            .whereIn('singleton_key', [viaBoss, ours])
+            .select(['singleton_key', ...COLUMNS]);
           throw rollback;
         })
         .catch((err) => {

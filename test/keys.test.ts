@@ -58,9 +58,7 @@ describe('API keys (/api/keys)', () => {
       const second = await createKey(owner, { name: 'second' });
       const res = await owner.agent.get('/api/keys').expect(200);
       expect(res.body.keys.map((k: { id: string }) => k.id)).to.deep.equal([second.id, first.id]);
-      expect(Object.keys(res.body.keys[0]).sort()).to.deep.equal(
-        ['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at'],
-      );
+      expect(Object.keys(res.body.keys[0]).sort()).to.deep.equal(['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at']);
       expect(JSON.stringify(res.body)).not.to.contain(first.key).and.not.to.contain(second.key);
     });
 

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { SignedSender } from '../integrations/http';
-import { checkEndpointUrl } from '../integrations/url-guard';
+import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
 import { newMessageId } from '../integrations/signing';
-import { ValidationError } from '../services/errors';
 import { testApp } from './helpers/app';
 import { signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
@@ -66,7 +65,9 @@ describe('agents of two kinds (spec §2)', () => {
     const voice = (await shop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:4000/' }).expect(201)).body;
     const res = await shop.agent.post(`/api/agents/${voice.id}/rotate-secret`).expect(200);
     expect(res.headers['cache-control']).to.equal('no-store');
-    expect(res.body.secret).to.match(/^whsec_/).and.not.equal(voice.secret);
+    expect(res.body.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(voice.secret);
     expect((await agentRow(voice.id)).secret).to.equal(res.body.secret);
     const human = (await shop.agent.post('/api/agents').send({ name: 'Salma' }).expect(201)).body;
     await shop.agent.post(`/api/agents/${human.id}/rotate-secret`).expect(404);
@@ -85,9 +86,19 @@ describe('the private-address guard', () => {
     const post = (endpointUrl: string) =>
       request(production).post('/api/agents').set('Cookie', shop.cookie).set('X-Forwarded-Proto', 'https').send({ name: 'Robot', kind: 'voice', endpointUrl });
     for (const url of [
-      'http://93.184.216.34/calls', 'https://127.0.0.1/', 'https://localhost/', 'https://10.0.0.8/', 'https://172.16.0.1/',
-      'https://192.168.1.1/', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/', 'https://[fd00::1]/',
-      'https://[::ffff:127.0.0.1]/', 'https://224.0.0.1/', 'https://0.0.0.0/', 'https://100.64.0.1/',
+      'http://93.184.216.34/calls',
+      'https://127.0.0.1/',
+      'https://localhost/',
+      'https://10.0.0.8/',
+      'https://172.16.0.1/',
+      'https://192.168.1.1/',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/',
+      'https://[fd00::1]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://224.0.0.1/',
+      'https://0.0.0.0/',
+      'https://100.64.0.1/',
     ]) {
       const res = await post(url);
       expect(res.status, url).to.equal(400);
@@ -100,10 +111,10 @@ describe('the private-address guard', () => {
 
   it('checkEndpointUrl follows ALLOW_PRIVATE_URLS; a public IP literal passes either way', async () => {
     const strict = { allowPrivateUrls: false, httpsOnly: true };
-    await checkEndpointUrl('https://93.184.216.34/x', 'u', strict);
-    const refused = await checkEndpointUrl('https://127.0.0.1/x', 'u', strict).catch((e) => e);
-    expect(refused).to.be.instanceOf(ValidationError);
-    expect(await checkEndpointUrl('http://127.0.0.1:4000/x', 'u', { allowPrivateUrls: true, httpsOnly: false })).to.equal('http://127.0.0.1:4000/x');
+    await checkEndpointUrl('https://93.184.216.34/x', strict);
+    const refused = await checkEndpointUrl('https://127.0.0.1/x', strict).catch((e) => e);
+    expect(refused).to.be.instanceOf(UrlRefusedError);
+    expect(await checkEndpointUrl('http://127.0.0.1:4000/x', { allowPrivateUrls: true, httpsOnly: false })).to.equal('http://127.0.0.1:4000/x');
   });
 
   it('is applied again when we connect: a URL that reaches a loopback address is never called', async () => {
@@ -116,7 +127,9 @@ describe('the private-address guard', () => {
       expect(agent.received).to.have.length(0);
       // The same request with private addresses allowed reaches it.
       const open = new SignedSender(true);
-      expect((await open.send({ url: agent.url, secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, messageId: newMessageId(), body: '{}' })).delivered).to.equal(true);
+      expect(
+        (await open.send({ url: agent.url, secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, messageId: newMessageId(), body: '{}' })).delivered,
+      ).to.equal(true);
       open.close();
       expect(agent.received).to.have.length(1);
     } finally {

@@ -11,13 +11,22 @@ import { app, silentLogger, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { agentDouble, callsOf, createOrder, grant, operationRow, orderRow, ORDER, spendsOf, testWorker, voiceShop, waitFor } from './helpers/loop';
 
+/** Every report names its call: `data.call_id` is filled in unless the payload's data is not an object. */
+function named(callId: string, payload: { data?: unknown }): object {
+  if (payload.data !== undefined && (typeof payload.data !== 'object' || payload.data === null)) return payload;
+  return { ...payload, data: { call_id: callId, ...(payload.data as object | undefined) } };
+}
+
 function report(callId: string, secret: string, payload: object, options: { id?: string; at?: Date } = {}) {
-  const body = JSON.stringify(payload);
+  const body = JSON.stringify(named(callId, payload));
   const headers = signedHeaders(secret, options.id ?? newMessageId(), body, options.at ?? new Date());
   return request(app()).post(`/hooks/calls/${callId}`).set(headers).set('Content-Type', 'application/json').send(body);
 }
 
-const ended = (outcome: string, extra: object = {}) => ({ type: 'call.ended', data: { outcome, duration_seconds: 41, summary: 'Spoke to the customer', changes: null, ...extra } });
+const ended = (outcome: string, extra: object = {}) => ({
+  type: 'call.ended',
+  data: { outcome, duration_seconds: 41, summary: 'Spoke to the customer', changes: null, ...extra },
+});
 
 describe('voice agents: dispatch and reports (spec §8, §9)', function () {
   this.timeout(90_000);
@@ -45,7 +54,12 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
       expect(first.headers['webhook-id']).to.match(/^msg_/);
       expect(first.headers['content-type']).to.equal('application/json');
       expect(first.json).to.deep.include({ type: 'call.requested' });
-      expect(first.json.data).to.include({ call_id: callId, operation_id: order.operation_id, attempt: 1, callback_url: `${TEST_ENV.PUBLIC_BASE_URL}/hooks/calls/${callId}` });
+      expect(first.json.data).to.include({
+        call_id: callId,
+        operation_id: order.operation_id,
+        attempt: 1,
+        callback_url: `${TEST_ENV.PUBLIC_BASE_URL}/hooks/calls/${callId}`,
+      });
       expect(first.json.data.order).to.include({ id: order.id, phone: '+212612345678', status: 'processing' });
       expect((await orderRow(order.id)).status).to.equal('processing');
       expect((await operationRow(order.operation_id!)).status).to.equal('in_progress');
@@ -89,15 +103,22 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
       const body = JSON.stringify(ended('confirmed'));
       const missing = await request(app()).post(`/hooks/calls/${callId}`).set('Content-Type', 'application/json').send(body).expect(401);
       expect(missing.body).to.deep.equal({ error: 'invalid_signature' });
-      const wrong = signedHeaders('whsec_' + Buffer.alloc(32, 7).toString('base64'), newMessageId(), body);
+      const wrong = signedHeaders(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, newMessageId(), body);
       await request(app()).post(`/hooks/calls/${callId}`).set(wrong).send(body).expect(401);
       await report(callId, shop.secret, ended('confirmed'), { at: new Date(Date.now() - 6 * 60_000) }).expect(401);
       await report(callId, shop.secret, ended('confirmed'), { at: new Date(Date.now() + 6 * 60_000) }).expect(401);
       // Tampered body, valid headers for another body.
       const headers = signedHeaders(shop.secret, newMessageId(), body);
-      await request(app()).post(`/hooks/calls/${callId}`).set(headers).set('Content-Type', 'application/json').send(JSON.stringify(ended('unconfirmed'))).expect(401);
+      await request(app())
+        .post(`/hooks/calls/${callId}`)
+        .set(headers)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify(ended('unconfirmed')))
+        .expect(401);
       const rotated = await shop.agent.post(`/api/agents/${shop.handlerId}/rotate-secret`).expect(200);
-      expect(rotated.body.secret).to.match(/^whsec_/).and.not.equal(shop.secret);
+      expect(rotated.body.secret)
+        .to.match(/^whsec_/)
+        .and.not.equal(shop.secret);
       await report(callId, shop.secret, ended('confirmed')).expect(401);
       expect((await report('00000000-0000-4000-8000-000000000000', shop.secret, ended('confirmed')).expect(404)).body).to.deep.equal({ error: 'not_found' });
       await report('not-a-uuid', shop.secret, ended('confirmed')).expect(404);
@@ -174,7 +195,9 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
       await waitFor('a first call.requested', async () => agent.received.length >= 1);
       // Let the worker see both operations: one credit pays for one open call, so the other waits.
       await waitFor('both operations examined', async () => {
-        const done = await testKnex()('pgboss.job').where({ name: 'operation-due', state: 'completed' }).whereIn('singleton_key', [first.operation_id, second.operation_id]);
+        const done = await testKnex()('pgboss.job')
+          .where({ name: 'operation-due', state: 'completed' })
+          .whereIn('singleton_key', [first.operation_id, second.operation_id]);
         return new Set(done.map((j) => j.singleton_key)).size === 2;
       });
       expect(agent.received).to.have.length(1);
@@ -237,7 +260,10 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
           const before = Date.now();
           await callRequestHandler(services, sender, silentLogger, config.publicBaseUrl)([{ callId, attempt: 1 }]);
           expect(refusing.received).to.have.length(1);
-          const job = await testKnex()('pgboss.job').where({ name: 'call-request' }).whereRaw("data->>'callId' = ? AND (data->>'try')::int = 2", [callId]).first();
+          const job = await testKnex()('pgboss.job')
+            .where({ name: 'call-request' })
+            .whereRaw("data->>'callId' = ? AND (data->>'try')::int = 2", [callId])
+            .first();
           expect(job, 'retry queued').to.not.equal(undefined);
           expect(new Date(job.start_after).getTime()).to.be.within(before + 9_000, Date.now() + 11_000);
           const [call] = await testKnex()('calls').where({ id: callId });
@@ -271,7 +297,9 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
       const { agent, order, callId } = await dispatched();
       try {
         await waitFor('accepted', async () => (await testKnex()('calls').where({ id: callId }).first()).accepted_at);
-        await testKnex()('calls').where({ id: callId }).update({ result_due_at: new Date(Date.now() - 1000) });
+        await testKnex()('calls')
+          .where({ id: callId })
+          .update({ result_due_at: new Date(Date.now() - 1000) });
         await services.sweep.run();
         const [call] = await testKnex()('calls').where({ id: callId });
         expect(call).to.include({ outcome: 'failed', summary: 'no result from agent' });

@@ -14,7 +14,10 @@ import { startThrowawayPostgres } from './helpers/throwaway-postgres';
 async function voiceWorkspace(target: string | undefined, knex: Knex, endpointUrl: string, credits: number) {
   const shop = await signUp(target ? { target, knex } : {});
   const agent = await shop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl, orderHandler: true }).expect(201);
-  await shop.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+  await shop.agent
+    .put('/api/settings/calls')
+    .send({ callingHours: { start: '00:00', end: '24:00' } })
+    .expect(200);
   const owner = await knex('workspaces').where({ id: shop.workspaceId }).first('owner_id');
   await knex('credit_ledger').insert({ user_id: owner.owner_id, kind: 'grant', amount: credits });
   return { shop, secret: agent.body.secret as string };
@@ -63,7 +66,14 @@ describe('the worker as its own process (spec §10)', function () {
     let second: WorkerProcess | undefined;
     try {
       const { shop } = await voiceWorkspace(undefined, testKnex(), agent.url, 1000);
-      const orders = await Promise.all(Array.from({ length: 40 }, (_, i) => shop.agent.post('/api/orders').send({ ...ORDER, clientName: `Burst ${i}` }).expect(201)));
+      const orders = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          shop.agent
+            .post('/api/orders')
+            .send({ ...ORDER, clientName: `Burst ${i}` })
+            .expect(201),
+        ),
+      );
       await waitFor('some calls requested', async () => agent.received.length >= 3);
       first.child.kill('SIGKILL');
       await first.exited;
@@ -72,12 +82,20 @@ describe('the worker as its own process (spec §10)', function () {
       expect(acceptedBeforeKill.length, 'killed in the middle of the burst').to.be.below(40);
       second = await startWorkerProcess(testDatabaseUrl());
       const ids = new Set(orders.map((o) => o.body.id));
-      await waitFor('every order’s call requested', async () => new Set(agent.received.map((r) => r.json.data.order.id).filter((id) => ids.has(id))).size === 40, 120_000);
+      await waitFor(
+        'every order’s call requested',
+        async () => new Set(agent.received.map((r) => r.json.data.order.id).filter((id) => ids.has(id))).size === 40,
+        120_000,
+      );
       // Deliveries the dead worker had in flight come back once their jobs expire, and are accepted.
-      await waitFor('every call accepted', async () => {
-        const open = await testKnex()('calls').where({ workspace_id: shop.workspaceId }).whereNull('accepted_at');
-        return open.length === 0;
-      }, 120_000);
+      await waitFor(
+        'every call accepted',
+        async () => {
+          const open = await testKnex()('calls').where({ workspace_id: shop.workspaceId }).whereNull('accepted_at');
+          return open.length === 0;
+        },
+        120_000,
+      );
       const calls = await testKnex()('calls').where({ workspace_id: shop.workspaceId });
       expect(calls, 'one call per order').to.have.length(40);
       const byCall = new Map<string, Set<string>>();
@@ -100,22 +118,39 @@ describe('the worker as its own process (spec §10)', function () {
     const workers = await Promise.all([startWorkerProcess(testDatabaseUrl()), startWorkerProcess(testDatabaseUrl())]);
     try {
       const { shop, secret } = await voiceWorkspace(web.url, testKnex(), agent.url, 1000);
-      const orders = await Promise.all(Array.from({ length: 30 }, (_, i) => shop.agent.post('/api/orders').send({ ...ORDER, clientName: `Race ${i}` }).expect(201)));
+      const orders = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          shop.agent
+            .post('/api/orders')
+            .send({ ...ORDER, clientName: `Race ${i}` })
+            .expect(201),
+        ),
+      );
       const ids = new Set(orders.map((o) => o.body.id));
-      await waitFor('every call requested', async () => new Set(agent.received.map((r) => r.json.data.order.id).filter((id) => ids.has(id))).size === 30, 60_000);
+      await waitFor(
+        'every call requested',
+        async () => new Set(agent.received.map((r) => r.json.data.order.id).filter((id) => ids.has(id))).size === 30,
+        60_000,
+      );
       // Each call's result, reported twice (an agent retrying), to the web process.
       const mine = agent.received.filter((r) => ids.has(r.json.data.order.id));
       for (const r of mine) {
-        const body = JSON.stringify({ type: 'call.ended', data: { outcome: 'confirmed', duration_seconds: 20 } });
+        const body = JSON.stringify({ type: 'call.ended', data: { call_id: r.json.data.call_id, outcome: 'confirmed', duration_seconds: 20 } });
         const headers = signedHeaders(secret, newMessageId(), body);
-        for (let i = 0; i < 2; i += 1) await request(web.url).post(`/hooks/calls/${r.json.data.call_id}`).set(headers).set('Content-Type', 'application/json').send(body).expect(200);
+        for (let i = 0; i < 2; i += 1)
+          await request(web.url).post(`/hooks/calls/${r.json.data.call_id}`).set(headers).set('Content-Type', 'application/json').send(body).expect(200);
       }
       const calls = await testKnex()('calls').where({ workspace_id: shop.workspaceId });
       expect(calls).to.have.length(30);
       expect(new Set(mine.map((r) => r.json.data.call_id)).size, 'no call requested twice').to.equal(mine.length);
-      const spends = await testKnex()('credit_ledger').whereIn('call_id', calls.map((c) => c.id));
+      const spends = await testKnex()('credit_ledger').whereIn(
+        'call_id',
+        calls.map((c) => c.id),
+      );
       expect(spends, 'one charge per call').to.have.length(30);
-      const statuses = await testKnex()('orders').whereIn('id', [...ids]).pluck('status');
+      const statuses = await testKnex()('orders')
+        .whereIn('id', [...ids])
+        .pluck('status');
       expect(new Set(statuses)).to.deep.equal(new Set(['confirmed']));
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');
@@ -139,14 +174,26 @@ describe('the worker as its own process (spec §10)', function () {
       await waitFor('first call requested', async () => agent.received.length >= 1);
       await pg.stop();
       await pg.start();
-      const after = await waitFor('web back', async () => {
-        const res = await shop.agent.post('/api/orders').send({ ...ORDER, clientName: 'After restart' }).catch(() => undefined);
-        return res?.status === 201 ? res : undefined;
-      }, 60_000);
-      await waitFor('the worker dispatches after the restart', async () => agent.received.some((r) => r.json.data.order.id === after.body.id), 90_000).catch((err) => {
-        const lines = worker!.output().split('\n').map((l) => l.slice(0, 400));
-        throw new Error(`${err.message}\nworker output (lines cut at 400 characters):\n${lines.slice(-60).join('\n')}`);
-      });
+      const after = await waitFor(
+        'web back',
+        async () => {
+          const res = await shop.agent
+            .post('/api/orders')
+            .send({ ...ORDER, clientName: 'After restart' })
+            .catch(() => undefined);
+          return res?.status === 201 ? res : undefined;
+        },
+        60_000,
+      );
+      await waitFor('the worker dispatches after the restart', async () => agent.received.some((r) => r.json.data.order.id === after.body.id), 90_000).catch(
+        (err) => {
+          const lines = worker!
+            .output()
+            .split('\n')
+            .map((l) => l.slice(0, 400));
+          throw new Error(`${err.message}\nworker output (lines cut at 400 characters):\n${lines.slice(-60).join('\n')}`);
+        },
+      );
       expect(worker.child.exitCode, 'the worker was never restarted').to.equal(null);
       web.child.kill('SIGTERM');
       await web.exited;

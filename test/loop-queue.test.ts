@@ -15,12 +15,30 @@ describe('GET/PUT /api/settings/calls', () => {
   it('200: the defaults, then each field changed alone; the others are kept', async () => {
     const shop = await signUp();
     const res = await shop.agent.get('/api/settings/calls').expect(200);
-    expect(res.body).to.deep.equal({ max_attempts: 3, retry_interval_minutes: 120, calling_hours: { start: '09:00', end: '21:00' }, timezone: 'Africa/Casablanca' });
+    expect(res.body).to.deep.equal({
+      max_attempts: 3,
+      retry_interval_minutes: 120,
+      calling_hours: { start: '09:00', end: '21:00' },
+      timezone: 'Africa/Casablanca',
+    });
     const put = await shop.agent.put('/api/settings/calls').send({ maxAttempts: 5 }).expect(200);
     expect(put.body).to.deep.equal({ ...res.body, max_attempts: 5 });
-    const snake = await shop.agent.put('/api/settings/calls').send({ retry_interval_minutes: 30, calling_hours: { start: '08:30', end: '24:00' } }).expect(200);
-    expect(snake.body).to.deep.equal({ max_attempts: 5, retry_interval_minutes: 30, calling_hours: { start: '08:30', end: '24:00' }, timezone: 'Africa/Casablanca' });
-    expect(await testKnex()('call_settings').where({ workspace_id: shop.workspaceId }).first()).to.include({ max_attempts: 5, retry_interval_minutes: 30, hours_start: '08:30', hours_end: '24:00' });
+    const snake = await shop.agent
+      .put('/api/settings/calls')
+      .send({ retry_interval_minutes: 30, calling_hours: { start: '08:30', end: '24:00' } })
+      .expect(200);
+    expect(snake.body).to.deep.equal({
+      max_attempts: 5,
+      retry_interval_minutes: 30,
+      calling_hours: { start: '08:30', end: '24:00' },
+      timezone: 'Africa/Casablanca',
+    });
+    expect(await testKnex()('call_settings').where({ workspace_id: shop.workspaceId }).first()).to.include({
+      max_attempts: 5,
+      retry_interval_minutes: 30,
+      hours_start: '08:30',
+      hours_end: '24:00',
+    });
   });
 
   it('400 VALIDATION_ERROR naming each bad field; nothing changes', async () => {
@@ -90,26 +108,51 @@ describe('GET /api/orders/:id/operations and POST …/operations (call again)', 
     const shop = await humanShop();
     const order = await createOrder(shop);
     const knex = testKnex();
-    const latest = async () => (await knex('operations').where({ order_id: order.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first('id')).id;
+    const latest = async () =>
+      (
+        await knex('operations')
+          .where({ order_id: order.id })
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .first('id')
+      ).id;
     const shown = async () => {
       const one = (await shop.agent.get(`/api/orders/${order.id}`).expect(200)).body.operation_id;
       const listed = (await shop.agent.get('/api/orders').expect(200)).body.orders.find((o: { id: string }) => o.id === order.id);
-      const searched = (await shop.agent.get('/api/orders').query({ q: ORDER.clientName }).expect(200)).body.orders.find((o: { id: string }) => o.id === order.id);
+      const searched = (await shop.agent.get('/api/orders').query({ q: ORDER.clientName }).expect(200)).body.orders.find(
+        (o: { id: string }) => o.id === order.id,
+      );
       expect(listed.operation_id).to.equal(one);
       expect(searched.operation_id).to.equal(one);
       expect((await orderRow(order.id)).operation_id).to.equal(one);
       return one;
     };
-    expect(await shown()).to.equal(order.operation_id).and.equal(await latest());
-    const op = (id: string, createdAt: string) => ({ id, workspace_id: shop.workspaceId!, order_id: order.id, agent_id: shop.handlerId, direction: 'outbound', status: 'completed', created_at: createdAt });
+    expect(await shown())
+      .to.equal(order.operation_id)
+      .and.equal(await latest());
+    const op = (id: string, createdAt: string) => ({
+      id,
+      workspace_id: shop.workspaceId!,
+      order_id: order.id,
+      agent_id: shop.handlerId,
+      direction: 'outbound',
+      status: 'completed',
+      created_at: createdAt,
+    });
     // Older than the order's first operation: the first stays the current one.
     await knex('operations').insert(op(crypto.randomUUID(), '2020-01-01T00:00:00Z'));
-    expect(await shown()).to.equal(order.operation_id).and.equal(await latest());
+    expect(await shown())
+      .to.equal(order.operation_id)
+      .and.equal(await latest());
     // Two in one statement at the same instant, after it: the greater id is the latest (uuids compare as their hex text).
     const at = new Date(Date.now() + 60_000).toISOString();
     const [low, high] = [crypto.randomUUID(), crypto.randomUUID()].sort();
     await knex('operations').insert([op(high, at), op(low, at)]);
-    expect(await shown()).to.equal(high).and.equal(await latest());
+    expect(await shown())
+      .to.equal(high)
+      .and.equal(await latest());
     // Every order written so far in this database, by every test before this one: the column is what the lookup gives.
     const { rows } = await knex.raw(
       'SELECT count(*)::int AS n FROM orders o WHERE o.operation_id IS DISTINCT FROM (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1)',
@@ -166,7 +209,19 @@ describe('POST /api/calls/next (the human queue)', () => {
     expect(res.body.order).to.include({ id: first.id, status: 'calling' });
     expect(res.body.operation).to.include({ id: first.operation_id, status: 'in_progress', next_attempt_at: null });
     expect(res.body.call).to.include({ attempt: 1, made_by: shop.userId, outcome: null, ended_at: null, cost: 0 });
-    expect(res.body.call).to.have.all.keys('id', 'attempt', 'started_at', 'ended_at', 'outcome', 'duration_seconds', 'summary', 'changes', 'callback_at', 'made_by', 'cost');
+    expect(res.body.call).to.have.all.keys(
+      'id',
+      'attempt',
+      'started_at',
+      'ended_at',
+      'outcome',
+      'duration_seconds',
+      'summary',
+      'changes',
+      'callback_at',
+      'made_by',
+      'cost',
+    );
     expect((await orderRow(first.id)).status).to.equal('calling');
     expect(await callsOf(first.operation_id!)).to.have.length(1);
   });
@@ -191,7 +246,10 @@ describe('POST /api/calls/next (the human queue)', () => {
     // A one-hour window twelve hours away from now (Morocco is UTC+0/+1): surely closed.
     const start = (minutes + 12 * 60) % (23 * 60);
     const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
-    await shop.agent.put('/api/settings/calls').send({ callingHours: { start: hhmm(start), end: hhmm(start + 60) } }).expect(200);
+    await shop.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: hhmm(start), end: hhmm(start + 60) } })
+      .expect(200);
     await shop.agent.post('/api/calls/next').expect(204);
   });
 
@@ -215,7 +273,10 @@ describe('POST /api/calls/:callId/outcome', () => {
   for (const outcome of ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized'] as const) {
     it(`200 ${outcome}: the order becomes ${outcome}, the operation completed`, async () => {
       const { shop, order, callId } = await claimed();
-      const res = await shop.agent.post(`/api/calls/${callId}/outcome`).send({ outcome, notes: 'Spoke to her', changes: outcome === 'order-changed' ? '3 bottles' : undefined }).expect(200);
+      const res = await shop.agent
+        .post(`/api/calls/${callId}/outcome`)
+        .send({ outcome, notes: 'Spoke to her', changes: outcome === 'order-changed' ? '3 bottles' : undefined })
+        .expect(200);
       expect(res.body.order.status).to.equal(outcome);
       expect(res.body.operation).to.include({ status: 'completed', attempts: 0, next_attempt_at: null });
       expect(res.body.call).to.include({ outcome, summary: 'Spoke to her', cost: 0 });
@@ -245,7 +306,9 @@ describe('POST /api/calls/:callId/outcome', () => {
     const due = new Date(first.body.operation.next_attempt_at).getTime();
     expect(due).to.be.within(before + 3600_000 - 1000, Date.now() + 3600_000 + 1000);
     // Due now, for the test: the next claim is attempt 2.
-    await testKnex()('operations').where({ id: order.operation_id }).update({ next_attempt_at: new Date(Date.now() - 1000) });
+    await testKnex()('operations')
+      .where({ id: order.operation_id })
+      .update({ next_attempt_at: new Date(Date.now() - 1000) });
     const second = await shop.agent.post('/api/calls/next').expect(200);
     expect(second.body.call.attempt).to.equal(2);
     const last = await shop.agent.post(`/api/calls/${second.body.call.id}/outcome`).send({ outcome: 'failed' }).expect(200);
@@ -264,7 +327,9 @@ describe('POST /api/calls/:callId/outcome', () => {
         expect(res.body.order.status).to.equal('postponed');
         break;
       }
-      await testKnex()('operations').where({ id: order.operation_id }).update({ next_attempt_at: new Date(Date.now() - 1000) });
+      await testKnex()('operations')
+        .where({ id: order.operation_id })
+        .update({ next_attempt_at: new Date(Date.now() - 1000) });
       current = (await shop.agent.post('/api/calls/next').expect(200)).body.call.id;
     }
     expect(await callsOf(order.operation_id!)).to.have.length(10);
@@ -312,7 +377,9 @@ describe('POST /api/calls/:callId/outcome', () => {
     const order = await createOrder(shop, { ...ORDER, status: 'postponed' });
     const res = await shop.agent.post('/api/calls/next').expect(200);
     expect(res.body.call.attempt).to.equal(1);
-    await testKnex()('calls').where({ id: res.body.call.id }).update({ claim_expires_at: new Date(Date.now() - 1000) });
+    await testKnex()('calls')
+      .where({ id: res.body.call.id })
+      .update({ claim_expires_at: new Date(Date.now() - 1000) });
     const late = await shop.agent.post(`/api/calls/${res.body.call.id}/outcome`).send({ outcome: 'confirmed' }).expect(409);
     expect(late.body.code).to.equal('CALL_NOT_OPEN');
     expect((await orderRow(order.id)).status).to.equal('postponed');
@@ -330,7 +397,7 @@ describe('a person changes the order’s status (spec §7)', () => {
       const shop = await humanShop();
       const order = await createOrder(shop);
       await shop.agent.put(`/api/orders/${order.id}`).send({ status }).expect(200);
-      expect((await operationRow(order.operation_id!))).to.include({ status: 'cancelled', next_attempt_at: null });
+      expect(await operationRow(order.operation_id!)).to.include({ status: 'cancelled', next_attempt_at: null });
       await shop.agent.post('/api/calls/next').expect(204);
     });
   }

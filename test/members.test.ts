@@ -1,26 +1,29 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { sessionStore } from '../routes/middleware/session';
-import { app, csrfOf, signUp, SignedIn, silentLogger, uniqueEmail } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, silentLogger, uniqueEmail } from './helpers/app';
 import { testKnex, testSessionPool } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { ORDER, openAllDay } from './helpers/loop';
 
 const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
 
-/** An owner whose workspace has a human order handler, and a member invited into it who signed in twice. */
+/** An owner whose workspace has a human order handler, and a member who joined through a link and signed in twice. */
 async function team(): Promise<{ owner: SignedIn; member: SignedIn; memberPhone: SignedIn }> {
   const owner = await signUp();
   await owner.agent.post('/api/agents').send({ name: 'Desk', orderHandler: true }).expect(201);
   await openAllDay(owner);
   const email = uniqueEmail('member');
-  const csrf = await csrfOf(owner.agent);
-  await owner.agent.post('/workspace/invitations').type('form').send({ _csrf: csrf, email }).expect(303);
-  const member = await signUp({ email, workspace: null });
+  const member = await signUp({ email, invitedBy: owner });
   // The same member on a second device: a session of its own.
   const memberPhone = { ...member, agent: request.agent(app()) };
   const page = await memberPhone.agent.get('/login').expect(200);
-  await memberPhone.agent.post('/login').type('form').send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1], email, password: member.password }).expect(303);
+  await memberPhone.agent
+    .post('/login')
+    .type('form')
+    .send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(page.text)![1], email, password: member.password })
+    .expect(303);
   expect((await member.agent.get('/api/orders').expect(200)).body).to.have.property('orders');
   return { owner, member, memberPhone };
 }
@@ -104,7 +107,11 @@ describe('removing a member (DELETE /api/workspace/members/:userId and /workspac
     const other = await team();
     const memberPage = await other.member.agent.get('/workspace').expect(200);
     expect(memberPage.text).to.contain('action="/workspace/leave"').and.not.contain('/remove"');
-    await other.member.agent.post('/workspace/leave').type('form').send({ _csrf: await csrfOf(other.member.agent) }).expect(303);
+    await other.member.agent
+      .post('/workspace/leave')
+      .type('form')
+      .send({ _csrf: await csrfOf(other.member.agent) })
+      .expect(303);
     expect((await other.member.agent.get('/workspace').expect(200)).text).to.contain('Create your workspace');
   });
 });

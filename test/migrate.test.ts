@@ -45,7 +45,22 @@ describe('npm run migrate (the release step)', function () {
       const fresh = createKnex(url, 1);
       try {
         const tables = await fresh('pg_tables').where({ schemaname: 'public' }).pluck('tablename');
-        expect(tables).to.include.members(['users', 'workspaces', 'workspace_members', 'invitations', 'agents', 'orders', 'operations', 'api_keys', 'credit_ledger', 'session', 'idempotency_keys', 'calls', 'call_settings', 'call_reports']);
+        expect(tables).to.include.members([
+          'users',
+          'workspaces',
+          'workspace_members',
+          'invitations',
+          'agents',
+          'orders',
+          'operations',
+          'api_keys',
+          'credit_ledger',
+          'session',
+          'idempotency_keys',
+          'calls',
+          'call_settings',
+          'call_reports',
+        ]);
         // The release step also creates the job engine's schema and our queues.
         const queues = await fresh('pgboss.queue').pluck('name');
         expect(queues).to.include.members(['operation-due', 'call-request', 'call-timeout', 'claim-expiry', 'sweep']);
@@ -63,7 +78,10 @@ describe('npm run migrate (the release step)', function () {
     const { name, url } = await emptyDatabase('ocs_migrate');
     const db = createKnex(url, 1);
     try {
-      const before: typeof migrationSource = { ...migrationSource, getMigrations: async () => (await migrationSource.getMigrations([])).filter((m) => m.file < '20261123_07') };
+      const before: typeof migrationSource = {
+        ...migrationSource,
+        getMigrations: async () => (await migrationSource.getMigrations([])).filter((m) => m.file < '20261123_07'),
+      };
       await db.migrate.latest({ migrationSource: before });
       await db.raw(`
         WITH u AS (INSERT INTO users (email, name, password_hash) VALUES ('backfill@example.com', 'Backfill', 'x') RETURNING id),
@@ -95,8 +113,53 @@ describe('npm run migrate (the release step)', function () {
       // C1: one operation, a minute old (some others' latest are an hour ahead, later than a new one).
       const order = await db('orders').where({ client_name: 'C1' }).first('id', 'workspace_id');
       const agent = await db('agents').first('id');
-      const [op] = await db('operations').insert({ workspace_id: order.workspace_id, order_id: order.id, agent_id: agent.id, direction: 'outbound', status: 'pending', next_attempt_at: db.fn.now() }, ['id']);
+      const [op] = await db('operations').insert(
+        { workspace_id: order.workspace_id, order_id: order.id, agent_id: agent.id, direction: 'outbound', status: 'pending', next_attempt_at: db.fn.now() },
+        ['id'],
+      );
       expect((await db('orders').where({ id: order.id }).first('operation_id')).operation_id).to.equal(op.id);
+    } finally {
+      await db.destroy();
+      await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
+    }
+  });
+
+  it('20261124_01 drops invitations made the old way (an address alone) and keeps only hashed, expiring links', async () => {
+    const { name, url } = await emptyDatabase('ocs_migrate');
+    const db = createKnex(url, 1);
+    try {
+      const before: typeof migrationSource = {
+        ...migrationSource,
+        getMigrations: async () => (await migrationSource.getMigrations([])).filter((m) => m.file < '20261124_01'),
+      };
+      await db.migrate.latest({ migrationSource: before });
+      await db.raw(`
+        WITH u AS (INSERT INTO users (email, name, password_hash) VALUES ('owner@example.com', 'Owner', 'x') RETURNING id),
+             w AS (INSERT INTO workspaces (name, owner_id) SELECT 'Old shop', id FROM u RETURNING id, owner_id)
+        INSERT INTO invitations (workspace_id, email, invited_by, accepted_at)
+        SELECT w.id, e.email, w.owner_id, e.accepted FROM w, (VALUES ('pending@example.com', NULL::timestamptz), ('joined@example.com', now())) e(email, accepted)`);
+      expect(await db('invitations').pluck('email')).to.have.members(['pending@example.com', 'joined@example.com']);
+      await db.migrate.latest({ migrationSource });
+      expect(await db('invitations').select('id')).to.deep.equal([]);
+      const columns = await db('information_schema.columns').where({ table_name: 'invitations' }).select('column_name', 'is_nullable');
+      expect(Object.fromEntries(columns.map((c: { column_name: string; is_nullable: string }) => [c.column_name, c.is_nullable])))
+        .to.include({
+          token_hash: 'NO',
+          expires_at: 'NO',
+          created_by: 'NO',
+          used_at: 'YES',
+          revoked_at: 'YES',
+        })
+        .and.not.to.have.property('accepted_at');
+      // The hash is unique: one link, one invitation.
+      const [ws] = await db('workspaces').select('id', 'owner_id');
+      const row = { workspace_id: ws.id, email: 'a@example.com', created_by: ws.owner_id, token_hash: 'h', expires_at: db.raw("now() + interval '7 days'") };
+      await db('invitations').insert(row);
+      let duplicate: unknown;
+      await db('invitations')
+        .insert({ ...row, email: 'b@example.com' })
+        .catch((err: unknown) => (duplicate = err));
+      expect((duplicate as { code?: string })?.code).to.equal('23505');
     } finally {
       await db.destroy();
       await testKnex().raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
@@ -107,8 +170,15 @@ describe('npm run migrate (the release step)', function () {
     const result = await runScript('bin/migrate.js', [], { DATABASE_URL: testDatabaseUrl() });
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout.trim()).to.equal('Already up to date\nJob queues ready');
-    const names = await testKnex()('knex_migrations').orderBy('id').pluck('name');
-    expect(names).to.deep.equal(['20261122_01_accounts', '20261122_02_orders', '20261122_03_keys_and_credits', '20261122_04_idempotency', '20261122_05_confirmation_loop', '20261122_06_open_calls_index', '20261123_01_orders_search', '20261123_02_webhooks', '20261123_04_order_status_counts', '20261123_05_orders_search_keys', '20261123_06_operations_latest_index', '20261123_07_orders_operation_id']);
+    // By name: a database kept from earlier runs applied each migration as it arrived, not in name order.
+    const names = await testKnex()('knex_migrations').orderBy('name').pluck('name');
+    const files = fs
+      .readdirSync(path.join(ROOT, 'db', 'migrations'))
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => file.replace(/\.ts$/, ''))
+      .sort();
+    expect(files).to.include('20261122_01_accounts');
+    expect(names).to.deep.equal(files);
   });
 
   it('knexfile.ts: npx knex migrate:latest, migrate:rollback and migrate:make work, recording the names npm run migrate records', async () => {
@@ -118,7 +188,7 @@ describe('npm run migrate (the release step)', function () {
     try {
       const latest = await knexCli(['migrate:latest'], url);
       expect(latest.code, latest.output).to.equal(0);
-      expect(await fresh('knex_migrations').orderBy('id').pluck('name')).to.deep.equal(await testKnex()('knex_migrations').orderBy('id').pluck('name'));
+      expect(await fresh('knex_migrations').orderBy('name').pluck('name')).to.deep.equal(await testKnex()('knex_migrations').orderBy('name').pluck('name'));
       const rollback = await knexCli(['migrate:rollback'], url);
       expect(rollback.code, rollback.output).to.equal(0);
       expect(await fresh('knex_migrations').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
@@ -132,7 +202,9 @@ describe('npm run migrate (the release step)', function () {
       made = fs.readdirSync(path.join(ROOT, 'db', 'migrations')).find((f) => f.endsWith('_knexfile_probe.ts'));
       expect(made, make.output).to.match(/^\d{14}_knexfile_probe\.ts$/);
       const status = await knexCli(['migrate:list'], url);
-      expect(status.output).to.match(/Found 1 Pending Migration/).and.contain(made!.replace(/\.ts$/, ''));
+      expect(status.output)
+        .to.match(/Found 1 Pending Migration/)
+        .and.contain(made!.replace(/\.ts$/, ''));
     } finally {
       if (made) fs.rmSync(path.join(ROOT, 'db', 'migrations', made));
       await fresh.destroy();
@@ -142,22 +214,43 @@ describe('npm run migrate (the release step)', function () {
 
   it('the Procfile releases with npm run migrate, serves the compiled server and runs the worker', () => {
     const lines = fs.readFileSync(path.join(ROOT, 'Procfile'), 'utf8').trim().split('\n');
-    expect(lines).to.deep.equal(['release: npm run migrate', 'web: node --max-semi-space-size=8 --heap-growing-percent=100 dist/server.js', 'worker: node dist/worker.js']);
+    expect(lines).to.deep.equal([
+      'release: npm run migrate',
+      'web: node --max-semi-space-size=8 --heap-growing-percent=100 dist/server.js',
+      'worker: node dist/worker.js',
+    ]);
     const scripts = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
     expect(scripts.migrate).to.contain('node dist/bin/migrate.js');
   });
 
   it('the schema enforces its rules itself: one handler per workspace, the ten statuses, timestamptz', async () => {
     const k = testKnex();
-    const [user] = await k('users').insert({ email: `schema-${crypto.randomUUID()}@example.test`, name: 'S', password_hash: 'x' }).returning('id');
+    const [user] = await k('users')
+      .insert({ email: `schema-${crypto.randomUUID()}@example.test`, name: 'S', password_hash: 'x' })
+      .returning('id');
     const [workspace] = await k('workspaces').insert({ name: 'Schema', owner_id: user.id }).returning('id');
     await k('agents').insert({ workspace_id: workspace.id, name: 'A', is_order_handler: true });
-    const second = await k('agents').insert({ workspace_id: workspace.id, name: 'B', is_order_handler: true }).then(() => null, (e: { constraint?: string }) => e.constraint);
+    const second = await k('agents')
+      .insert({ workspace_id: workspace.id, name: 'B', is_order_handler: true })
+      .then(
+        () => null,
+        (e: { constraint?: string }) => e.constraint,
+      );
     expect(second).to.equal('agents_one_order_handler');
     const order = { workspace_id: workspace.id, client_name: 'C', phone: '+212612345678', store_name: 'S', products_name: 'P' };
-    const badStatus = await k('orders').insert({ ...order, status: 'shipped' }).then(() => null, (e: { constraint?: string }) => e.constraint);
+    const badStatus = await k('orders')
+      .insert({ ...order, status: 'shipped' })
+      .then(
+        () => null,
+        (e: { constraint?: string }) => e.constraint,
+      );
     expect(badStatus).to.equal('orders_status_check');
-    const badPhone = await k('orders').insert({ ...order, phone: '0612345678' }).then(() => null, (e: { constraint?: string }) => e.constraint);
+    const badPhone = await k('orders')
+      .insert({ ...order, phone: '0612345678' })
+      .then(
+        () => null,
+        (e: { constraint?: string }) => e.constraint,
+      );
     expect(badPhone).to.equal('orders_phone_check');
     const types = await k('information_schema.columns')
       .where({ table_schema: 'public', data_type: 'timestamp without time zone' })

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../config';
 import { ROOT_RUNTIME_DIR } from '../db/embedded';
-import { RunningServer, runScript, startServer } from './helpers/process';
+import type { RunningServer } from './helpers/process';
+import { runScript, startServer } from './helpers/process';
 
 /**
  * The README's `npm start` as newcomers run it, with nothing configured: a normal user in their home
@@ -16,14 +17,24 @@ import { RunningServer, runScript, startServer } from './helpers/process';
  */
 
 const isRoot = process.getuid?.() === 0;
-const NOTHING_SET = { DATABASE_URL: undefined, REDIS_URL: undefined, DATA_DIR: undefined, SESSION_SECRET: undefined, JWT_SECRET: undefined, NODE_ENV: 'development', PUBLIC_BASE_URL: undefined };
+const NOTHING_SET = {
+  DATABASE_URL: undefined,
+  REDIS_URL: undefined,
+  DATA_DIR: undefined,
+  SESSION_SECRET: undefined,
+  JWT_SECRET: undefined,
+  NODE_ENV: 'development',
+  PUBLIC_BASE_URL: undefined,
+};
 
 function status(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get(url, { agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on('error', reject);
+    http
+      .get(url, { agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', reject);
   });
 }
 
@@ -52,7 +63,10 @@ function postgresPids(dataDir: string): number[] {
 
 /** The data directory the server logged for its embedded Postgres. */
 function loggedDataDir(server: RunningServer): string {
-  const line = server.output().split('\n').find((l) => l.includes('using the embedded Postgres'));
+  const line = server
+    .output()
+    .split('\n')
+    .find((l) => l.includes('using the embedded Postgres'));
   expect(line, 'the log says where the embedded data lives').to.be.a('string');
   return JSON.parse(line!).dataDir as string;
 }
@@ -159,7 +173,12 @@ describe('npm start for a newcomer, with nothing configured', function () {
     fs.writeFileSync(file, 'not a directory');
     try {
       // DATA_DIR is a file: neither the secrets nor the cluster can be written under it.
-      const result = await runScript('server.js', [], { ...NOTHING_SET, DATA_DIR: path.join(file, 'data'), SESSION_SECRET: 'x'.repeat(32), JWT_SECRET: 'y'.repeat(32) });
+      const result = await runScript('server.js', [], {
+        ...NOTHING_SET,
+        DATA_DIR: path.join(file, 'data'),
+        SESSION_SECRET: 'x'.repeat(32),
+        JWT_SECRET: 'y'.repeat(32),
+      });
       expect(result.code).to.equal(1);
       expect(result.stderr).to.contain('The embedded Postgres could not start');
       expect(result.stderr).to.contain('set DATABASE_URL=');

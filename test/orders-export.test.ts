@@ -1,14 +1,15 @@
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
 import request from 'supertest';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { humanShop, ORDER } from './helpers/loop';
 
 /** GET /api/orders/export.csv (orders-at-scale §5). */
 type Shop = SignedIn & { workspaceId: string };
 
-const COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome'];
+const COLUMNS = ['id', 'created_at', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'calls', 'last_outcome', 'flags'];
 
 async function shop(): Promise<Shop> {
   const s = await signUp();
@@ -20,7 +21,13 @@ async function shop(): Promise<Shop> {
 async function insert(s: Shop, rows: Array<Record<string, unknown>>): Promise<string[]> {
   const inserted = await testKnex()('orders').insert(
     rows.map((fields) => ({
-      workspace_id: s.workspaceId, client_name: 'Client', phone: '+212612345678', store_name: 'Atlas', products_name: 'Oil', status: 'pending', ...fields,
+      workspace_id: s.workspaceId,
+      client_name: 'Client',
+      phone: '+212612345678',
+      store_name: 'Atlas',
+      products_name: 'Oil',
+      status: 'pending',
+      ...fields,
     })),
     ['id'],
   );
@@ -67,8 +74,32 @@ describe('GET /api/orders/export.csv', () => {
     expect(text.startsWith(`\ufeff${COLUMNS.join(',')}\r\n`)).to.equal(true);
     const rows = await exported(s);
     expect(rows).to.deep.equal([
-      { id: newer, created_at: '2026-07-01 13:00:00', client_name: 'فاطمة', phone: "'+212612345678", store_name: 'Boutique Éclat', products_name: 'Oil', address: 'Fès', status: 'confirmed', calls: '0', last_outcome: '' },
-      { id: older, created_at: '2026-01-15 13:00:00', client_name: 'Old', phone: "'+212612345678", store_name: 'Atlas', products_name: 'Oil', address: '', status: 'pending', calls: '0', last_outcome: '' },
+      {
+        id: newer,
+        created_at: '2026-07-01 13:00:00',
+        client_name: 'فاطمة',
+        phone: "'+212612345678",
+        store_name: 'Boutique Éclat',
+        products_name: 'Oil',
+        address: 'Fès',
+        status: 'confirmed',
+        calls: '0',
+        last_outcome: '',
+        flags: '',
+      },
+      {
+        id: older,
+        created_at: '2026-01-15 13:00:00',
+        client_name: 'Old',
+        phone: "'+212612345678",
+        store_name: 'Atlas',
+        products_name: 'Oil',
+        address: '',
+        status: 'pending',
+        calls: '0',
+        last_outcome: '',
+        flags: '',
+      },
     ]);
   });
 
@@ -91,19 +122,40 @@ describe('GET /api/orders/export.csv', () => {
 
   it('a cell that starts with =, +, -, @, a tab or a carriage return is prefixed with a quote', async () => {
     const s = await shop();
-    const [id] = await insert(s, [{
-      client_name: '=SUM(A1)', store_name: '-5', products_name: '@x', address: '\t=cmd', status: 'no-answer', created_at: '2026-07-01T12:00:00Z',
-    }]);
+    const [id] = await insert(s, [
+      {
+        client_name: '=SUM(A1)',
+        store_name: '-5',
+        products_name: '@x',
+        address: '\t=cmd',
+        status: 'no-answer',
+        created_at: '2026-07-01T12:00:00Z',
+      },
+    ]);
     const [cr] = await insert(s, [{ client_name: '\r=1+1', store_name: 'a=b', products_name: 'x+1', address: ' =1', created_at: '2026-07-01T11:00:00Z' }]);
     const rows = await exported(s);
-    expect(rows[0]).to.include({ id, client_name: "'=SUM(A1)", phone: "'+212612345678", store_name: "'-5", products_name: "'@x", address: "'\t=cmd", status: 'no-answer' });
+    expect(rows[0]).to.include({
+      id,
+      client_name: "'=SUM(A1)",
+      phone: "'+212612345678",
+      store_name: "'-5",
+      products_name: "'@x",
+      address: "'\t=cmd",
+      status: 'no-answer',
+    });
     // Only the first character matters.
     expect(rows[1]).to.include({ id: cr, client_name: "'\r=1+1", store_name: 'a=b', products_name: 'x+1', address: ' =1' });
   });
 
   it('commas, quotes, semicolons and line breaks are quoted and read back unchanged', async () => {
     const s = await shop();
-    const tricky = { client_name: 'Benali, "Mina"', store_name: 'A;B', products_name: 'Argan oil\nx2', address: 'Bloc "A"\r\nApt, 3', created_at: '2026-07-01T12:00:00Z' };
+    const tricky = {
+      client_name: 'Benali, "Mina"',
+      store_name: 'A;B',
+      products_name: 'Argan oil\nx2',
+      address: 'Bloc "A"\r\nApt, 3',
+      created_at: '2026-07-01T12:00:00Z',
+    };
     await insert(s, [tricky]);
     const [row] = await exported(s);
     expect(row).to.include({ client_name: tricky.client_name, store_name: tricky.store_name, products_name: tricky.products_name, address: tricky.address });
@@ -169,8 +221,19 @@ describe('GET /api/orders/export.csv', () => {
   it('calls and last_outcome: every call of every operation of the order once, dropped claims not counted', async () => {
     const s = await shop();
     const order = (await s.agent.post('/api/orders').send(ORDER).expect(201)).body;
-    const quiet = (await s.agent.post('/api/orders').send({ ...ORDER, clientName: 'No calls' }).expect(201)).body;
-    const call = (attempt: number, fields: Record<string, unknown>) => ({ workspace_id: s.workspaceId, operation_id: order.operation_id, kind: 'human', attempt, ...fields });
+    const quiet = (
+      await s.agent
+        .post('/api/orders')
+        .send({ ...ORDER, clientName: 'No calls' })
+        .expect(201)
+    ).body;
+    const call = (attempt: number, fields: Record<string, unknown>) => ({
+      workspace_id: s.workspaceId,
+      operation_id: order.operation_id,
+      kind: 'human',
+      attempt,
+      ...fields,
+    });
     await testKnex()('calls').insert([
       call(1, { started_at: '2026-07-01T10:00:00Z', ended_at: '2026-07-01T10:01:00Z', outcome: 'no-answer' }),
       call(2, { started_at: '2026-07-01T12:00:00Z', ended_at: '2026-07-01T12:02:00Z', outcome: 'postponed', callback_at: '2026-07-02T10:00:00Z' }),
@@ -181,7 +244,16 @@ describe('GET /api/orders/export.csv', () => {
     ]);
     // A second operation of the same order (the first one finished) with a call still in progress.
     await testKnex()('operations').where({ id: order.operation_id }).update({ status: 'completed', next_attempt_at: null });
-    const [second] = await testKnex()('operations').insert({ workspace_id: s.workspaceId, order_id: order.id, agent_id: (await testKnex()('operations').where({ id: order.operation_id }).first()).agent_id, direction: 'outbound', status: 'in_progress' }, ['id']);
+    const [second] = await testKnex()('operations').insert(
+      {
+        workspace_id: s.workspaceId,
+        order_id: order.id,
+        agent_id: (await testKnex()('operations').where({ id: order.operation_id }).first()).agent_id,
+        direction: 'outbound',
+        status: 'in_progress',
+      },
+      ['id'],
+    );
     await testKnex()('calls').insert({ workspace_id: s.workspaceId, operation_id: second.id, kind: 'human', attempt: 1, started_at: '2026-07-01T14:00:00Z' });
     const rows = await exported(s);
     const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
@@ -207,7 +279,10 @@ describe('GET /api/orders/export.csv', () => {
     const s = await shop();
     // 4,500 orders, 9 per instant: batches of 2,000 end in the middle of a tie.
     const base = Date.UTC(2026, 5, 1);
-    const ids = await insert(s, Array.from({ length: 4500 }, (_, i) => ({ client_name: `C${i}`, created_at: new Date(base + Math.floor(i / 9) * 1000) })));
+    const ids = await insert(
+      s,
+      Array.from({ length: 4500 }, (_, i) => ({ client_name: `C${i}`, created_at: new Date(base + Math.floor(i / 9) * 1000) })),
+    );
     const rows = await exported(s);
     expect(rows).to.have.length(4500);
     expect(new Set(rows.map((r) => r.id)).size).to.equal(4500);
@@ -220,7 +295,10 @@ describe('GET /api/orders/export.csv', () => {
   it('isolation: another workspace’s orders never appear, whatever the filters', async () => {
     const [a, b] = [await shop(), await shop()];
     const [mine] = await insert(a, [{ client_name: 'Mine', created_at: '2026-07-01T12:00:00Z' }]);
-    await insert(b, [{ client_name: 'Mine too', created_at: '2026-07-01T12:00:00Z' }, { client_name: 'Other', status: 'confirmed', created_at: '2026-07-01T12:00:00Z' }]);
+    await insert(b, [
+      { client_name: 'Mine too', created_at: '2026-07-01T12:00:00Z' },
+      { client_name: 'Other', status: 'confirmed', created_at: '2026-07-01T12:00:00Z' },
+    ]);
     expect((await exported(a)).map((r) => r.id)).to.deep.equal([mine]);
     expect((await exported(a, { q: 'mine' })).map((r) => r.id)).to.deep.equal([mine]);
     expect(await exported(a, { status: 'confirmed' })).to.deep.equal([]);

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, signUp, SignedIn } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /**
@@ -18,10 +19,17 @@ async function shop(): Promise<Shop> {
 
 /** Sends the file as the raw body, as the import page and a script would. */
 function importCsv(s: SignedIn, file: string | Buffer, headers: Record<string, string> = {}) {
-  return s.agent.post('/api/orders/import').set('Content-Type', 'text/csv').set(headers).send(Buffer.isBuffer(file) ? file : Buffer.from(file, 'utf8'));
+  return s.agent
+    .post('/api/orders/import')
+    .set('Content-Type', 'text/csv')
+    .set(headers)
+    .send(Buffer.isBuffer(file) ? file : Buffer.from(file, 'utf8'));
 }
 
-const ordersOf = (workspaceId: string) => testKnex()('orders').where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+const ordersOf = (workspaceId: string) =>
+  testKnex()('orders')
+    .where({ workspace_id: workspaceId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
 async function countOrders(workspaceId: string): Promise<number> {
   const [{ n }] = await testKnex()('orders').where({ workspace_id: workspaceId }).count<{ n: string }[]>({ n: '*' });
   return Number(n);
@@ -52,7 +60,9 @@ describe('POST /api/orders/import', () => {
   it('200: every row becomes an order (phone normalised, status pending) with one pending operation and its operation-due job', async () => {
     const s = await shop();
     const file = `${HEADER}\nAmina Benali,0612345678,Atlas Shop,Argan oil x2,12 rue Fès\nYoussef,+212 6 98 76 54 32,Atlas Shop,Savon noir,\n`;
-    const res = await importCsv(s, file).expect(200).expect('Content-Type', /application\/json/);
+    const res = await importCsv(s, file)
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     expect(Object.keys(res.body)).to.deep.equal(['imported', 'skipped', 'errors', 'order_ids']);
     expect(res.body).to.include({ imported: 2, skipped: 0 });
     expect(res.body.errors).to.deep.equal([]);
@@ -122,7 +132,12 @@ describe('POST /api/orders/import', () => {
     const rows = await ordersOf(s.workspaceId);
     expect(rows).to.have.length(1);
     expect(rows[0]).to.include({ client_name: 'Hélène', phone: '+212612345678', store_name: 'Éclat', products_name: 'Savon', address: 'Rue 7' });
-    for (const header of ['nom;telephone;magasin;produits;adresse', 'NOM COMPLET;TELEPHONE;Boutique;Article;ADRESSE', 'client;tel;store;product;address', 'clientName;mobile;storeName;productsName;address']) {
+    for (const header of [
+      'nom;telephone;magasin;produits;adresse',
+      'NOM COMPLET;TELEPHONE;Boutique;Article;ADRESSE',
+      'client;tel;store;product;address',
+      'clientName;mobile;storeName;productsName;address',
+    ]) {
       const other = await shop();
       const again = await importCsv(other, `${header}\nA;0612345678;S;P;R\n`);
       expect(again.status, `${header}: ${again.text}`).to.equal(200);
@@ -136,7 +151,13 @@ describe('POST /api/orders/import', () => {
     const res = await importCsv(s, file).expect(200);
     expect(res.body).to.include({ imported: 1, skipped: 0 });
     const [row] = await ordersOf(s.workspaceId);
-    expect(row).to.include({ client_name: 'فاطمة الزهراء', phone: '+212612345678', store_name: 'متجر الأطلس', products_name: 'زيت الأركان', address: 'الدار البيضاء' });
+    expect(row).to.include({
+      client_name: 'فاطمة الزهراء',
+      phone: '+212612345678',
+      store_name: 'متجر الأطلس',
+      products_name: 'زيت الأركان',
+      address: 'الدار البيضاء',
+    });
   });
 
   it('the optional status column: a valid value is used (any case), an empty one is pending, a bad one is a per-line error', async () => {
@@ -153,16 +174,23 @@ describe('POST /api/orders/import', () => {
     expect(res.body).to.include({ imported: 3, skipped: 2 });
     expect(res.body.errors.map((e: { line: number }) => e.line)).to.deep.equal([5, 6]);
     expect(Object.keys(res.body.errors[0].fields)).to.deep.equal(['status']);
-    expect(res.body.errors[0].fields.status).to.be.a('string').and.match(/status/i);
+    expect(res.body.errors[0].fields.status)
+      .to.be.a('string')
+      .and.match(/status/i);
     // A bad status does not hide a bad phone on the same line.
     expect(Object.keys(res.body.errors[1].fields)).to.deep.equal(['phone', 'status']);
     const rows = await ordersOf(s.workspaceId);
-    expect(rows.map((r) => [r.client_name, r.status])).to.deep.equal([['A', 'confirmed'], ['B', 'pending'], ['C', 'unconfirmed']]);
+    expect(rows.map((r) => [r.client_name, r.status])).to.deep.equal([
+      ['A', 'confirmed'],
+      ['B', 'pending'],
+      ['C', 'unconfirmed'],
+    ]);
   });
 
   it('unknown extra columns are ignored', async () => {
     const s = await shop();
-    const file = 'id,client_name,workspace_id,phone,store_name,created_at,products_name,notes\n42,Amina,00000000-0000-4000-8000-000000000000,0612345678,Atlas,1999-01-01,Oil,call after 6pm\n';
+    const file =
+      'id,client_name,workspace_id,phone,store_name,created_at,products_name,notes\n42,Amina,00000000-0000-4000-8000-000000000000,0612345678,Atlas,1999-01-01,Oil,call after 6pm\n';
     const res = await importCsv(s, file).expect(200);
     expect(res.body).to.include({ imported: 1, skipped: 0 });
     const [row] = await ordersOf(s.workspaceId);
@@ -202,8 +230,13 @@ describe('POST /api/orders/import', () => {
     const s = await shop();
     const res = await importCsv(s, `${HEADER}\nA,1,S,P,\nB,2,S,P,\n`).expect(200);
     expect(res.body).to.deep.equal({
-      imported: 0, skipped: 2, order_ids: [],
-      errors: [{ line: 2, fields: { phone: res.body.errors[0].fields.phone } }, { line: 3, fields: { phone: res.body.errors[1].fields.phone } }],
+      imported: 0,
+      skipped: 2,
+      order_ids: [],
+      errors: [
+        { line: 2, fields: { phone: res.body.errors[0].fields.phone } },
+        { line: 3, fields: { phone: res.body.errors[1].fields.phone } },
+      ],
     });
     expect(res.body.errors[0].fields.phone).to.match(/phone/i);
     expect(await countOrders(s.workspaceId)).to.equal(0);
@@ -250,7 +283,9 @@ describe('POST /api/orders/import', () => {
     const knex = testKnex();
     // A fault of Postgres's own for one name, which passes every check the service makes.
     await knex.raw("CREATE FUNCTION test_import_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected import fault'; END $$");
-    await knex.raw("CREATE TRIGGER test_import_fault BEFORE INSERT ON orders FOR EACH ROW WHEN (NEW.client_name = 'Refused By Postgres') EXECUTE FUNCTION test_import_fault()");
+    await knex.raw(
+      "CREATE TRIGGER test_import_fault BEFORE INSERT ON orders FOR EACH ROW WHEN (NEW.client_name = 'Refused By Postgres') EXECUTE FUNCTION test_import_fault()",
+    );
     try {
       const lines = Array.from({ length: 2500 }, (_, i) => `${i === 2200 ? 'Refused By Postgres' : `C${i}`},0612345678,S,P,`);
       const res = await importCsv(s, `${HEADER}\n${lines.join('\n')}\n`);
@@ -350,7 +385,9 @@ describe('POST /api/orders/import', () => {
   describe('bad input: a clear 4xx or a per-line error, never a 5xx, never half a file', () => {
     it('a JSON document', async () => {
       const s = await shop();
-      const res = await importCsv(s, JSON.stringify([{ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }]), { 'Content-Type': 'application/json' });
+      const res = await importCsv(s, JSON.stringify([{ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }]), {
+        'Content-Type': 'application/json',
+      });
       await expectRefused(s, res, 400);
       expect(res.body.code).to.equal('VALIDATION_ERROR');
     });
@@ -420,7 +457,7 @@ describe('POST /api/orders/import', () => {
     it('11 MB: 413, nothing written', async () => {
       const s = await shop();
       const row = `Client,0612345678,Store,${'P'.repeat(900)},\n`;
-      const file = HEADER + '\n' + row.repeat(Math.ceil((11 * 1024 * 1024) / row.length));
+      const file = `${HEADER}\n${row.repeat(Math.ceil((11 * 1024 * 1024) / row.length))}`;
       expect(file.length).to.be.greaterThan(11 * 1024 * 1024 - 1000);
       const res = await importCsv(s, file);
       await expectRefused(s, res, 413);
@@ -462,7 +499,12 @@ describe('POST /api/orders/import', () => {
       expect(res.body).to.include({ imported: 4, skipped: 1 });
       expect(res.body.errors.map((e: { line: number }) => e.line)).to.deep.equal([5]);
       const rows = await ordersOf(s.workspaceId);
-      expect(rows.map((r) => [r.client_name, r.address])).to.deep.equal([['A', null], ['B', null], ['C', null], ['E', null]]);
+      expect(rows.map((r) => [r.client_name, r.address])).to.deep.equal([
+        ['A', null],
+        ['B', null],
+        ['C', null],
+        ['E', null],
+      ]);
     });
 
     it('invalid UTF-8 (a Latin-1 file): 400 asking for CSV UTF-8', async () => {

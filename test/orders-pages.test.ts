@@ -5,7 +5,8 @@ import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { SAMPLE_FILE } from '../routes/pages/imports';
 import { createServices } from '../services';
-import { app, csrfOf, signUp, SignedIn, TEST_ENV } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 type Shop = SignedIn & { workspaceId: string; csrf: string };
@@ -19,8 +20,14 @@ async function shop(options: { handler?: boolean } = {}): Promise<Shop> {
 /** `n` orders by SQL, a minute apart (the last newest), named `Client 0`…; returns their names newest first. */
 async function bulk(s: Shop, n: number, fields: (i: number) => object = () => ({})): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
-    workspace_id: s.workspaceId, client_name: `Client ${i}`, phone: '+212600000000', store_name: 'Bulk', products_name: 'Item',
-    status: 'pending', created_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000), ...fields(i),
+    workspace_id: s.workspaceId,
+    client_name: `Client ${i}`,
+    phone: '+212600000000',
+    store_name: 'Bulk',
+    products_name: 'Item',
+    status: 'pending',
+    created_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000),
+    ...fields(i),
   }));
   await testKnex()('orders').insert(rows);
   return rows.map((r) => r.client_name).reverse();
@@ -58,15 +65,27 @@ describe('the /orders page at scale (orders-at-scale §2)', () => {
     const s = await shop();
     const services = createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex()));
     const truth = async () => {
-      const rows: Array<{ status: string; n: number }> = await testKnex()('orders').where({ workspace_id: s.workspaceId }).groupBy('status').select('status', testKnex().raw('count(*)::int AS n'));
+      const rows: Array<{ status: string; n: number }> = await testKnex()('orders')
+        .where({ workspace_id: s.workspaceId })
+        .groupBy('status')
+        .select('status', testKnex().raw('count(*)::int AS n'));
       return Object.fromEntries(rows.map((r) => [r.status, r.n]));
     };
     const shown = async () => Object.fromEntries(Object.entries(await services.orders.statusCounts(s.workspaceId)).filter(([, n]) => n !== 0));
     const body = { clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' };
     const a = (await s.agent.post('/api/orders').send(body).expect(201)).body;
-    const b = (await s.agent.post('/api/orders').send({ ...body, status: 'confirmed' }).expect(201)).body;
+    const b = (
+      await s.agent
+        .post('/api/orders')
+        .send({ ...body, status: 'confirmed' })
+        .expect(201)
+    ).body;
     await s.agent.put(`/api/orders/${a.id}`).send({ status: 'no-answer' }).expect(200);
-    await s.agent.post('/api/orders/import').type('text/csv').send('name,phone,store,products,status\nX,0612345678,S,P,\nY,0612345678,S,P,postponed\n').expect(200);
+    await s.agent
+      .post('/api/orders/import')
+      .type('text/csv')
+      .send('name,phone,store,products,status\nX,0612345678,S,P,\nY,0612345678,S,P,postponed\n')
+      .expect(200);
     await s.agent.delete(`/api/orders/${b.id}`).expect(204);
     await bulk(s, 30);
     expect(await shown()).to.deep.equal(await truth());
@@ -122,7 +141,9 @@ describe('the /orders page at scale (orders-at-scale §2)', () => {
     const pageStatements = onOrders.filter((sql) => /search_text LIKE/.test(sql));
     expect(pageStatements, onOrders.join('\n')).to.have.length(1);
     // The filter, the search and the page's size are in the statement, not applied to rows in Node.
-    expect(pageStatements[0]).to.match(/"o"\."status" = \?|"o"\."status" = \$\d/).and.match(/limit \?|limit \$\d/i);
+    expect(pageStatements[0])
+      .to.match(/"o"\."status" = \?|"o"\."status" = \$\d/)
+      .and.match(/limit \?|limit \$\d/i);
     // No count over the orders themselves: the ten numbers come from one grouped read of the counters.
     expect(statements.filter((sql) => /count\(/i.test(sql) && /\borders\b/.test(sql.replace(/order_status_counts/g, '')))).to.deep.equal([]);
     const counts = statements.filter((sql) => /order_status_counts/.test(sql));
@@ -157,7 +178,8 @@ describe('a customer’s history on the order page (orders-at-scale §3)', () =>
 
     const many = await shop();
     await bulk(many, 25, () => ({ phone: '+212655555555' }));
-    const latest = (await many.agent.post('/api/orders').send({ clientName: 'Latest', phone: '0655555555', storeName: 'S', productsName: 'P' }).expect(201)).body;
+    const latest = (await many.agent.post('/api/orders').send({ clientName: 'Latest', phone: '0655555555', storeName: 'S', productsName: 'P' }).expect(201))
+      .body;
     const crowded = (await many.agent.get(`/orders/${latest.id}`).expect(200)).text;
     const rows = crowded.slice(crowded.indexOf('history-heading'), crowded.indexOf('calls-heading')).match(/<tr>/g) ?? [];
     expect(rows.length).to.equal(21); // the header row and 20 orders
@@ -183,7 +205,10 @@ describe('the /orders/import page (orders-at-scale §4)', () => {
     const s = await shop();
     const page = (await s.agent.get('/orders/import').expect(200)).text;
     expect(page).to.contain('enctype="multipart/form-data"').and.contain('href="/orders/import/sample.csv"');
-    const sample = await s.agent.get('/orders/import/sample.csv').expect(200).expect('Content-Disposition', /attachment/);
+    const sample = await s.agent
+      .get('/orders/import/sample.csv')
+      .expect(200)
+      .expect('Content-Disposition', /attachment/);
     expect(sample.text).to.equal(fs.readFileSync(SAMPLE_FILE, 'utf8'));
     const res = await upload(s, fs.readFileSync(SAMPLE_FILE)).expect(200);
     expect(res.text).to.contain('3 orders imported');
@@ -245,7 +270,9 @@ describe('the /stats page (orders-at-scale §6)', () => {
     expect(page.match(/<rect class="bar-orders"/g)).to.have.length(4);
     expect(page.match(/<rect class="bar-confirmed"/g)).to.have.length(3);
     expect(page).not.to.contain('<script');
-    expect(page).to.match(/<td data-label="Day"><time datetime="2026-06-02">2026-06-02<\/time><\/td><td data-label="Orders">1<\/td><td data-label="Confirmed">1<\/td>/);
+    expect(page).to.match(
+      /<td data-label="Day"><time datetime="2026-06-02">2026-06-02<\/time><\/td><td data-label="Orders">1<\/td><td data-label="Confirmed">1<\/td>/,
+    );
     expect(page).to.match(/<bdi>Atlas<\/bdi><\/td><td data-label="Orders">2<\/td><td data-label="Confirmed">2<\/td>/);
   });
 

@@ -3,8 +3,10 @@ import knexFactory from 'knex';
 import request from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
-import { ORDER_STATUSES, Order } from '../services/orders';
-import { app, signUp, silentLogger, SignedIn, TEST_ENV } from './helpers/app';
+import { ORDER_STATUSES } from '../services/order-status';
+import type { Order } from '../services/orders';
+import type { SignedIn } from './helpers/app';
+import { app, signUp, silentLogger, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from './helpers/db';
 
 const ORDER = { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' };
@@ -129,11 +131,25 @@ describe('GET /api/orders', () => {
 describe('POST /api/orders', () => {
   it('201: the order with its operation, both stored; the operation is pending, outbound, for the handler', async () => {
     const shop = await shopWithHandler();
-    const res = await shop.agent.post('/api/orders').send({ ...ORDER, address: '12 Rue Atlas, Casablanca' }).expect(201);
+    const res = await shop.agent
+      .post('/api/orders')
+      .send({ ...ORDER, address: '12 Rue Atlas, Casablanca' })
+      .expect(201);
     const order: Order = res.body;
     expect(order).to.have.all.keys(
-      'id', 'workspace_id', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'created_at', 'operation_id',
+      'id',
+      'workspace_id',
+      'client_name',
+      'phone',
+      'store_name',
+      'products_name',
+      'address',
+      'status',
+      'created_at',
+      'operation_id',
+      'flags',
     );
+    expect(order.flags).to.deep.equal([]);
     expect(order).to.include({
       workspace_id: shop.workspaceId,
       client_name: 'Amina Benali',
@@ -152,7 +168,11 @@ describe('POST /api/orders', () => {
     const operations = await operationsOf(shop.workspaceId);
     expect(operations).to.have.length(1);
     expect(operations[0]).to.include({
-      id: order.operation_id, order_id: order.id, agent_id: shop.handlerId, direction: 'outbound', status: 'pending',
+      id: order.operation_id,
+      order_id: order.id,
+      agent_id: shop.handlerId,
+      direction: 'outbound',
+      status: 'pending',
     });
     expect((await shop.agent.get(`/api/orders/${order.id}`).expect(200)).body).to.deep.equal(order);
   });
@@ -168,13 +188,20 @@ describe('POST /api/orders', () => {
   it('201: accepts snake_case, and camelCase wins when both are given', async () => {
     const shop = await shopWithHandler();
     const snake = await createOrder(shop, {
-      client_name: 'Snake', phone: '0712345678', store_name: 'Snake store', products_name: 'Snake products', address: 'Snake street',
+      client_name: 'Snake',
+      phone: '0712345678',
+      store_name: 'Snake store',
+      products_name: 'Snake products',
+      address: 'Snake street',
     });
     expect(snake).to.include({ client_name: 'Snake', store_name: 'Snake store', products_name: 'Snake products', address: 'Snake street' });
     const both = await createOrder(shop, {
-      clientName: 'Camel', client_name: 'Snake',
-      storeName: 'Camel store', store_name: 'Snake store',
-      productsName: 'Camel products', products_name: 'Snake products',
+      clientName: 'Camel',
+      client_name: 'Snake',
+      storeName: 'Camel store',
+      store_name: 'Snake store',
+      productsName: 'Camel products',
+      products_name: 'Snake products',
       phone: '0612345678',
     });
     expect(both).to.include({ client_name: 'Camel', store_name: 'Camel store', products_name: 'Camel products' });
@@ -254,7 +281,9 @@ describe('POST /api/orders', () => {
     const shop = await shopWithHandler();
     const array = await shop.agent.post('/api/orders').send([ORDER]).expect(400);
     expect(array.body).to.deep.equal({
-      error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { body: 'The request body must be a JSON object' },
+      error: 'Validation failed',
+      code: 'VALIDATION_ERROR',
+      fields: { body: 'The request body must be a JSON object' },
     });
     // The JSON parser accepts only objects and arrays at the top level.
     for (const body of ['42', '"order"', 'null']) {
@@ -267,7 +296,10 @@ describe('POST /api/orders', () => {
   it('400 INVALID_STATUS listing the allowed values; nothing is written', async () => {
     const shop = await shopWithHandler();
     for (const status of ['shipped', 'PENDING', '', null, 3]) {
-      const res = await shop.agent.post('/api/orders').send({ ...ORDER, status }).expect(400);
+      const res = await shop.agent
+        .post('/api/orders')
+        .send({ ...ORDER, status })
+        .expect(400);
       expect(res.body.code).to.equal('INVALID_STATUS');
       expect(res.body.error).to.be.a('string');
       expect(res.body.allowed).to.deep.equal([...ORDER_STATUSES]);
@@ -297,9 +329,7 @@ describe('POST /api/orders', () => {
 
   it('50 parallel creates make 50 orders and 50 operations', async () => {
     const shop = await shopWithHandler();
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => shop.agent.post('/api/orders').send({ ...ORDER, clientName: `Client ${i}` })),
-    );
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => shop.agent.post('/api/orders').send({ ...ORDER, clientName: `Client ${i}` })));
     expect(responses.map((r) => r.status)).to.deep.equal(Array(50).fill(201));
     const orders = await ordersOf(shop.workspaceId);
     const operations = await operationsOf(shop.workspaceId);
@@ -311,9 +341,7 @@ describe('POST /api/orders', () => {
   });
 
   describe('phone', () => {
-    const accepted = [
-      '0612345678', '06 12 34 56 78', '+212612345678', '00212612345678', '212612345678', '+212 (0)6 12 34 56 78',
-    ];
+    const accepted = ['0612345678', '06 12 34 56 78', '+212612345678', '00212612345678', '212612345678', '+212 (0)6 12 34 56 78'];
     for (const phone of accepted) {
       it(`201: ${JSON.stringify(phone)} is stored as +212612345678`, async () => {
         const shop = await shopWithHandler();
@@ -323,7 +351,10 @@ describe('POST /api/orders', () => {
       });
     }
 
-    for (const [phone, stored] of [['07 12 34 56 78', '+212712345678'], ['0522 12 34 56', '+212522123456']]) {
+    for (const [phone, stored] of [
+      ['07 12 34 56 78', '+212712345678'],
+      ['0522 12 34 56', '+212522123456'],
+    ]) {
       it(`201: ${JSON.stringify(phone)} is stored as ${stored}`, async () => {
         const shop = await shopWithHandler();
         expect((await createOrder(shop, { ...ORDER, phone })).phone).to.equal(stored);
@@ -333,7 +364,10 @@ describe('POST /api/orders', () => {
     for (const phone of ['061234567', '0683123456', '+33612345678', '12345']) {
       it(`400: ${JSON.stringify(phone)} is rejected with fields.phone; nothing is written`, async () => {
         const shop = await shopWithHandler();
-        const res = await shop.agent.post('/api/orders').send({ ...ORDER, phone }).expect(400);
+        const res = await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone })
+          .expect(400);
         expect(res.body.code).to.equal('VALIDATION_ERROR');
         expect(res.body.fields).to.deep.equal({ phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78' });
         expect(await ordersOf(shop.workspaceId)).to.have.length(0);
@@ -381,9 +415,7 @@ describe('POST /api/orders', () => {
 
     it('concurrent duplicates create one order and all get its response', async () => {
       const shop = await shopWithHandler();
-      const responses = await Promise.all(
-        Array.from({ length: 10 }, () => shop.agent.post('/api/orders').set('Idempotency-Key', 'burst').send(ORDER)),
-      );
+      const responses = await Promise.all(Array.from({ length: 10 }, () => shop.agent.post('/api/orders').set('Idempotency-Key', 'burst').send(ORDER)));
       expect(responses.map((r) => r.status)).to.deep.equal(Array(10).fill(201));
       expect(new Set(responses.map((r) => JSON.stringify(r.body))).size).to.equal(1);
       expect(await ordersOf(shop.workspaceId)).to.have.length(1);
@@ -456,7 +488,12 @@ describe('PUT /api/orders/:id', () => {
       .send({ client_name: 'Karim', phone: '+212 (0)7 12 34 56 78', storeName: 'New store', productsName: 'Tea', address: 'Fes' })
       .expect(200);
     expect(res.body).to.deep.equal({
-      ...order, client_name: 'Karim', phone: '+212712345678', store_name: 'New store', products_name: 'Tea', address: 'Fes',
+      ...order,
+      client_name: 'Karim',
+      phone: '+212712345678',
+      store_name: 'New store',
+      products_name: 'Tea',
+      address: 'Fes',
     });
     expect(await orderRow(order.id)).to.include({ client_name: 'Karim', phone: '+212712345678', address: 'Fes', status: 'pending' });
   });

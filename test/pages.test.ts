@@ -3,7 +3,8 @@ import request from 'supertest';
 import { hashKey } from '../services/api-keys';
 import type { Order } from '../services/orders';
 import { PHONE_HINT } from '../services/phone';
-import { app, csrfOf, signUp, SignedIn, uniqueEmail } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, uniqueEmail } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 const ORDER_FORM = {
@@ -28,7 +29,11 @@ async function shop(options: { handler?: boolean } = {}): Promise<Shop> {
     await user.agent.post('/api/agents').send({ name: 'Youssef', orderHandler: true }).expect(201);
   }
   const csrf = await csrfOf(user.agent);
-  const post = (path: string, form: Record<string, string> = {}) => user.agent.post(path).type('form').send({ _csrf: csrf, ...form });
+  const post = (path: string, form: Record<string, string> = {}) =>
+    user.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrf, ...form });
   return { ...user, workspaceId: user.workspaceId!, csrf, post };
 }
 
@@ -47,7 +52,19 @@ function fieldErrors(html: string): Record<string, string> {
   return errors;
 }
 
-const WORKSPACE_PAGES = ['/orders', '/orders/new', `/orders/${ABSENT_ID}`, `/orders/${ABSENT_ID}/delete`, '/agents', `/agents/${ABSENT_ID}`, '/calls', `/calls/${ABSENT_ID}`, '/settings', '/api-keys', '/credits'];
+const WORKSPACE_PAGES = [
+  '/orders',
+  '/orders/new',
+  `/orders/${ABSENT_ID}`,
+  `/orders/${ABSENT_ID}/delete`,
+  '/agents',
+  `/agents/${ABSENT_ID}`,
+  '/calls',
+  `/calls/${ABSENT_ID}`,
+  '/settings',
+  '/api-keys',
+  '/credits',
+];
 
 describe('dashboard pages: access and layout', () => {
   it('redirect a signed-out visitor to /login', async () => {
@@ -73,17 +90,34 @@ describe('dashboard pages: access and layout', () => {
   it('render every page for a signed-in user: layout, navigation, _csrf on every form, no inline script or style', async () => {
     const owner = await shop();
     const order = await addOrder(owner);
-    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    await owner.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '00:00', end: '24:00' } })
+      .expect(200);
     const callPath = (await owner.post('/calls/next').expect(303)).headers.location;
     const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
-    const pages = ['/orders', '/orders/new', `/orders/${order.id}`, `/orders/${order.id}/delete`, '/calls', callPath, '/settings', '/agents', `/agents/${voice.id}`, '/api-keys', '/credits', '/workspace'];
+    const pages = [
+      '/orders',
+      '/orders/new',
+      `/orders/${order.id}`,
+      `/orders/${order.id}/delete`,
+      '/calls',
+      callPath,
+      '/settings',
+      '/agents',
+      `/agents/${voice.id}`,
+      '/api-keys',
+      '/credits',
+      '/workspace',
+    ];
     for (const page of pages) {
       const res = await owner.agent.get(page).expect(200);
       expect(res.headers['content-type'], page).to.equal('text/html; charset=utf-8');
       expect(res.text, page).to.contain('<meta charset="utf-8">').and.contain('name="viewport"');
-      for (const link of ['/orders', '/calls', '/agents', '/settings', '/api-keys', '/credits', '/workspace']) expect(res.text, page).to.contain(`href="${link}"`);
+      for (const link of ['/orders', '/calls', '/agents', '/settings', '/api-keys', '/credits', '/workspace'])
+        expect(res.text, page).to.contain(`href="${link}"`);
       expect(res.text, page).to.contain('Salma Idrissi').and.contain('action="/logout"');
-      const forms = res.text.match(/<form method="post"[^]*?<\/form>/g) ?? [];
+      const forms = res.text.match(/<form method="post"[\s\S]*?<\/form>/g) ?? [];
       expect(forms.length, page).to.be.greaterThan(0);
       for (const form of forms) expect(form, page).to.contain(`<input type="hidden" name="_csrf" value="${owner.csrf}">`);
       expect(res.text, page).not.to.match(/<script|\sstyle=|\son[a-z]+=/i);
@@ -105,13 +139,17 @@ describe('dashboard pages: access and layout', () => {
     const order = await addOrder(owner);
     const [agentId] = (await testKnex()('agents').where({ workspace_id: owner.workspaceId }).pluck('id')) as string[];
     const key = (await owner.agent.post('/api/keys').send({ name: 'k' }).expect(201)).body;
+    const invitation = (await owner.agent.post('/api/workspace/invitations').send({ email: uniqueEmail() }).expect(201)).body;
     const snapshot = async () => ({
       orders: await ordersOf(owner.workspaceId),
       agents: await testKnex()('agents').where({ workspace_id: owner.workspaceId }).orderBy('id'),
       keys: await testKnex()('api_keys').where({ workspace_id: owner.workspaceId }).orderBy('id'),
       invitations: await testKnex()('invitations').where({ workspace_id: owner.workspaceId }),
     });
-    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    await owner.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '00:00', end: '24:00' } })
+      .expect(200);
     const done = await addOrder(owner, { clientName: 'Done', status: 'confirmed' });
     await testKnex()('operations').where({ order_id: done.id }).update({ status: 'cancelled', next_attempt_at: null });
     const callId = (await owner.agent.post('/api/calls/next').expect(200)).body.call.id;
@@ -139,11 +177,17 @@ describe('dashboard pages: access and layout', () => {
       ['/api-keys', { name: 'sneaky' }],
       [`/api-keys/${key.id}/revoke`, {}],
       ['/workspace/invitations', { email: uniqueEmail() }],
+      [`/workspace/invitations/${invitation.id}/revoke`, {}],
+      [new URL(invitation.join_url).pathname, {}],
     ];
     for (const [path, form] of posts) {
       const res = await owner.agent.post(path).type('form').send(form).expect(403);
       expect(res.text, path).to.contain('Your form has expired');
-      const wrong = await owner.agent.post(path).type('form').send({ ...form, _csrf: 'x'.repeat(owner.csrf.length) }).expect(403);
+      const wrong = await owner.agent
+        .post(path)
+        .type('form')
+        .send({ ...form, _csrf: 'x'.repeat(owner.csrf.length) })
+        .expect(403);
       expect(wrong.text, path).to.contain('Your form has expired');
     }
     expect(await snapshot()).to.deep.equal(before);
@@ -253,9 +297,15 @@ describe('orders pages', () => {
     const second = await addOrder(owner, { clientName: 'Middle', status: 'confirmed' });
     const third = await addOrder(owner, { clientName: 'Newest', status: 'no-answer' });
     const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000);
-    await testKnex()('orders').where({ id: first.id }).update({ created_at: hoursAgo(3) });
-    await testKnex()('orders').where({ id: second.id }).update({ created_at: hoursAgo(2) });
-    await testKnex()('orders').where({ id: third.id }).update({ created_at: hoursAgo(1) });
+    await testKnex()('orders')
+      .where({ id: first.id })
+      .update({ created_at: hoursAgo(3) });
+    await testKnex()('orders')
+      .where({ id: second.id })
+      .update({ created_at: hoursAgo(2) });
+    await testKnex()('orders')
+      .where({ id: third.id })
+      .update({ created_at: hoursAgo(1) });
 
     const all = (await owner.agent.get('/orders').expect(200)).text;
     const names = [...all.matchAll(/<a href="\/orders\/[\w-]+"><bdi>([^<]+)<\/bdi>/g)].map((m) => m[1]);
@@ -374,7 +424,10 @@ describe('agents page', () => {
     expect(res.headers.location).to.equal('/agents');
     await owner.post('/agents', { name: 'Omar' }).expect(303);
     const rows = await testKnex()('agents').where({ workspace_id: owner.workspaceId }).orderBy('created_at');
-    expect(rows.map((r) => [r.name, r.is_order_handler])).to.deep.equal([['Hajar الإدريسي', true], ['Omar', false]]);
+    expect(rows.map((r) => [r.name, r.is_order_handler])).to.deep.equal([
+      ['Hajar الإدريسي', true],
+      ['Omar', false],
+    ]);
 
     const page = await owner.agent.get('/agents').expect(200);
     expect(page.text).to.contain('Omar added.').and.contain('<span class="badge badge-handler">order handler</span>');
@@ -467,9 +520,7 @@ describe('credits page', () => {
       { user_id: owner.userId, kind: 'grant', amount: 1500 },
       { user_id: owner.userId, kind: 'spend', amount: 250.5 },
     ]);
-    const memberEmail = uniqueEmail('member');
-    await owner.post('/workspace/invitations', { email: memberEmail }).expect(303);
-    const member = await signUp({ email: memberEmail, workspace: null });
+    const member = await signUp({ invitedBy: owner });
     for (const who of [owner, member]) {
       const res = await who.agent.get('/credits').expect(200);
       expect(res.text).to.contain('<dt>Available</dt><dd>1,249.5</dd>');

@@ -1,13 +1,15 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
-import express, { type Express, type Request, type Response } from 'express';
+import express from 'express';
+import type { Express, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
 import request from 'supertest';
 import { freePort } from '../db/embedded';
 import { createRedis, redisReady } from '../db/redis';
-import { clientIp, createLimiter, createLimiterPair, LimiterDeps, LimiterOptions } from '../routes/middleware/rate-limit';
+import type { LimiterDeps, LimiterOptions } from '../routes/middleware/rate-limit';
+import { clientIp, createLimiter, createLimiterPair } from '../routes/middleware/rate-limit';
 import { requireRedis } from './helpers/redis';
 import { startThrowawayRedis } from './helpers/redis-server';
 
@@ -152,7 +154,7 @@ async function runBoth(redis: Redis, steps: Step[], options: { headerFirstKey?: 
       const after = await Promise.all(keys.map((key) => redis.pttl(key)));
       const o = observe(res, side.names);
       const what = `${side.kind}, step ${n + 1} (${JSON.stringify(step)})`;
-      o.ts.forEach((t, j) => expectBetween(t, before[j], after[j], WINDOW_SECONDS[j], `${what}: t of entry ${j + 1}`));
+      for (const [j, t] of o.ts.entries()) expectBetween(t, before[j], after[j], WINDOW_SECONDS[j], `${what}: t of entry ${j + 1}`);
       if (o.retryAfter !== undefined) {
         const j = o.ts.length - 1;
         expectBetween(o.retryAfter, before[j], after[j], WINDOW_SECONDS[j], `${what}: Retry-After`);
@@ -174,7 +176,7 @@ function expectSame(reference: Seen[], pair: Seen[], steps: Step[]) {
     expect(b.body, `${what}: body`).to.deep.equal(a.body);
     expect(b.lines, `${what}: rate limit headers`).to.deep.equal(a.lines);
     expect(b.ts.length, `${what}: RateLimit entries`).to.equal(a.ts.length);
-    b.ts.forEach((t, j) => expect(Math.abs(t - a.ts[j]), `${what}: t of entry ${j + 1}: ${t} vs ${a.ts[j]}`).to.be.at.most(1));
+    for (const [j, t] of b.ts.entries()) expect(Math.abs(t - a.ts[j]), `${what}: t of entry ${j + 1}: ${t} vs ${a.ts[j]}`).to.be.at.most(1);
     expect(b.retryAfter === undefined, `${what}: Retry-After present on both or neither`).to.equal(a.retryAfter === undefined);
     if (a.retryAfter !== undefined) {
       expect(a.retryAfter).to.be.within(1, 60);
@@ -232,7 +234,19 @@ describe('createLimiterPair', () => {
       ];
       const { reference, pair } = await runBoth(redis, steps, { headerFirstKey: true });
       expect(reference.map((o) => o.status)).to.deep.equal([200, 200, 200, 429, 200, 429, 429, 200, 200, 429, 200]);
-      expect(refusedBy(reference)).to.deep.equal([undefined, undefined, undefined, 'second', undefined, 'first', 'first', undefined, undefined, 'second', undefined]);
+      expect(refusedBy(reference)).to.deep.equal([
+        undefined,
+        undefined,
+        undefined,
+        'second',
+        undefined,
+        'first',
+        'first',
+        undefined,
+        undefined,
+        'second',
+        undefined,
+      ]);
       expectSame(reference, pair, steps);
     });
   });
@@ -311,12 +325,19 @@ describe('createLimiterPair', () => {
         // Each request counts as the first of a fresh window for both limits, as createLimiter's.
         expect(res.headers.ratelimit).to.equal(`"${names.first}"; r=0; t=60, "${names.second}"; r=0; t=60`);
         const ref = await request(reference).get('/t').expect(200);
-        const unnamed = (value: string, n: { first: string; second: string }) => value.replaceAll(n.first, 'FIRST').replaceAll(n.second, 'SECOND').replace(/pk=:[^:]*:/g, 'pk');
+        const unnamed = (value: string, n: { first: string; second: string }) =>
+          value
+            .replaceAll(n.first, 'FIRST')
+            .replaceAll(n.second, 'SECOND')
+            .replace(/pk=:[^:]*:/g, 'pk');
         expect(unnamed(res.headers.ratelimit, names)).to.equal(unnamed(ref.headers.ratelimit, refNames));
         expect(unnamed(res.headers['ratelimit-policy'], names)).to.equal(unnamed(ref.headers['ratelimit-policy'], refNames));
         expect(res.headers['retry-after']).to.equal(undefined);
       }
-      expect(logs.some((line) => JSON.parse(line).msg === 'rate limit store unavailable: letting requests through'), logs.join('')).to.equal(true);
+      expect(
+        logs.some((line) => JSON.parse(line).msg === 'rate limit store unavailable: letting requests through'),
+        logs.join(''),
+      ).to.equal(true);
     };
 
     it('a client pointed at a port where nothing listens', async () => {
@@ -349,7 +370,9 @@ describe('createLimiterPair', () => {
       expect(bySecond.body.retryAfter).to.be.within(1, SECOND.windowMs / 1000);
       expect(bySecond.headers['retry-after']).to.equal(String(bySecond.body.retryAfter));
       expect(bySecond.headers.ratelimit).to.match(new RegExp(`^"${names.first}"; r=1; t=\\d+, "${names.second}"; r=0; t=\\d+$`));
-      expect(bySecond.headers['ratelimit-policy']).to.match(new RegExp(`^"${names.first}"; q=5; w=60; pk=:[A-Za-z0-9+/=]+:, "${names.second}"; q=3; w=30; pk=:[A-Za-z0-9+/=]+:$`));
+      expect(bySecond.headers['ratelimit-policy']).to.match(
+        new RegExp(`^"${names.first}"; q=5; w=60; pk=:[A-Za-z0-9+/=]+:, "${names.second}"; q=3; w=30; pk=:[A-Za-z0-9+/=]+:$`),
+      );
 
       await send(app, { f: 'f1', k: 'k2' }).expect(200); // the first limit's 5th
       const byFirst = await send(app, { f: 'f1', k: 'k3' }).expect(429);

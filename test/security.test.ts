@@ -8,7 +8,10 @@ import { app, csrfFrom, signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from './helpers/db';
 
 const cookieOf = (res: request.Response) =>
-  ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('ocs.sid='))?.split(';')[0];
+  ([] as string[])
+    .concat(res.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('ocs.sid='))
+    ?.split(';')[0];
 
 describe('security checks', () => {
   it('session fixation: a session id planted before sign-in is never signed in', async () => {
@@ -31,12 +34,20 @@ describe('security checks', () => {
     const user = await signUp();
     const laptop = request.agent(app());
     const page = await laptop.get('/login');
-    await laptop.post('/login').type('form').send({ _csrf: csrfFrom(page.text), email: user.email, password: user.password }).expect(303);
+    await laptop
+      .post('/login')
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text), email: user.email, password: user.password })
+      .expect(303);
     await laptop.get('/api/credits').expect(200);
     await user.agent.get('/api/credits').expect(200);
     const workspacePage = await user.agent.get('/workspace').expect(200);
     expect(workspacePage.text).to.contain('action="/logout/everywhere"');
-    const res = await user.agent.post('/logout/everywhere').type('form').send({ _csrf: csrfFrom(workspacePage.text) }).expect(303);
+    const res = await user.agent
+      .post('/logout/everywhere')
+      .type('form')
+      .send({ _csrf: csrfFrom(workspacePage.text) })
+      .expect(303);
     expect(res.headers.location).to.equal('/login');
     await user.agent.get('/api/credits').expect(401);
     await laptop.get('/api/credits').expect(401);
@@ -50,9 +61,21 @@ describe('security checks', () => {
     const order = (await shop.agent.post('/api/orders').send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201)).body;
     const res = await shop.agent
       .put(`/api/orders/${order.id}`)
-      .send({ id: '00000000-0000-4000-8000-000000000000', workspace_id: other.workspaceId, operation_id: null, created_at: '2000-01-01T00:00:00Z', address: 'Fès' })
+      .send({
+        id: '00000000-0000-4000-8000-000000000000',
+        workspace_id: other.workspaceId,
+        operation_id: null,
+        created_at: '2000-01-01T00:00:00Z',
+        address: 'Fès',
+      })
       .expect(200);
-    expect(res.body).to.include({ id: order.id, workspace_id: shop.workspaceId, operation_id: order.operation_id, created_at: order.created_at, address: 'Fès' });
+    expect(res.body).to.include({
+      id: order.id,
+      workspace_id: shop.workspaceId,
+      operation_id: order.operation_id,
+      created_at: order.created_at,
+      address: 'Fès',
+    });
     expect(await testKnex()('orders').where({ workspace_id: other.workspaceId })).to.have.length(0);
   });
 
@@ -73,7 +96,10 @@ describe('security checks', () => {
       expect(home.headers.location).to.match(/^\/[a-z]/);
     }
     const noHandler = await signUp();
-    const res = await noHandler.agent.post('/api/orders?redirectTo=//evil.com').send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P', redirectTo: '//evil.com' }).expect(422);
+    const res = await noHandler.agent
+      .post('/api/orders?redirectTo=//evil.com')
+      .send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P', redirectTo: '//evil.com' })
+      .expect(422);
     expect(res.body.redirectTo).to.equal('/agents');
   });
 
@@ -95,7 +121,8 @@ describe('security checks', () => {
   it("every :id route of every resource answers 404 to another workspace's id and changes nothing", async () => {
     const victim = await signUp();
     const agentId = (await victim.agent.post('/api/agents').send({ name: 'Victim handler', orderHandler: true }).expect(201)).body.id;
-    const orderId = (await victim.agent.post('/api/orders').send({ clientName: 'V', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201)).body.id;
+    const orderId = (await victim.agent.post('/api/orders').send({ clientName: 'V', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201)).body
+      .id;
     const keyId = (await victim.agent.post('/api/keys').send({ name: 'victim key' }).expect(201)).body.id;
     const snapshot = async () => ({
       order: await testKnex()('orders').where({ id: orderId }).first(),
@@ -129,7 +156,10 @@ describe('security checks', () => {
       [`/api-keys/${keyId}/revoke`, {}],
     ];
     for (const [path, form] of forms) {
-      const res = await attacker.agent.post(path).type('form').send({ ...form, _csrf: csrf });
+      const res = await attacker.agent
+        .post(path)
+        .type('form')
+        .send({ ...form, _csrf: csrf });
       expect(res.status, path).to.equal(404);
     }
     expect(await snapshot()).to.deep.equal(before);
@@ -138,15 +168,37 @@ describe('security checks', () => {
   it('stored XSS: every order field and every user-named thing is escaped on every page', async () => {
     const payload = (field: string) => `<script>alert("${field}")</script><img src=x onerror=alert(1)>`;
     const user = await signUp({ workspace: payload('workspace'), name: payload('user') });
-    await user.agent.post('/api/agents').send({ name: payload('agent'), orderHandler: true }).expect(201);
-    await user.agent.post('/api/keys').send({ name: payload('key') }).expect(201);
+    await user.agent
+      .post('/api/agents')
+      .send({ name: payload('agent'), orderHandler: true })
+      .expect(201);
+    await user.agent
+      .post('/api/keys')
+      .send({ name: payload('key') })
+      .expect(201);
     const order = (
       await user.agent
         .post('/api/orders')
-        .send({ clientName: payload('client'), phone: '0612345678', storeName: payload('store'), productsName: payload('products'), address: payload('address') })
+        .send({
+          clientName: payload('client'),
+          phone: '0612345678',
+          storeName: payload('store'),
+          productsName: payload('products'),
+          address: payload('address'),
+        })
         .expect(201)
     ).body;
-    const pages = ['/orders', '/orders?status=pending', '/orders/new', `/orders/${order.id}`, `/orders/${order.id}/delete`, '/agents', '/api-keys', '/credits', '/workspace'];
+    const pages = [
+      '/orders',
+      '/orders?status=pending',
+      '/orders/new',
+      `/orders/${order.id}`,
+      `/orders/${order.id}/delete`,
+      '/agents',
+      '/api-keys',
+      '/credits',
+      '/workspace',
+    ];
     for (const path of pages) {
       const res = await user.agent.get(path).expect(200);
       expect(res.text, path).not.to.match(/<script>alert|<img src=x/);

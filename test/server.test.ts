@@ -57,7 +57,14 @@ describe('the server process', function () {
     // Postgres runs as its own user and must be able to reach its data directory.
     fs.chmodSync(dataDir, 0o755);
     try {
-      const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, NODE_ENV: 'development', SESSION_SECRET: undefined, JWT_SECRET: undefined });
+      const server = await startServer({
+        DATA_DIR: dataDir,
+        DATABASE_URL: undefined,
+        REDIS_URL: undefined,
+        NODE_ENV: 'development',
+        SESSION_SECRET: undefined,
+        JWT_SECRET: undefined,
+      });
       try {
         expect(server.output()).to.contain('using the embedded Postgres');
         expect(server.output()).to.contain('20261122_01_accounts');
@@ -72,14 +79,23 @@ describe('the server process', function () {
         // Structured request logs carry the request id, and never the credentials.
         const id = await new Promise<string>((resolve, reject) => {
           http
-            .get(`${server.url}/login`, { agent: false, headers: { 'X-Request-Id': 'trace-42', Cookie: 'ocs.sid=secret-cookie', Authorization: 'Bearer sk_live_secret' } }, (res) => {
-              res.resume();
-              res.on('end', () => resolve(String(res.headers['x-request-id'])));
-            })
+            .get(
+              `${server.url}/login`,
+              { agent: false, headers: { 'X-Request-Id': 'trace-42', Cookie: 'ocs.sid=secret-cookie', Authorization: 'Bearer sk_live_secret' } },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve(String(res.headers['x-request-id'])));
+              },
+            )
             .on('error', reject);
         });
         expect(id).to.equal('trace-42');
-        const line = await waitFor('the request\'s log line', async () => server.output().split('\n').find((l) => l.includes('"trace-42"')));
+        const line = await waitFor("the request's log line", async () =>
+          server
+            .output()
+            .split('\n')
+            .find((l) => l.includes('"trace-42"')),
+        );
         const entry = JSON.parse(line);
         expect(entry).to.deep.include({ msg: 'request completed', req: { id: 'trace-42', method: 'GET', url: '/login' }, res: { statusCode: 200 } });
         expect(server.output()).not.to.contain('secret-cookie').and.not.to.contain('sk_live_secret');

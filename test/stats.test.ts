@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { ORDER_STATUSES } from '../services/orders';
-import { app, signUp, SignedIn } from './helpers/app';
+import { ORDER_STATUSES } from '../services/order-status';
+import type { SignedIn } from './helpers/app';
+import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /** GET /api/stats (orders-at-scale §6). */
@@ -42,24 +43,43 @@ interface Seed {
 /** One order by SQL with its operations and calls, exactly as described. */
 async function seed(s: Shop, order: Seed): Promise<string> {
   const db = testKnex();
-  const [{ id }] = await db('orders').insert({
-    workspace_id: s.workspaceId, client_name: 'Client', phone: '+212612345678', store_name: order.store_name ?? 'Atlas', products_name: 'Oil',
-    status: order.status ?? 'pending', created_at: order.created_at,
-  }, ['id']);
+  const [{ id }] = await db('orders').insert(
+    {
+      workspace_id: s.workspaceId,
+      client_name: 'Client',
+      phone: '+212612345678',
+      store_name: order.store_name ?? 'Atlas',
+      products_name: 'Oil',
+      status: order.status ?? 'pending',
+      created_at: order.created_at,
+    },
+    ['id'],
+  );
   let operationId: string | undefined;
   for (const [i, status] of (order.operations ?? []).entries()) {
-    const [op] = await db('operations').insert({
-      workspace_id: s.workspaceId, order_id: id, agent_id: s.handlerId, direction: 'outbound', status,
-      next_attempt_at: status === 'pending' ? order.created_at : null,
-      created_at: new Date(Date.parse(order.created_at) + i * 60_000).toISOString(),
-    }, ['id']);
+    const [op] = await db('operations').insert(
+      {
+        workspace_id: s.workspaceId,
+        order_id: id,
+        agent_id: s.handlerId,
+        direction: 'outbound',
+        status,
+        next_attempt_at: status === 'pending' ? order.created_at : null,
+        created_at: new Date(Date.parse(order.created_at) + i * 60_000).toISOString(),
+      },
+      ['id'],
+    );
     operationId = op.id;
   }
   for (const [i, call] of (order.calls ?? []).entries()) {
     const started = call.started_at ?? new Date(Date.parse(order.created_at) + (i + 1) * 600_000).toISOString();
     const ended = new Date(Date.parse(started) + 60_000).toISOString();
     await db('calls').insert({
-      workspace_id: s.workspaceId, operation_id: operationId, kind: 'human', attempt: i + 1, started_at: started,
+      workspace_id: s.workspaceId,
+      operation_id: operationId,
+      kind: 'human',
+      attempt: i + 1,
+      started_at: started,
       ...(call.outcome === 'dropped' ? { dropped_at: ended } : call.outcome === null ? {} : { ended_at: ended, outcome: call.outcome }),
     });
   }
@@ -70,7 +90,10 @@ describe('GET /api/stats', () => {
   it('the shape of the spec, keys in order; an empty workspace: zeros, nulls, every day of the default period', async () => {
     const s = await shop();
     const before = moroccoToday();
-    const res = await s.agent.get('/api/stats').expect(200).expect('Content-Type', /application\/json/);
+    const res = await s.agent
+      .get('/api/stats')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     const after = moroccoToday();
     expect(Object.keys(res.body)).to.deep.equal(KEYS);
     expect(Object.keys(res.body.by_status)).to.deep.equal([...ORDER_STATUSES]);
@@ -79,8 +102,16 @@ describe('GET /api/stats', () => {
     expect(res.body.to).to.equal(today);
     const from = new Date(Date.parse(today) - 29 * DAY_MS).toISOString().slice(0, 10);
     expect(res.body).to.deep.equal({
-      from, to: today, orders: 0, by_status: zeroStatuses(), confirmation_rate: null, calls: 0, answered_rate: null, average_calls_to_confirm: null,
-      by_day: daysBetween(from, today).map((date) => ({ date, orders: 0, confirmed: 0 })), by_store: [],
+      from,
+      to: today,
+      orders: 0,
+      by_status: zeroStatuses(),
+      confirmation_rate: null,
+      calls: 0,
+      answered_rate: null,
+      average_calls_to_confirm: null,
+      by_day: daysBetween(from, today).map((date) => ({ date, orders: 0, confirmed: 0 })),
+      by_store: [],
     });
     expect(res.body.by_day).to.have.length(30);
     for (const day of res.body.by_day) expect(Object.keys(day)).to.deep.equal(['date', 'orders', 'confirmed']);
@@ -102,17 +133,53 @@ describe('GET /api/stats', () => {
   it('the figures: confirmation_rate over finished orders, answered_rate over ended calls, average calls to confirm, by day and by store', async () => {
     const s = await shop();
     // Period: 1–3 July 2026 (Morocco is at UTC+1).
-    await seed(s, { created_at: '2026-07-01T09:00:00Z', status: 'confirmed', store_name: 'Atlas', operations: ['completed'], calls: [{ outcome: 'no-answer' }, { outcome: 'confirmed' }] });
-    await seed(s, { created_at: '2026-07-01T10:00:00Z', status: 'confirmed', store_name: 'Bazar', operations: ['completed'], calls: [{ outcome: 'confirmed' }] });
-    await seed(s, { created_at: '2026-07-02T10:00:00Z', status: 'unconfirmed', store_name: 'Atlas', operations: ['completed'], calls: [{ outcome: 'unconfirmed' }] });
-    await seed(s, { created_at: '2026-07-02T11:00:00Z', status: 'pending', store_name: 'Atlas', operations: ['pending'], calls: [{ outcome: 'failed' }, { outcome: 'dropped' }, { outcome: null }] });
+    await seed(s, {
+      created_at: '2026-07-01T09:00:00Z',
+      status: 'confirmed',
+      store_name: 'Atlas',
+      operations: ['completed'],
+      calls: [{ outcome: 'no-answer' }, { outcome: 'confirmed' }],
+    });
+    await seed(s, {
+      created_at: '2026-07-01T10:00:00Z',
+      status: 'confirmed',
+      store_name: 'Bazar',
+      operations: ['completed'],
+      calls: [{ outcome: 'confirmed' }],
+    });
+    await seed(s, {
+      created_at: '2026-07-02T10:00:00Z',
+      status: 'unconfirmed',
+      store_name: 'Atlas',
+      operations: ['completed'],
+      calls: [{ outcome: 'unconfirmed' }],
+    });
+    await seed(s, {
+      created_at: '2026-07-02T11:00:00Z',
+      status: 'pending',
+      store_name: 'Atlas',
+      operations: ['pending'],
+      calls: [{ outcome: 'failed' }, { outcome: 'dropped' }, { outcome: null }],
+    });
     // Confirmed by hand: the operation was cancelled, no call made.
     await seed(s, { created_at: '2026-07-02T23:30:00Z', status: 'confirmed', store_name: 'Bazar', operations: ['cancelled'] });
     // Confirmed, then called again: the latest operation is open, so it has not finished.
     await seed(s, { created_at: '2026-07-03T10:00:00Z', status: 'confirmed', store_name: 'Atlas', operations: ['completed', 'pending'] });
-    await seed(s, { created_at: '2026-07-03T12:00:00Z', status: 'no-answer', store_name: 'Cactus', operations: ['completed'], calls: [{ outcome: 'no-answer' }] });
+    await seed(s, {
+      created_at: '2026-07-03T12:00:00Z',
+      status: 'no-answer',
+      store_name: 'Cactus',
+      operations: ['completed'],
+      calls: [{ outcome: 'no-answer' }],
+    });
     // Created the day before the period (23:59 on 30 June in Morocco), called during it.
-    await seed(s, { created_at: '2026-06-30T22:59:00Z', status: 'confirmed', store_name: 'Atlas', operations: ['completed'], calls: [{ outcome: 'confirmed', started_at: '2026-07-01T08:00:00Z' }] });
+    await seed(s, {
+      created_at: '2026-06-30T22:59:00Z',
+      status: 'confirmed',
+      store_name: 'Atlas',
+      operations: ['completed'],
+      calls: [{ outcome: 'confirmed', started_at: '2026-07-01T08:00:00Z' }],
+    });
     const res = await s.agent.get('/api/stats').query({ from: '2026-07-01', to: '2026-07-03' }).expect(200);
     expect(Object.keys(res.body)).to.deep.equal(KEYS);
     expect(res.body).to.deep.equal({
@@ -154,7 +221,10 @@ describe('GET /api/stats', () => {
     // Ramadan 2026: Morocco is at UTC+0, so 23:30Z is still the same day.
     await seed(s, { created_at: '2026-03-01T23:30:00Z' });
     const ramadan = await s.agent.get('/api/stats?from=2026-03-01&to=2026-03-02').expect(200);
-    expect(ramadan.body.by_day).to.deep.equal([{ date: '2026-03-01', orders: 1, confirmed: 0 }, { date: '2026-03-02', orders: 0, confirmed: 0 }]);
+    expect(ramadan.body.by_day).to.deep.equal([
+      { date: '2026-03-01', orders: 1, confirmed: 0 },
+      { date: '2026-03-02', orders: 0, confirmed: 0 },
+    ]);
   });
 
   it('from and to: both included, every day of the period zero-filled; to alone gives the 30 days before it; from alone ends today', async () => {
@@ -182,7 +252,13 @@ describe('GET /api/stats', () => {
   it('isolation: another workspace’s orders and calls never count', async () => {
     const [a, b] = [await shop(), await shop()];
     await seed(a, { created_at: '2026-07-01T10:00:00Z', status: 'confirmed', operations: ['completed'], calls: [{ outcome: 'confirmed' }] });
-    await seed(b, { created_at: '2026-07-01T10:00:00Z', status: 'unconfirmed', store_name: 'Theirs', operations: ['completed'], calls: [{ outcome: 'no-answer' }, { outcome: 'unconfirmed' }] });
+    await seed(b, {
+      created_at: '2026-07-01T10:00:00Z',
+      status: 'unconfirmed',
+      store_name: 'Theirs',
+      operations: ['completed'],
+      calls: [{ outcome: 'no-answer' }, { outcome: 'unconfirmed' }],
+    });
     const res = await a.agent.get('/api/stats?from=2026-07-01&to=2026-07-01').expect(200);
     expect(res.body).to.deep.include({ orders: 1, calls: 1, confirmation_rate: 1, answered_rate: 1, average_calls_to_confirm: 1 });
     expect(res.body.by_store).to.deep.equal([{ store_name: 'Atlas', orders: 1, confirmed: 1 }]);

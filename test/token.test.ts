@@ -46,10 +46,7 @@ describe('POST /api/v1/token', () => {
   });
 
   it('an OPTIONS preflight gets no CORS headers either', async () => {
-    const res = await request(exchanger())
-      .options('/api/v1/token')
-      .set('Origin', 'https://shop.example')
-      .set('Access-Control-Request-Method', 'POST');
+    const res = await request(exchanger()).options('/api/v1/token').set('Origin', 'https://shop.example').set('Access-Control-Request-Method', 'POST');
     expect(Object.keys(res.headers).filter((h) => h.startsWith('access-control-'))).to.deep.equal([]);
   });
 
@@ -57,25 +54,30 @@ describe('POST /api/v1/token', () => {
     const owner = await signUp();
     const { id, key } = await createKey(owner);
     await exchange(exchanger(), key).expect(200);
-    let row;
+    let row: { last_used_at: Date | null } | undefined;
     for (let i = 0; i < 50 && !row?.last_used_at; i++) {
       await new Promise((r) => setTimeout(r, 20));
       row = await testKnex()('api_keys').where({ id }).first();
     }
-    expect(row.last_used_at).to.be.instanceOf(Date);
+    expect(row?.last_used_at).to.be.instanceOf(Date);
   });
 
   describe('401 invalid_api_key, byte-identical for every cause', () => {
     it('missing header, other scheme, malformed, unknown, expired, revoked', async () => {
       const owner = await signUp();
       const { key: expired, id: expiredId } = await createKey(owner);
-      await testKnex()('api_keys').where({ id: expiredId }).update({ expires_at: testKnex().raw("now() - interval '1 second'") });
+      await testKnex()('api_keys')
+        .where({ id: expiredId })
+        .update({ expires_at: testKnex().raw("now() - interval '1 second'") });
       const { key: revoked, id: revokedId } = await createKey(owner);
       await owner.agent.delete(`/api/keys/${revokedId}`).expect(204);
       const target = exchanger();
       const bodies = await Promise.all([
         exchange(target, undefined),
-        request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Basic ${Buffer.from('a:b').toString('base64')}`),
+        request(target)
+          .post('/api/v1/token')
+          .set('X-Forwarded-For', randomIp())
+          .set('Authorization', `Basic ${Buffer.from('a:b').toString('base64')}`),
         exchange(target, 'sk_live_short'),
         exchange(target, `sk_live_${'A'.repeat(43)}`),
         exchange(target, expired),
@@ -93,7 +95,10 @@ describe('POST /api/v1/token', () => {
     const deadKnex = createKnex(testDatabaseUrl());
     await deadKnex.destroy();
     const broken = createApp({ config: loadConfig(TEST_ENV), knex: deadKnex, sessionPool: testSessionPool(), logger: pino({ level: 'silent' }) });
-    const res = await request(broken).post('/api/v1/token').set('Authorization', `Bearer sk_live_${'B'.repeat(43)}`).expect(500);
+    const res = await request(broken)
+      .post('/api/v1/token')
+      .set('Authorization', `Bearer sk_live_${'B'.repeat(43)}`)
+      .expect(500);
     expect(res.body).to.deep.equal({ error: 'server_error' });
   });
 

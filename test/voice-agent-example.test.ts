@@ -55,8 +55,14 @@ function callRequested(callbackBase: string, phone: string) {
       operation_id: crypto.randomUUID(),
       attempt: 1,
       order: {
-        id: crypto.randomUUID(), client_name: 'Amina Benali', phone, store_name: 'Atlas Shop',
-        products_name: 'Argan oil x2', address: null, status: 'processing', created_at: new Date().toISOString(),
+        id: crypto.randomUUID(),
+        client_name: 'Amina Benali',
+        phone,
+        store_name: 'Atlas Shop',
+        products_name: 'Argan oil x2',
+        address: null,
+        status: 'processing',
+        created_at: new Date().toISOString(),
       },
       workspace: { id: crypto.randomUUID(), name: 'Atlas' },
       callback_url: `${callbackBase}/hooks/calls/${callId}`,
@@ -92,7 +98,14 @@ describe('the reference voice agent (examples/voice-agent, spec §12)', function
 
   it('202 to a signed call.requested, then a signed call.started and call.ended, each with its own webhook-id; the outcome follows the last digit', async () => {
     const expected: Record<string, string> = {
-      0: 'confirmed', 3: 'confirmed', 4: 'unconfirmed', 5: 'no-answer', 6: 'postponed', 7: 'order-changed', 8: 'unrecognized', 9: 'failed',
+      0: 'confirmed',
+      3: 'confirmed',
+      4: 'unconfirmed',
+      5: 'no-answer',
+      6: 'postponed',
+      7: 'order-changed',
+      8: 'unrecognized',
+      9: 'failed',
     };
     const sentAt = Date.now();
     const calls: { digit: string; callId: string; messageId: string }[] = [];
@@ -108,6 +121,7 @@ describe('the reference voice agent (examples/voice-agent, spec §12)', function
       expect(reports.map((r) => r.json.type)).to.deep.equal(['call.started', 'call.ended']);
       for (const r of reports) {
         expect(verifySignature(secret, Buffer.from(r.body), r.headers), `signature of ${r.json.type}`).to.equal(true);
+        expect(r.json.data?.call_id, `call_id of ${r.json.type}`).to.equal(callId);
         expect(r.headers['content-type']).to.equal('application/json');
       }
       const ids = new Set([messageId, ...reports.map((r) => r.headers['webhook-id'])]);
@@ -129,7 +143,7 @@ describe('the reference voice agent (examples/voice-agent, spec §12)', function
 
   it('401 for a missing, wrong or stale signature or a tampered body; nothing is reported', async () => {
     const refused: string[] = [];
-    const other = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    const other = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     const cases = [
       (): Record<string, string> => ({}),
       (body: string) => signedHeaders(other, newMessageId(), body),
@@ -180,16 +194,35 @@ describe('the whole loop with the reference voice agent (spec §8–§10)', func
       const shop = await signUp({ target: baseUrl });
       await openAllDay(shop);
       // The agent's secret exists once the agent does; its endpoint is set once the example listens.
-      const created = await shop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/', orderHandler: true }).expect(201);
+      const created = await shop.agent
+        .post('/api/agents')
+        .send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/', orderHandler: true })
+        .expect(201);
       voiceAgent = createVoiceAgent({ secret: created.body.secret, delayMs: 50 });
       const agentUrl = await listen(voiceAgent);
-      await shop.agent.put(`/api/agents/${created.body.id}`).send({ endpointUrl: `${agentUrl}/` }).expect(200);
+      await shop.agent
+        .put(`/api/agents/${created.body.id}`)
+        .send({ endpointUrl: `${agentUrl}/` })
+        .expect(200);
       await new CreditService(testKnex()).grant(shop.email, 10);
 
-      const confirmed = (await shop.agent.post('/api/orders').send({ ...ORDER, phone: '0612345670' }).expect(201)).body;
-      const declined = (await shop.agent.post('/api/orders').send({ ...ORDER, phone: '0612345674' }).expect(201)).body;
+      const confirmed = (
+        await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone: '0612345670' })
+          .expect(201)
+      ).body;
+      const declined = (
+        await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone: '0612345674' })
+          .expect(201)
+      ).body;
       const final = ['confirmed', 'unconfirmed'];
-      for (const [order, status] of [[confirmed, 'confirmed'], [declined, 'unconfirmed']] as const) {
+      for (const [order, status] of [
+        [confirmed, 'confirmed'],
+        [declined, 'unconfirmed'],
+      ] as const) {
         await waitFor(`order ending ${order.phone.slice(-1)} ${status}`, async () => final.includes((await orderRow(order.id)).status), 45_000);
         expect((await orderRow(order.id)).status).to.equal(status);
         const calls = await callsOf(order.operation_id);

@@ -8,7 +8,8 @@ import { Jobs } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
 import { createServices } from '../services';
 import { messageBody, RETRY_DELAYS_SECONDS } from '../services/webhooks';
-import { app, csrfOf, signUp, SignedIn, TEST_ENV } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
 import { createKey, randomIp } from './helpers/keys';
 import { agentDouble, ORDER, openAllDay, voiceShop, waitFor } from './helpers/loop';
@@ -63,11 +64,14 @@ async function receiver(answer: (hit: Hit, n: number) => Answer = () => 200) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     hits,
-    release: () => hanging.splice(0).forEach((res) => res.end()),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    release: () => {
+      for (const res of hanging.splice(0)) res.end();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -80,11 +84,24 @@ async function shop(): Promise<Shop> {
 }
 
 async function endpoint(s: Shop, url: string, body: object = {}) {
-  return (await s.agent.post('/api/webhooks').send({ url, ...body }).expect(201)).body as { id: string; secret: string; events: string[] };
+  return (
+    await s.agent
+      .post('/api/webhooks')
+      .send({ url, ...body })
+      .expect(201)
+  ).body as { id: string; secret: string; events: string[] };
 }
 
-const deliveriesOf = (endpointId: string) => testKnex()('webhook_deliveries as d').join('webhook_messages as m', 'm.id', 'd.message_id').where('d.endpoint_id', endpointId).orderBy('d.created_at').select('d.*', 'm.event_type', 'm.message_id as webhook_id');
-const makeDue = (endpointId: string) => testKnex()('webhook_deliveries').where({ endpoint_id: endpointId, status: 'pending' }).update({ next_attempt_at: testKnex().raw("now() - interval '1 second'") });
+const deliveriesOf = (endpointId: string) =>
+  testKnex()('webhook_deliveries as d')
+    .join('webhook_messages as m', 'm.id', 'd.message_id')
+    .where('d.endpoint_id', endpointId)
+    .orderBy('d.created_at')
+    .select('d.*', 'm.event_type', 'm.message_id as webhook_id');
+const makeDue = (endpointId: string) =>
+  testKnex()('webhook_deliveries')
+    .where({ endpoint_id: endpointId, status: 'pending' })
+    .update({ next_attempt_at: testKnex().raw("now() - interval '1 second'") });
 
 describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
   it('POST 201: the endpoint with its whsec_ secret (not cached), every event by default; the list never shows the secret', async () => {
@@ -106,7 +123,17 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
 
   it('400 VALIDATION_ERROR for URLs of every bad shape and for bad events lists; nothing is written', async () => {
     const s = await shop();
-    const badUrls = [undefined, '', 'not a url', 'ftp://example.com/x', 'http://user:pw@example.com/x', '/relative', `http://example.com/${'a'.repeat(2001)}`, 42, 'javascript:alert(1)'];
+    const badUrls = [
+      undefined,
+      '',
+      'not a url',
+      'ftp://example.com/x',
+      'http://user:pw@example.com/x',
+      '/relative',
+      `http://example.com/${'a'.repeat(2001)}`,
+      42,
+      'javascript:alert(1)',
+    ];
     for (const url of badUrls) {
       const res = await s.agent.post('/api/webhooks').send({ url }).expect(400);
       expect(res.body.code, String(url)).to.equal('VALIDATION_ERROR');
@@ -120,10 +147,17 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
   });
 
   it('private addresses are refused where the loop refuses them (production rules)', async () => {
-    const prod = createServices(testKnex(), { ...loadConfig(TEST_ENV), calls: { ...loadConfig(TEST_ENV).calls, allowPrivateUrls: false }, isProduction: true }, new Jobs(testKnex()));
+    const prod = createServices(
+      testKnex(),
+      { ...loadConfig(TEST_ENV), calls: { ...loadConfig(TEST_ENV).calls, allowPrivateUrls: false }, isProduction: true },
+      new Jobs(testKnex()),
+    );
     const s = await shop();
     for (const url of ['https://127.0.0.1/x', 'https://10.0.0.5/x', 'https://169.254.169.254/latest', 'https://[::1]/x', 'http://example.com/x']) {
-      const err = await prod.webhooks.create(s.workspaceId, { url }).then(() => null, (e) => e);
+      const err = await prod.webhooks.create({ id: s.workspaceId, role: 'owner' }, { url }).then(
+        () => null,
+        (e) => e,
+      );
       expect(err?.fields, url).to.have.property('url');
     }
   });
@@ -139,7 +173,10 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
   it('PUT edits url, events, description and enabled; DELETE 204 drops its pending deliveries', async () => {
     const s = await shop();
     const e = await endpoint(s, 'http://127.0.0.1:9/a');
-    const res = await s.agent.put(`/api/webhooks/${e.id}`).send({ url: 'http://127.0.0.1:9/b', events: ['order.updated'], description: '' }).expect(200);
+    const res = await s.agent
+      .put(`/api/webhooks/${e.id}`)
+      .send({ url: 'http://127.0.0.1:9/b', events: ['order.updated'], description: '' })
+      .expect(200);
     expect(res.body).to.include({ url: 'http://127.0.0.1:9/b', description: null, enabled: true });
     expect(res.body.events).to.deep.equal(['order.updated']);
     const off = await s.agent.put(`/api/webhooks/${e.id}`).send({ enabled: false }).expect(200);
@@ -164,8 +201,12 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
     const s = await shop();
     for (const id of [theirs.id, ABSENT_ID, 'not-a-uuid']) {
       const calls = [
-        s.agent.get(`/api/webhooks/${id}`), s.agent.put(`/api/webhooks/${id}`).send({ enabled: false }), s.agent.delete(`/api/webhooks/${id}`),
-        s.agent.post(`/api/webhooks/${id}/rotate-secret`), s.agent.post(`/api/webhooks/${id}/test`), s.agent.get(`/api/webhooks/${id}/deliveries`),
+        s.agent.get(`/api/webhooks/${id}`),
+        s.agent.put(`/api/webhooks/${id}`).send({ enabled: false }),
+        s.agent.delete(`/api/webhooks/${id}`),
+        s.agent.post(`/api/webhooks/${id}/rotate-secret`),
+        s.agent.post(`/api/webhooks/${id}/test`),
+        s.agent.get(`/api/webhooks/${id}/deliveries`),
         s.agent.post(`/api/webhooks/${id}/deliveries/${ABSENT_ID}/resend`),
       ];
       for (const [i, res] of (await Promise.all(calls)).entries()) {
@@ -186,14 +227,29 @@ describe('events are recorded with the change, from every path (webhooks.md: Eve
     const csrf = await csrfOf(s.agent, '/orders/new');
     await s.agent.post('/orders').type('form').send({ _csrf: csrf, client_name: 'Page', phone: '0612345678', store_name: 'S', products_name: 'P' }).expect(303);
     const { key } = await createKey(s);
-    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body.access_token;
-    const viaData = (await request(app()).post('/data/v1/orders').set('apikey', loadConfig(TEST_ENV).publishableKey).set('Authorization', `Bearer ${token}`).send({ ...ORDER, clientName: 'Data' }).expect(201)).body;
-    const imported = (await s.agent.post('/api/orders/import').type('text/csv').send('name,phone,store,products\nI1,0612345678,S,P\nI2,0612345678,S,P\n').expect(200)).body;
+    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+      .access_token;
+    const viaData = (
+      await request(app())
+        .post('/data/v1/orders')
+        .set('apikey', loadConfig(TEST_ENV).publishableKey)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ ...ORDER, clientName: 'Data' })
+        .expect(201)
+    ).body;
+    const imported = (
+      await s.agent.post('/api/orders/import').type('text/csv').send('name,phone,store,products\nI1,0612345678,S,P\nI2,0612345678,S,P\n').expect(200)
+    ).body;
     await s.agent.put(`/api/orders/${viaApi.id}`).send({ clientName: 'Amina B.', status: 'confirmed' }).expect(200);
     await s.agent.delete(`/api/orders/${viaData.id}`).expect(204);
 
     const rows = await deliveriesOf(e.id);
-    const messages = await testKnex()('webhook_messages').whereIn('id', rows.map((r) => r.message_id)).orderBy('created_at');
+    const messages = await testKnex()('webhook_messages')
+      .whereIn(
+        'id',
+        rows.map((r) => r.message_id),
+      )
+      .orderBy('created_at');
     const created = messages.filter((m) => m.event_type === 'order.created');
     expect(created.map((m) => m.data.order.client_name).sort()).to.deep.equal(['Amina Benali', 'Data', 'I1', 'I2', 'Page']);
     expect(imported.order_ids).to.have.length(2);
@@ -219,7 +275,12 @@ describe('events are recorded with the change, from every path (webhooks.md: Eve
     const order = (await s.agent.post('/api/orders').send(ORDER).expect(201)).body;
     const claimed = (await s.agent.post('/api/calls/next').expect(200)).body;
     await s.agent.post(`/api/calls/${claimed.call.id}/outcome`).send({ outcome: 'confirmed', notes: 'ok' }).expect(200);
-    const messages = await testKnex()('webhook_messages').whereIn('id', (await deliveriesOf(e.id)).map((d) => d.message_id)).orderBy('created_at');
+    const messages = await testKnex()('webhook_messages')
+      .whereIn(
+        'id',
+        (await deliveriesOf(e.id)).map((d) => d.message_id),
+      )
+      .orderBy('created_at');
     const payloads = messages.map((m) => JSON.parse(messageBody(m)));
     expect(payloads.map((p) => p.type)).to.include.members(['order.updated', 'call.ended']);
     const ended = payloads.find((p) => p.type === 'call.ended')!;
@@ -227,7 +288,10 @@ describe('events are recorded with the change, from every path (webhooks.md: Eve
     expect(ended.data.call).to.deep.equal(view.calls[0]);
     expect(ended.data.order).to.deep.equal((await s.agent.get(`/api/orders/${order.id}`).expect(200)).body);
     const statuses = payloads.filter((p) => p.type === 'order.updated').map((p) => [p.data.previous_status, p.data.order.status]);
-    expect(statuses).to.deep.equal([['pending', 'calling'], ['calling', 'confirmed']]);
+    expect(statuses).to.deep.equal([
+      ['pending', 'calling'],
+      ['calling', 'confirmed'],
+    ]);
   });
 
   it('a change that rolls back records nothing; one that commits records its event; endpoints that did not ask get nothing', async () => {
@@ -236,12 +300,14 @@ describe('events are recorded with the change, from every path (webhooks.md: Eve
     const other = await endpoint(s, 'http://127.0.0.1:9/y', { events: ['order.deleted'] });
     const order = (await s.agent.post('/api/orders').send(ORDER).expect(201)).body;
     const rollback = new Error('rollback');
-    await testKnex().transaction(async (trx) => {
-      await trx('orders').where({ id: order.id }).update({ status: 'confirmed' });
-      throw rollback;
-    }).catch((err) => {
-      if (err !== rollback) throw err;
-    });
+    await testKnex()
+      .transaction(async (trx) => {
+        await trx('orders').where({ id: order.id }).update({ status: 'confirmed' });
+        throw rollback;
+      })
+      .catch((err) => {
+        if (err !== rollback) throw err;
+      });
     expect(await deliveriesOf(e.id)).to.have.length(0);
     await testKnex()('orders').where({ id: order.id }).update({ status: 'confirmed' });
     expect((await deliveriesOf(e.id)).map((d) => d.event_type)).to.deep.equal(['order.updated']);
@@ -260,11 +326,34 @@ describe('delivery (webhooks.md: Delivery)', () => {
       expect(r.hits).to.have.length(1);
       const hit = r.hits[0];
       expect(hit.headers['content-type']).to.equal('application/json');
-      const verified = new Webhook(e.secret).verify(hit.body, { 'webhook-id': String(hit.headers['webhook-id']), 'webhook-timestamp': String(hit.headers['webhook-timestamp']), 'webhook-signature': String(hit.headers['webhook-signature']) });
+      const verified = new Webhook(e.secret).verify(hit.body, {
+        'webhook-id': String(hit.headers['webhook-id']),
+        'webhook-timestamp': String(hit.headers['webhook-timestamp']),
+        'webhook-signature': String(hit.headers['webhook-signature']),
+      });
       expect(verified).to.deep.equal({ type: 'order.created', timestamp: hit.json.timestamp, data: { order } });
       const [log] = (await s.agent.get(`/api/webhooks/${e.id}/deliveries`).expect(200)).body.deliveries;
-      expect(Object.keys(log)).to.deep.equal(['id', 'message_id', 'event_type', 'status', 'attempts', 'last_status_code', 'last_error', 'next_attempt_at', 'created_at', 'delivered_at']);
-      expect(log).to.include({ message_id: hit.headers['webhook-id'], event_type: 'order.created', status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null, next_attempt_at: null });
+      expect(Object.keys(log)).to.deep.equal([
+        'id',
+        'message_id',
+        'event_type',
+        'status',
+        'attempts',
+        'last_status_code',
+        'last_error',
+        'next_attempt_at',
+        'created_at',
+        'delivered_at',
+      ]);
+      expect(log).to.include({
+        message_id: hit.headers['webhook-id'],
+        event_type: 'order.created',
+        status: 'succeeded',
+        attempts: 1,
+        last_status_code: 200,
+        last_error: null,
+        next_attempt_at: null,
+      });
       expect(log.delivered_at).to.be.a('string');
     } finally {
       await r.close();
@@ -299,7 +388,10 @@ describe('delivery (webhooks.md: Delivery)', () => {
       }
       expect(r.hits).to.have.length(8);
       expect(new Set(r.hits.map((h) => h.headers['webhook-id'])).size, 'one webhook-id on every try').to.equal(1);
-      expect(r.hits.every((h) => h.body === r.hits[0].body), 'the same body on every try').to.equal(true);
+      expect(
+        r.hits.every((h) => h.body === r.hits[0].body),
+        'the same body on every try',
+      ).to.equal(true);
       expect(errors[0]).to.match(/^HTTP 500/);
       expect(errors[1]).to.match(/redirect 301 not followed/);
       expect(errors[3]).to.match(/timed out/);
@@ -321,12 +413,18 @@ describe('delivery (webhooks.md: Delivery)', () => {
       await services().webhooks.drain(e.id, send);
       expect(r.hits[0].json).to.deep.include({ type: 'webhook.test', data: {} });
       const rotated = (await s.agent.post(`/api/webhooks/${e.id}/rotate-secret`).expect(200)).body;
-      expect(rotated.secret).to.match(/^whsec_/).and.not.equal(e.secret);
+      expect(rotated.secret)
+        .to.match(/^whsec_/)
+        .and.not.equal(e.secret);
       await s.agent.post(`/api/webhooks/${e.id}/deliveries/${test.body.id}/resend`).expect(202);
       await services().webhooks.drain(e.id, send);
       expect(r.hits).to.have.length(2);
       expect(r.hits[1].headers['webhook-id']).to.equal(r.hits[0].headers['webhook-id']);
-      const headers = (h: Hit) => ({ 'webhook-id': String(h.headers['webhook-id']), 'webhook-timestamp': String(h.headers['webhook-timestamp']), 'webhook-signature': String(h.headers['webhook-signature']) });
+      const headers = (h: Hit) => ({
+        'webhook-id': String(h.headers['webhook-id']),
+        'webhook-timestamp': String(h.headers['webhook-timestamp']),
+        'webhook-signature': String(h.headers['webhook-signature']),
+      });
       expect(() => new Webhook(e.secret).verify(r.hits[1].body, headers(r.hits[1]))).to.throw();
       expect(new Webhook(rotated.secret).verify(r.hits[1].body, headers(r.hits[1]))).to.deep.include({ type: 'webhook.test' });
       const log = (await s.agent.get(`/api/webhooks/${e.id}/deliveries`).expect(200)).body.deliveries;
@@ -345,7 +443,9 @@ describe('delivery (webhooks.md: Delivery)', () => {
       await services().webhooks.drain(e.id, send);
       const row = await testKnex()('webhook_endpoints').where({ id: e.id }).first();
       expect(row.failing_since).to.be.an.instanceOf(Date);
-      await testKnex()('webhook_endpoints').where({ id: e.id }).update({ failing_since: testKnex().raw("now() - interval '5 days 1 minute'") });
+      await testKnex()('webhook_endpoints')
+        .where({ id: e.id })
+        .update({ failing_since: testKnex().raw("now() - interval '5 days 1 minute'") });
       await makeDue(e.id);
       await services().webhooks.drain(e.id, send);
       const disabled = (await s.agent.get(`/api/webhooks/${e.id}`).expect(200)).body;
@@ -359,7 +459,10 @@ describe('delivery (webhooks.md: Delivery)', () => {
       await s.agent.put(`/api/webhooks/${e.id}`).send({ enabled: true }).expect(200);
       await s.agent.put(`/api/orders/${order.id}`).send({ status: 'unconfirmed' }).expect(200);
       const after = await deliveriesOf(e.id);
-      expect(after.map((d) => [d.event_type, d.status])).to.deep.equal([['order.created', 'failed'], ['order.updated', 'pending']]);
+      expect(after.map((d) => [d.event_type, d.status])).to.deep.equal([
+        ['order.created', 'failed'],
+        ['order.updated', 'pending'],
+      ]);
     } finally {
       await r.close();
     }
@@ -370,16 +473,27 @@ describe('the delivery log (webhooks.md: the last 100)', () => {
   it('shows the last 100 deliveries, newest first; housekeeping deletes older settled ones and keeps pending ones', async () => {
     const s = await shop();
     const e = await endpoint(s, 'http://127.0.0.1:9/log', { events: ['order.created'] });
-    await s.agent.post('/api/orders/import').type('text/csv').send(['name,phone,store,products', ...Array.from({ length: 105 }, (_, i) => `C${i},0612345678,S,P`)].join('\n')).expect(200);
+    await s.agent
+      .post('/api/orders/import')
+      .type('text/csv')
+      .send(['name,phone,store,products', ...Array.from({ length: 105 }, (_, i) => `C${i},0612345678,S,P`)].join('\n'))
+      .expect(200);
     const rows = await deliveriesOf(e.id);
     expect(rows).to.have.length(105);
     // Spread in time, the first five settled long ago.
     for (const [i, row] of rows.entries()) {
-      await testKnex()('webhook_deliveries').where({ id: row.id }).update({ created_at: new Date(Date.UTC(2026, 0, 1, 0, i)), ...(i < 5 ? { status: 'failed', next_attempt_at: null } : {}) });
+      await testKnex()('webhook_deliveries')
+        .where({ id: row.id })
+        .update({ created_at: new Date(Date.UTC(2026, 0, 1, 0, i)), ...(i < 5 ? { status: 'failed', next_attempt_at: null } : {}) });
     }
     const log = (await s.agent.get(`/api/webhooks/${e.id}/deliveries`).expect(200)).body.deliveries;
     expect(log).to.have.length(100);
-    expect(log.map((d: { id: string }) => d.id)).to.deep.equal(rows.slice(5).map((r) => r.id).reverse());
+    expect(log.map((d: { id: string }) => d.id)).to.deep.equal(
+      rows
+        .slice(5)
+        .map((r) => r.id)
+        .reverse(),
+    );
     await services().webhooks.prune();
     expect(await deliveriesOf(e.id)).to.have.length(100);
     // Pending deliveries are never pruned, however many.
@@ -424,10 +538,18 @@ describe('the worker delivers (webhooks.md: Delivery)', function () {
       const fast = await shop();
       await endpoint(fast, alive.url, { events: ['order.created'] });
       // The dead endpoint's first deliveries are in flight (and will stay so until released)...
-      await slow.agent.post('/api/orders/import').type('text/csv').send(['name,phone,store,products', ...Array.from({ length: 30 }, (_, i) => `D${i},0612345678,S,P`)].join('\n')).expect(200);
+      await slow.agent
+        .post('/api/orders/import')
+        .type('text/csv')
+        .send(['name,phone,store,products', ...Array.from({ length: 30 }, (_, i) => `D${i},0612345678,S,P`)].join('\n'))
+        .expect(200);
       await waitFor('the dead endpoint to be called', async () => dead.hits.length > 0);
       // ...while the live endpoint gets every one of its events.
-      await fast.agent.post('/api/orders/import').type('text/csv').send(['name,phone,store,products', ...Array.from({ length: 30 }, (_, i) => `A${i},0612345678,S,P`)].join('\n')).expect(200);
+      await fast.agent
+        .post('/api/orders/import')
+        .type('text/csv')
+        .send(['name,phone,store,products', ...Array.from({ length: 30 }, (_, i) => `A${i},0612345678,S,P`)].join('\n'))
+        .expect(200);
       await waitFor('all 30 deliveries to the live endpoint', async () => alive.hits.length >= 30);
       // ...and the confirmation loop goes on: a new order's call reaches its voice agent.
       const voice = await voiceShop(agent.url);
@@ -452,7 +574,11 @@ describe('the /webhooks pages', () => {
     expect(bad.text).to.match(/<p class="error" id="f-url-error">/);
     const none = await s.agent.post('/webhooks').type('form').send({ _csrf: csrf, url: 'http://127.0.0.1:9/p' }).expect(400);
     expect(none.text).to.contain('events must name at least one event type');
-    const added = await s.agent.post('/webhooks').type('form').send({ _csrf: csrf, url: 'http://127.0.0.1:9/p', events: ['order.created', 'call.ended'] }).expect(303);
+    const added = await s.agent
+      .post('/webhooks')
+      .type('form')
+      .send({ _csrf: csrf, url: 'http://127.0.0.1:9/p', events: ['order.created', 'call.ended'] })
+      .expect(303);
     const id = added.headers.location.split('/').pop()!;
     const page = await s.agent.get(`/webhooks/${id}`).expect(200);
     const row = await testKnex()('webhook_endpoints').where({ id }).first();

@@ -1,10 +1,7 @@
 import type { Knex } from 'knex';
 
 // Frozen here: a later change to the list needs a migration of its own.
-const STATUSES = [
-  'pending', 'processing', 'calling', 'confirmed', 'unconfirmed',
-  'failed', 'no-answer', 'postponed', 'order-changed', 'unrecognized',
-];
+const STATUSES = ['pending', 'processing', 'calling', 'confirmed', 'unconfirmed', 'failed', 'no-answer', 'postponed', 'order-changed', 'unrecognized'];
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('agents', (t) => {
@@ -15,9 +12,7 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.index(['workspace_id', 'created_at']);
   });
-  await knex.raw(
-    'CREATE UNIQUE INDEX agents_one_order_handler ON agents (workspace_id) WHERE is_order_handler',
-  );
+  await knex.raw('CREATE UNIQUE INDEX agents_one_order_handler ON agents (workspace_id) WHERE is_order_handler');
 
   await knex.schema.createTable('orders', (t) => {
     t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
@@ -29,11 +24,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('address');
     t.text('status').notNullable().defaultTo('pending');
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-    t.check(
-      `status IN (${STATUSES.map((s) => `'${s}'`).join(', ')})`,
-      [],
-      'orders_status_check',
-    );
+    t.check(`status IN (${STATUSES.map((s) => `'${s}'`).join(', ')})`, [], 'orders_status_check');
     t.check("phone ~ '^\\+212[0-9]{9}$'", [], 'orders_phone_check');
   });
   // "This workspace, newest first", with the id as a deterministic tie-breaker.

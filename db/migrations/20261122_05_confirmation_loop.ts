@@ -19,12 +19,8 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('next_attempt_at', { useTz: true });
   });
   await knex.raw("UPDATE operations SET next_attempt_at = created_at WHERE status = 'pending'");
-  await knex.raw(
-    "ALTER TABLE operations ADD CONSTRAINT operations_status_check CHECK (status IN ('pending', 'in_progress', 'completed', 'cancelled'))",
-  );
-  await knex.raw(
-    "ALTER TABLE operations ADD CONSTRAINT operations_due_check CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))",
-  );
+  await knex.raw("ALTER TABLE operations ADD CONSTRAINT operations_status_check CHECK (status IN ('pending', 'in_progress', 'completed', 'cancelled'))");
+  await knex.raw("ALTER TABLE operations ADD CONSTRAINT operations_due_check CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))");
   // The queue's question: "this workspace's pending operations, earliest due first".
   await knex.raw("CREATE INDEX operations_due_idx ON operations (workspace_id, next_attempt_at, id) WHERE status = 'pending'");
   await knex.raw("CREATE INDEX operations_due_all_idx ON operations (next_attempt_at) WHERE status = 'pending'");

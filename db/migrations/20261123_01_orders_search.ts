@@ -22,7 +22,9 @@ export async function up(knex: Knex): Promise<void> {
   // Stored, not computed per query: a broad search ("amina") walks the newest orders and tests each
   // one's text, which must be cheap; a narrow one asks the trigram index. The phone is in the text
   // by its national digits (612345678), so "0612…" and "+212 6 12…" both find it.
-  await knex.raw('ALTER TABLE orders ADD COLUMN search_text text GENERATED ALWAYS AS (order_search_text(client_name, store_name, products_name, phone)) STORED');
+  await knex.raw(
+    'ALTER TABLE orders ADD COLUMN search_text text GENERATED ALWAYS AS (order_search_text(client_name, store_name, products_name, phone)) STORED',
+  );
   await knex.raw('CREATE INDEX orders_search_idx ON orders USING gin (workspace_id, search_text gin_trgm_ops)');
   await knex.raw('CREATE INDEX orders_workspace_phone_idx ON orders (workspace_id, phone, created_at DESC, id DESC)');
   await knex.raw('CREATE INDEX orders_workspace_status_newest_idx ON orders (workspace_id, status, created_at DESC, id DESC)');

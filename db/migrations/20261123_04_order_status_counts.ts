@@ -33,9 +33,15 @@ export async function up(knex: Knex): Promise<void> {
       END IF;
       RETURN NULL;
     END $$`);
-  await knex.raw('CREATE TRIGGER orders_count_insert AFTER INSERT ON orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_count_statuses()');
-  await knex.raw('CREATE TRIGGER orders_count_update AFTER UPDATE ON orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_count_statuses()');
-  await knex.raw('CREATE TRIGGER orders_count_delete AFTER DELETE ON orders REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_count_statuses()');
+  await knex.raw(
+    'CREATE TRIGGER orders_count_insert AFTER INSERT ON orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_count_statuses()',
+  );
+  await knex.raw(
+    'CREATE TRIGGER orders_count_update AFTER UPDATE ON orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_count_statuses()',
+  );
+  await knex.raw(
+    'CREATE TRIGGER orders_count_delete AFTER DELETE ON orders REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_count_statuses()',
+  );
   await knex.raw('LOCK TABLE orders IN SHARE MODE');
   await knex.raw('INSERT INTO order_status_counts (workspace_id, status, n) SELECT workspace_id, status, count(*) FROM orders GROUP BY workspace_id, status');
 }

@@ -44,7 +44,10 @@ export async function up(knex: Knex): Promise<void> {
   // A range of the primary key at a time (an index scan, however large the table).
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
-    const { rows } = await knex.raw('SELECT id FROM (SELECT id FROM orders WHERE id > ?::uuid ORDER BY id LIMIT ?) batch ORDER BY id DESC LIMIT 1', [after, BATCH]);
+    const { rows } = await knex.raw('SELECT id FROM (SELECT id FROM orders WHERE id > ?::uuid ORDER BY id LIMIT ?) batch ORDER BY id DESC LIMIT 1', [
+      after,
+      BATCH,
+    ]);
     if (rows.length === 0) return;
     const last: string = rows[0].id;
     await knex.raw(

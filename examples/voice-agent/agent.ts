@@ -29,13 +29,14 @@ export function createVoiceAgent(options: VoiceAgentOptions): http.Server {
   const { secret, delayMs = 2000, retryDelaysMs = [1000, 5000, 15_000], log = () => {} } = options;
   const accepted = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      resolve();
-    }, ms);
-    timers.add(timer);
-  });
+  const later = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
 
   /** Sends one report; retries (same webhook-id, fresh signature) on a network error, 429 or 5xx. */
   async function report(url: string, payload: object): Promise<void> {
@@ -72,11 +73,11 @@ export function createVoiceAgent(options: VoiceAgentOptions): http.Server {
     const { call_id: callId, callback_url: url, order } = request.data;
     await later(delayMs);
     log(`call ${callId}: ringing ${order.phone}`);
-    await report(url, { type: 'call.started' });
+    await report(url, { type: 'call.started', data: { call_id: callId } });
     await later(delayMs);
     const result = resultFor(order.phone);
     log(`call ${callId}: ${result.outcome}`);
-    await report(url, { type: 'call.ended', data: result });
+    await report(url, { type: 'call.ended', data: { call_id: callId, ...result } });
   }
 
   const server = http.createServer((req, res) => {
@@ -116,8 +117,8 @@ function parseCallRequested(raw: Buffer): CallRequested | null {
   try {
     const body = JSON.parse(raw.toString('utf8'));
     const data = body?.data;
-    const ok = body?.type === 'call.requested' && typeof data?.call_id === 'string'
-      && typeof data?.callback_url === 'string' && typeof data?.order?.phone === 'string';
+    const ok =
+      body?.type === 'call.requested' && typeof data?.call_id === 'string' && typeof data?.callback_url === 'string' && typeof data?.order?.phone === 'string';
     return ok ? body : null;
   } catch {
     return null;

@@ -6,11 +6,13 @@ export { createVoiceAgent } from './agent';
 function main(): void {
   const secret = process.env.AGENT_SECRET?.trim();
   if (!secret || !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) {
-    console.error([
-      'The voice agent could not start: AGENT_SECRET is ' + (secret ? 'not a whsec_… secret.' : 'not set.'),
-      'To fix it: create a voice agent on the dashboard (/agents), copy its secret, and run',
-      '  AGENT_SECRET=whsec_... npm run example:voice-agent',
-    ].join('\n'));
+    console.error(
+      [
+        `The voice agent could not start: AGENT_SECRET is ${secret ? 'not a whsec_… secret.' : 'not set.'}`,
+        'To fix it: create a voice agent on the dashboard (/agents), copy its secret, and run',
+        '  AGENT_SECRET=whsec_... npm run example:voice-agent',
+      ].join('\n'),
+    );
     process.exit(1);
   }
   const port = Number(process.env.PORT ?? 4000);

@@ -3,7 +3,7 @@ import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { doNotCompress } from '../middleware/compression';
 
-/** /api/agents: the caller's workspace's agents, its order handler, voice agents' signing secrets. */
+/** /api/agents: the caller's workspace's agents, its order handler, voice agents' signing secrets (the owner's). */
 export function agentsRouter(services: Services): Router {
   const router = Router();
   router.use(requireApiWorkspace);
@@ -12,7 +12,7 @@ export function agentsRouter(services: Services): Router {
     res.json({ agents: await services.agents.list(workspaceOf(req).workspace.id) });
   });
   router.post('/', async (req, res) => {
-    const agent = await services.agents.create(workspaceOf(req).workspace.id, req.body);
+    const agent = await services.agents.create(workspaceOf(req).workspace, req.body);
     // A voice agent's answer carries its secret: never cached.
     if (agent.secret) {
       res.set('Cache-Control', 'no-store');
@@ -21,12 +21,12 @@ export function agentsRouter(services: Services): Router {
     res.status(201).json(agent);
   });
   router.put('/:id', async (req, res) => {
-    res.json(await services.agents.update(workspaceOf(req).workspace.id, req.params.id, req.body));
+    res.json(await services.agents.update(workspaceOf(req).workspace, req.params.id, req.body));
   });
   router.post('/:id/rotate-secret', async (req, res) => {
     res.set('Cache-Control', 'no-store');
     doNotCompress(res);
-    res.json(await services.agents.rotateSecret(workspaceOf(req).workspace.id, req.params.id));
+    res.json(await services.agents.rotateSecret(workspaceOf(req).workspace, req.params.id));
   });
   return router;
 }

@@ -2,7 +2,7 @@ import express, { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
 import { asksForPages, readFilters, readListingQuery } from '../../services/order-filters';
-import { ORDER_STATUSES } from '../../services/orders';
+import { ORDER_STATUSES } from '../../services/order-status';
 import type { Order } from '../../services/orders';
 import { IMPORT_MAX_BYTES } from '../../services/imports';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';

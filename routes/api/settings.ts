@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 
-/** /api/settings/calls: attempts, retry interval and calling hours of the caller's workspace. */
+/** /api/settings: the call settings (attempts, retry interval, calling hours) and the block list of the caller's workspace. */
 export function settingsRouter(services: Services): Router {
   const router = Router();
   router.use(requireApiWorkspace);
@@ -11,6 +11,16 @@ export function settingsRouter(services: Services): Router {
   });
   router.put('/calls', async (req, res) => {
     res.json(await services.callSettings.update(workspaceOf(req).workspace.id, req.body));
+  });
+  router.get('/blocked-phones', async (req, res) => {
+    res.json({ blocked_phones: await services.blockedPhones.list(workspaceOf(req).workspace.id) });
+  });
+  router.post('/blocked-phones', async (req, res) => {
+    res.status(201).json(await services.blockedPhones.add(workspaceOf(req).workspace.id, req.body));
+  });
+  router.delete('/blocked-phones/:phone', async (req, res) => {
+    await services.blockedPhones.remove(workspaceOf(req).workspace.id, req.params.phone);
+    res.status(204).end();
   });
   return router;
 }

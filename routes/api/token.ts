@@ -4,7 +4,8 @@ import type { Config } from '../../config';
 import type { Services } from '../../services';
 import { hashKey } from '../../services/api-keys';
 import { bearerCredential } from '../middleware/auth';
-import { createLimiterPair, LimiterDeps } from '../middleware/rate-limit';
+import type { LimiterDeps } from '../middleware/rate-limit';
+import { createLimiterPair } from '../middleware/rate-limit';
 
 const WINDOW_MS = 5 * 60 * 1000;
 // Byte-identical for every cause: missing, malformed, unknown, expired or revoked.

@@ -2,7 +2,7 @@ import compression from 'compression';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Answers smaller than this are sent as they are: compressing them saves nothing worth the CPU. */
-export const COMPRESSION_THRESHOLD = 1024;
+const COMPRESSION_THRESHOLD = 1024;
 
 /**
  * Marks a response that shows a secret once (a new API key, a signing secret): it is never

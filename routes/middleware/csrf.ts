@@ -4,7 +4,7 @@ import { AppError } from '../../services/errors';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export class CrossSiteError extends AppError {
+class CrossSiteError extends AppError {
   constructor() {
     super(403, 'Cross-site request refused');
   }
@@ -46,6 +46,11 @@ function sameToken(expected: string | undefined, given: unknown): boolean {
 
 /** Every page form post must carry the session's `_csrf` token. */
 export function requireCsrfToken(req: Request, _res: Response, next: NextFunction): void {
-  if (SAFE_METHODS.has(req.method)) return next();
-  next(sameToken(req.session?.csrfToken, req.body?._csrf) ? undefined : new AppError(403, 'Your form has expired. Reload the page and try again.', 'CSRF_TOKEN'));
+  if (SAFE_METHODS.has(req.method)) {
+    next();
+    return;
+  }
+  next(
+    sameToken(req.session?.csrfToken, req.body?._csrf) ? undefined : new AppError(403, 'Your form has expired. Reload the page and try again.', 'CSRF_TOKEN'),
+  );
 }

@@ -27,7 +27,7 @@ function requestError(err: unknown): AppError | undefined {
 }
 
 /** Known errors as they are; anything else becomes a logged 500 with no detail for the client. */
-export function toAppError(err: unknown, log: { error: (obj: object, msg: string) => void }): AppError {
+function toAppError(err: unknown, log: { error: (obj: object, msg: string) => void }): AppError {
   if (err instanceof AppError) return err;
   const parsed = requestError(err);
   if (parsed) return parsed;

@@ -90,8 +90,7 @@ export function createLimiter(deps: LimiterDeps, options: LimiterOptions): Reque
     ? new RecoveringRedisStore(
         {
           prefix: `rl:${options.name}:`,
-          sendCommand: (command: string, ...args: string[]) =>
-            deps.redis!.call(command, ...args) as Promise<number>,
+          sendCommand: (command: string, ...args: string[]) => deps.redis!.call(command, ...args) as Promise<number>,
         },
         deps.logger,
       )

@@ -4,6 +4,8 @@ import type { RequestHandler } from 'express';
 import type { Logger } from '../../logger';
 
 const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
+/** An invitation link's token is a credential: its path is logged without it. */
+const JOIN_TOKEN_RE = /^(\/join\/)[^/]+/i;
 
 /** What a request's log lines say about it: its id, method and path (never its query, headers or body). */
 interface RequestInfo {
@@ -29,7 +31,8 @@ export function requestLog(app: express.Express, logger: Logger): RequestHandler
     get(this: Logged): Logger {
       const info = this[INFO];
       if (!info) return logger;
-      return (this[CHILD] ??= logger.child({ req: info }));
+      this[CHILD] ??= logger.child({ req: info });
+      return this[CHILD];
     },
   });
   // The request's line holds only fields picked here (id, method, path without its query, status,
@@ -41,7 +44,8 @@ export function requestLog(app: express.Express, logger: Logger): RequestHandler
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
     res.setHeader('X-Request-Id', id);
     const query = req.url.indexOf('?');
-    const info: RequestInfo = { id, method: req.method, url: query === -1 ? req.url : req.url.slice(0, query) };
+    const path = query === -1 ? req.url : req.url.slice(0, query);
+    const info: RequestInfo = { id, method: req.method, url: path.replace(JOIN_TOKEN_RE, '$1[redacted]') };
     (req as Logged)[INFO] = info;
     req.id = id;
     const started = performance.now();

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import helmet, { HelmetOptions } from 'helmet';
+import helmet from 'helmet';
+import type { HelmetOptions } from 'helmet';
 
 /** One header operation helmet performs on a response: set a header, or remove one. */
 type HeaderStep = [name: string, value: string] | [name: string];

@@ -3,7 +3,7 @@ import { secretAnswer } from '../middleware/compression';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { Agent } from '../../services/agents';
-import { ValidationError } from '../../services/errors';
+import { isOwner, ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
@@ -17,6 +17,8 @@ export function agentPages(services: Services): Router {
   const router = Router();
   router.use('/agents', requirePageWorkspace);
   const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
+  // With the caller's role: voice agents are the owner's (members get a 403 page).
+  const workspace = (req: Request) => workspaceOf(req).workspace;
 
   async function renderAgents(req: Request, res: Response, status = 200, form: FormState = {}, created: Agent | null = null) {
     const agents = await services.agents.list(workspaceId(req));
@@ -25,6 +27,7 @@ export function agentPages(services: Services): Router {
       agents,
       hasHandler,
       created,
+      isOwner: isOwner(workspace(req)),
       // With no handler yet, the next agent most likely is the one: the box starts checked.
       values: form.values ?? { name: '', order_handler: hasHandler ? '' : '1', kind: 'human', endpoint_url: '' },
       errors: form.errors ?? {},
@@ -38,7 +41,7 @@ export function agentPages(services: Services): Router {
     const orderHandler = CHECKED.has(values.order_handler);
     const endpointUrl = values.endpoint_url.trim();
     try {
-      const agent = await services.agents.create(workspaceId(req), {
+      const agent = await services.agents.create(workspace(req), {
         name: values.name,
         orderHandler,
         kind: values.kind || 'human',
@@ -58,20 +61,21 @@ export function agentPages(services: Services): Router {
 
   router.get('/agents/:id', async (req, res) => {
     const agent = await services.agents.get(workspaceId(req), String(req.params.id));
-    const secret = agent.kind === 'voice' ? await services.agents.secret(workspaceId(req), agent.id) : null;
+    const owner = isOwner(workspace(req));
+    const secret = agent.kind === 'voice' && owner ? await services.agents.secret(workspace(req), agent.id) : null;
     if (secret) secretAnswer(res);
-    res.render('agent', { agent, secret });
+    res.render('agent', { agent, secret, isOwner: owner });
   });
 
   router.post('/agents/:id/rotate-secret', async (req, res) => {
-    const agent = await services.agents.rotateSecret(workspaceId(req), String(req.params.id));
+    const agent = await services.agents.rotateSecret(workspace(req), String(req.params.id));
     secretAnswer(res);
-    res.locals.notice = 'A new secret was made: the old one stopped working. Give this one to the voice agent\'s service now.';
-    res.render('agent', { agent, secret: agent.secret });
+    res.locals.notice = "A new secret was made: the old one stopped working. Give this one to the voice agent's service now.";
+    res.render('agent', { agent, secret: agent.secret, isOwner: true });
   });
 
   router.post('/agents/:id/order-handler', async (req, res) => {
-    const agent = await services.agents.update(workspaceId(req), String(req.params.id), { orderHandler: true });
+    const agent = await services.agents.update(workspace(req), String(req.params.id), { orderHandler: true });
     await redirectWithNotice(req, res, '/agents', `${agent.name} is now the order handler.`);
   });
   return router;

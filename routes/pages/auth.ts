@@ -1,18 +1,20 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
+import type { Config } from '../../config';
 import type { Services } from '../../services';
 import type { User } from '../../services/users';
 import { createLimiter } from '../middleware/rate-limit';
+import type { LimiterDeps } from '../middleware/rate-limit';
 import { destroySession, regenerateSession, saveSession, SESSION_COOKIE } from '../middleware/session';
-import { formValues, renderFormError } from './forms';
-import type { PageDeps } from './index';
+import { formValues, localPath, renderFormError } from './forms';
 
 const SIGNUP_FIELDS = ['name', 'email', 'workspace'] as const;
 const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
 const INVALID_LOGIN = 'Invalid email or password';
 
 /** A new session id at sign-in (no fixation); the CSRF token is re-issued with it. */
-async function signIn(req: Request, user: User, services: Services): Promise<void> {
+export async function signIn(req: Request, user: User, services: Services): Promise<void> {
   const ctx = await services.users.context(user.id);
   await regenerateSession(req.session);
   req.session.userId = user.id;
@@ -21,11 +23,16 @@ async function signIn(req: Request, user: User, services: Services): Promise<voi
   await saveSession(req.session);
 }
 
-export function authPages(services: Services, deps: PageDeps): Router {
+/** What the sign-in pages use besides the services: the configuration, and the limiters' Redis and logger. */
+export interface AuthPageDeps extends LimiterDeps {
+  config: Config;
+}
+
+export function authPages(services: Services, deps: AuthPageDeps): Router {
   const router = Router();
   const tooManyAttempts = (req: Request, res: Response, retryAfter: number) => {
     res.status(429).render('login', {
-      values: formValues(req, ['email']),
+      values: formValues(req, ['email', 'next']),
       errors: { form: `Too many sign-in attempts. Try again in ${Math.ceil(retryAfter / 60)} minutes.` },
     });
   };
@@ -40,14 +47,30 @@ export function authPages(services: Services, deps: PageDeps): Router {
     name: 'login-email',
     windowMs: LOGIN_WINDOW_MS,
     limit: deps.config.limits.loginPerEmail,
-    key: (req) => `email:${String(req.body?.email ?? '').trim().toLowerCase()}`,
+    key: (req) =>
+      `email:${String(req.body?.email ?? '')
+        .trim()
+        .toLowerCase()}`,
     countFailuresOnly: true,
     onLimited: tooManyAttempts,
   });
 
+  // Every attempt counts: each one that passes validation costs a password hash.
+  const limitSignups = createLimiter(deps, {
+    name: 'signup-ip',
+    windowMs: SIGNUP_WINDOW_MS,
+    limit: deps.config.limits.signupPerIp,
+    onLimited: (req, res, retryAfter) => {
+      res.status(429).render('signup', {
+        values: formValues(req, SIGNUP_FIELDS),
+        errors: { form: `Too many sign-ups from this network. Try again in ${Math.ceil(retryAfter / 60)} minutes.` },
+      });
+    },
+  });
+
   router.get('/signup', (_req, res) => res.render('signup', { values: {}, errors: {} }));
 
-  router.post('/signup', async (req, res) => {
+  router.post('/signup', limitSignups, async (req, res) => {
     const values = formValues(req, SIGNUP_FIELDS);
     try {
       const user = await services.users.signUp({ ...values, password: formValues(req, ['password']).password });
@@ -58,20 +81,23 @@ export function authPages(services: Services, deps: PageDeps): Router {
     }
   });
 
+  // `next`: where to go once signed in (an invitation link's page), if it is a path on this site.
   router.get('/login', (req, res) => {
-    if (req.ctx) return res.redirect(303, '/');
-    res.render('login', { values: {}, errors: {} });
+    const next = localPath(req.query.next) ?? '';
+    if (req.ctx) return res.redirect(303, next || '/');
+    res.render('login', { values: { next }, errors: {} });
   });
 
   router.post('/login', limitPerIp, limitPerEmail, async (req, res) => {
-    const values = formValues(req, ['email', 'password']);
+    const values = formValues(req, ['email', 'password', 'next']);
+    const next = localPath(values.next) ?? '';
     const user = await services.users.authenticate(values.email, values.password);
     if (!user) {
-      res.status(401).render('login', { values: { email: values.email }, errors: { form: INVALID_LOGIN } });
+      res.status(401).render('login', { values: { email: values.email, next }, errors: { form: INVALID_LOGIN } });
       return;
     }
     await signIn(req, user, services);
-    res.redirect(303, '/');
+    res.redirect(303, next || '/');
   });
 
   const signOut = async (req: Request, res: Response) => {

@@ -19,13 +19,20 @@ function outcomeNotice({ call, operation, order }: CallView): string {
   const who = order.client_name;
   const next = operation.next_attempt_at ? `the next call is on ${formatDate(operation.next_attempt_at)}` : 'no more calls are planned';
   switch (call.outcome) {
-    case 'confirmed': return `${who}'s order is confirmed.`;
-    case 'unconfirmed': return `${who} declined the order: it is now unconfirmed.`;
-    case 'order-changed': return `${who}'s order was changed; the changes are on the order's page.`;
-    case 'unrecognized': return `${who} did not recognize the order: it is now unrecognized.`;
-    case 'postponed': return `${who} asked to be called back: ${next}.`;
-    case 'no-answer': return `No answer from ${who}: ${next}.`;
-    default: return `The call to ${who} could not be placed: ${next}.`;
+    case 'confirmed':
+      return `${who}'s order is confirmed.`;
+    case 'unconfirmed':
+      return `${who} declined the order: it is now unconfirmed.`;
+    case 'order-changed':
+      return `${who}'s order was changed; the changes are on the order's page.`;
+    case 'unrecognized':
+      return `${who} did not recognize the order: it is now unrecognized.`;
+    case 'postponed':
+      return `${who} asked to be called back: ${next}.`;
+    case 'no-answer':
+      return `No answer from ${who}: ${next}.`;
+    default:
+      return `The call to ${who} could not be placed: ${next}.`;
   }
 }
 
@@ -61,6 +68,7 @@ export function callPages(services: Services): Router {
     res.status(status).render('calls/show', {
       ...page,
       order,
+      ...(await services.riskOf(workspace.id, order)),
       outcomes: OUTCOMES,
       minCallback: moroccoLocal(new Date()),
       values: form.values ?? { outcome: '', callback_at: '', changes: '', notes: '' },
@@ -85,7 +93,12 @@ export function callPages(services: Services): Router {
       await redirectWithNotice(req, res, '/calls', outcomeNotice(result));
     } catch (err) {
       if (err instanceof ConflictError && err.code === 'CALL_NOT_OPEN') {
-        return redirectWithNotice(req, res, '/calls', 'That call is no longer yours to record: it has ended, its 15 minutes ran out, or another member has it. Nothing was saved.');
+        return redirectWithNotice(
+          req,
+          res,
+          '/calls',
+          'That call is no longer yours to record: it has ended, its 15 minutes ran out, or another member has it. Nothing was saved.',
+        );
       }
       if (!(err instanceof ValidationError)) throw err;
       const errors = errorsByInput(err, FORM_FIELD, LABELS);

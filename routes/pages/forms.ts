@@ -49,3 +49,11 @@ export async function redirectWithNotice(req: Request, res: Response, to: string
   }
   res.redirect(303, to);
 }
+
+/**
+ * A path on this site to go to after signing in, or undefined: a single leading `/` and plain
+ * path characters only, so no scheme, host, `//`, backslash or percent-escape can lead elsewhere.
+ */
+export function localPath(value: unknown): string | undefined {
+  return typeof value === 'string' && /^\/(?!\/)[A-Za-z0-9/_-]{0,200}$/.test(value) ? value : undefined;
+}

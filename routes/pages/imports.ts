@@ -26,7 +26,10 @@ const upload = multer({
  * before the file). A refused upload is kept for the page to explain, not thrown at the visitor.
  */
 export function receiveImportUpload(req: Request, res: Response, next: NextFunction): void {
-  if (!req.is('multipart/form-data')) return next();
+  if (!req.is('multipart/form-data')) {
+    next();
+    return;
+  }
   upload(req, res, (err: unknown) => {
     if (err) res.locals.uploadError = err;
     next();
@@ -34,7 +37,8 @@ export function receiveImportUpload(req: Request, res: Response, next: NextFunct
 }
 
 function uploadProblem(err: unknown): { status: number; message: string } {
-  if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE') return { status: 413, message: 'The file is larger than 10 MB: split it and import each part.' };
+  if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE')
+    return { status: 413, message: 'The file is larger than 10 MB: split it and import each part.' };
   return { status: 400, message: 'The upload could not be read: choose one CSV file and try again.' };
 }
 
@@ -71,7 +75,10 @@ export function importPages(services: Services): Router {
       render(res, 200, { result });
     } catch (err) {
       if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', NO_HANDLER_IMPORT_NOTICE);
-      if (err instanceof ValidationError) return render(res, 400, { error: `${err.message === 'Validation failed' ? 'The file was not imported' : err.message}: ${Object.values(err.fields).join(' ')}` });
+      if (err instanceof ValidationError)
+        return render(res, 400, {
+          error: `${err.message === 'Validation failed' ? 'The file was not imported' : err.message}: ${Object.values(err.fields).join(' ')}`,
+        });
       if (err instanceof AppError && err.status < 500) return render(res, err.status, { error: err.message });
       throw err;
     }

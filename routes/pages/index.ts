@@ -12,6 +12,7 @@ import { authPages } from './auth';
 import { callPages } from './calls';
 import { creditPages } from './credits';
 import { importPages, receiveImportUpload } from './imports';
+import { joinPages } from './join';
 import { orderPages } from './orders';
 import { settingsPages } from './settings';
 import { statsPages } from './stats';
@@ -54,6 +55,7 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   });
   router.use(authPages(services, deps));
   router.use(workspacePages(services));
+  router.use(joinPages(services));
   router.use(importPages(services));
   router.use(orderPages(services));
   router.use(statsPages(services));

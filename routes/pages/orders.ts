@@ -2,13 +2,17 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError } from '../../services/errors';
-import { FIELD_COLUMNS, InvalidStatusError, ORDER_STATUSES } from '../../services/orders';
-import type { Order, OrderStatus } from '../../services/orders';
+import { ORDER_STATUSES } from '../../services/order-status';
+import type { OrderStatus } from '../../services/order-status';
+import { FIELD_COLUMNS, InvalidStatusError } from '../../services/orders';
+import type { Order } from '../../services/orders';
+import { ORDER_FLAGS } from '../../services/order-flags';
+import type { OrderFlag } from '../../services/order-flags';
 import { decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
-import { statusLabel } from './view-helpers';
+import { formatDate, statusLabel } from './view-helpers';
 
 const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
@@ -16,12 +20,12 @@ type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
 const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
 
-export const NO_HANDLER_NOTICE =
+const NO_HANDLER_NOTICE =
   'Your order was not saved: every new order is queued for a confirmation call by the order handler agent, ' +
   'and this workspace has none yet. Choose an agent as order handler below, then add the order again.';
 
 /** Orders shown on one page of /orders. */
-export const PAGE_SIZE = 50;
+const PAGE_SIZE = 50;
 
 function queryString(params: Record<string, string>): string {
   const text = new URLSearchParams(params).toString();
@@ -42,6 +46,22 @@ function formOf(order: Order): OrderFormValues {
   };
 }
 
+/** The `flag` filter of the list, as the status filter: absent or empty means all; else one flag. */
+function flagFilter(req: Request): OrderFlag | null {
+  const given = req.query.flag;
+  if (given === undefined || given === '') return null;
+  if (!(ORDER_FLAGS as readonly unknown[]).includes(given)) throw new ValidationError({ flag: `Unknown flag; use one of: ${ORDER_FLAGS.join(', ')}` });
+  return given as OrderFlag;
+}
+
+/**
+ * Where a status change made from another page (the call page, a look-alike order's page) sends
+ * the member back: one of our order or call pages, never an address given from elsewhere.
+ */
+function backTo(value: string, fallback: string): string {
+  return /^\/(orders|calls)\/[0-9a-f-]{36}$/.test(value) ? value : fallback;
+}
+
 /** The `status` filter of the list: absent or empty means all; anything else must be a status. */
 function statusFilter(req: Request): OrderStatus | null {
   const given = req.query.status;
@@ -58,8 +78,9 @@ export function orderPages(services: Services): Router {
   router.get('/orders', async (req, res) => {
     const { workspace } = workspaceOf(req);
     const filter = statusFilter(req);
+    const flag = flagFilter(req);
     const { q } = readFilters({ q: typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : req.query.q }, ORDER_STATUSES);
-    const filters = { statuses: filter ? [filter] : [], q, from: null, to: null };
+    const filters = { statuses: filter ? [filter] : [], flags: flag ? [flag] : [], q, from: null, to: null };
     // A stale or edited page link just shows the newest orders.
     const older = typeof req.query.cursor === 'string' ? decodeCursor(req.query.cursor) : null;
     const newer = !older && typeof req.query.before === 'string' ? decodeCursor(req.query.before) : null;
@@ -68,8 +89,11 @@ export function orderPages(services: Services): Router {
       services.orders.statusCounts(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
     ]);
-    const summaries = await services.callViews.summaries(workspace.id, page.orders.map((order) => order.id));
-    const keep = { ...(filter ? { status: filter } : {}), ...(q ? { q } : {}) };
+    const summaries = await services.callViews.summaries(
+      workspace.id,
+      page.orders.map((order) => order.id),
+    );
+    const keep = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) };
     const link = (extra: Record<string, string> = {}) => `/orders${queryString({ ...keep, ...extra })}`;
     // Reading newer orders, "more" means newer ones remain; reading older ones, it means older ones do.
     const hasNewer = newer ? page.more : older !== null;
@@ -82,8 +106,12 @@ export function orderPages(services: Services): Router {
       counts,
       statuses: ORDER_STATUSES,
       filter,
+      flag,
+      flags: ORDER_FLAGS,
       q,
-      chipLink: (status: string | null) => `/orders${queryString({ ...(status ? { status } : {}), ...(q ? { q } : {}) })}`,
+      chipLink: (status: string | null) => `/orders${queryString({ ...(status ? { status } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) })}`,
+      flagLink: (wanted: string | null) =>
+        `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(q ? { q } : {}) })}`,
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
       exportLink: `/api/orders/export.csv${queryString(keep)}`,
@@ -115,11 +143,16 @@ export function orderPages(services: Services): Router {
 
   async function renderOrder(req: Request, res: Response, status = 200, form: FormState = {}) {
     const order = await services.orders.get(workspaceId(req), String(req.params.id));
-    const [calls, history] = await Promise.all([services.callViews.forOrder(workspaceId(req), order.id), services.orders.history(workspaceId(req), order)]);
+    const [calls, history, risk] = await Promise.all([
+      services.callViews.forOrder(workspaceId(req), order.id),
+      services.orders.history(workspaceId(req), order),
+      services.riskOf(workspaceId(req), order),
+    ]);
     res.status(status).render('orders/show', {
       order,
       calls,
       history,
+      ...risk,
       statuses: ORDER_STATUSES,
       values: form.values ?? formOf(order),
       errors: form.errors ?? {},
@@ -141,10 +174,13 @@ export function orderPages(services: Services): Router {
   });
 
   router.post('/orders/:id/status', async (req, res) => {
-    const { status } = formValues(req, ['status']);
+    const { status, back } = formValues(req, ['status', 'back']);
     try {
       const order = await services.orders.update(workspaceId(req), String(req.params.id), { status });
-      await redirectWithNotice(req, res, `/orders/${order.id}`, `Status changed to ${statusLabel(order.status)}.`);
+      const changed = back
+        ? `The order of ${formatDate(order.created_at)} is now ${statusLabel(order.status)}.`
+        : `Status changed to ${statusLabel(order.status)}.`;
+      await redirectWithNotice(req, res, backTo(back, `/orders/${order.id}`), changed);
     } catch (err) {
       if (!(err instanceof InvalidStatusError)) throw err;
       await renderOrder(req, res, 400, { errors: { status: err.message } });
@@ -157,9 +193,15 @@ export function orderPages(services: Services): Router {
       await services.operations.requeue(workspaceId(req), id);
       await redirectWithNotice(req, res, `/orders/${id}`, 'A new confirmation call is queued: the order is pending again.');
     } catch (err) {
-      if (err instanceof ConflictError) return redirectWithNotice(req, res, `/orders/${id}`, 'This order already has a confirmation call waiting or in progress.');
+      if (err instanceof ConflictError)
+        return redirectWithNotice(req, res, `/orders/${id}`, 'This order already has a confirmation call waiting or in progress.');
       if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') {
-        return redirectWithNotice(req, res, '/agents', 'No call was queued: this workspace has no order handler. Choose one below, then try "Call again" on the order.');
+        return redirectWithNotice(
+          req,
+          res,
+          '/agents',
+          'No call was queued: this workspace has no order handler. Choose one below, then try "Call again" on the order.',
+        );
       }
       throw err;
     }

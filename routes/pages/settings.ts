@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { CallSettings } from '../../services/call-settings';
-import { ValidationError } from '../../services/errors';
+import { ConflictError, ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
@@ -31,9 +31,16 @@ export function settingsPages(services: Services): Router {
   router.use('/settings', requirePageWorkspace);
   const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
 
-  async function renderSettings(req: Request, res: Response, status = 200, form: FormState = {}) {
-    const settings = await services.callSettings.get(workspaceId(req));
-    res.status(status).render('settings', { values: form.values ?? formOf(settings), errors: form.errors ?? {} });
+  /** The page: the call settings form and the block list, either of them maybe coming back with errors. */
+  async function renderSettings(req: Request, res: Response, status = 200, form: FormState = {}, blockForm: FormState = {}) {
+    const [settings, blocked] = await Promise.all([services.callSettings.get(workspaceId(req)), services.blockedPhones.list(workspaceId(req))]);
+    res.status(status).render('settings', {
+      values: form.values ?? formOf(settings),
+      errors: form.errors ?? {},
+      blocked,
+      blockValues: blockForm.values ?? { phone: '', reason: '' },
+      blockErrors: blockForm.errors ?? {},
+    });
   }
 
   router.get('/settings', (req, res) => renderSettings(req, res));
@@ -52,6 +59,24 @@ export function settingsPages(services: Services): Router {
       if (!(err instanceof ValidationError)) throw err;
       await renderSettings(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD, LABELS) });
     }
+  });
+
+  router.post('/settings/blocked-phones', async (req, res) => {
+    const values = formValues(req, ['phone', 'reason']);
+    try {
+      const entry = await services.blockedPhones.add(workspaceId(req), values);
+      await redirectWithNotice(req, res, '/settings', `${entry.phone} is on the block list: its new orders will not be called.`);
+    } catch (err) {
+      if (err instanceof ConflictError) return renderSettings(req, res, 409, {}, { values, errors: { phone: err.message } });
+      if (!(err instanceof ValidationError)) throw err;
+      await renderSettings(req, res, 400, {}, { values, errors: errorsByInput(err) });
+    }
+  });
+
+  router.post('/settings/blocked-phones/delete', async (req, res) => {
+    const { phone } = formValues(req, ['phone']);
+    await services.blockedPhones.remove(workspaceId(req), phone);
+    await redirectWithNotice(req, res, '/settings', `${phone} is off the block list: its new orders will be called.`);
   });
   return router;
 }

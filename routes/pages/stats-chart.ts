@@ -7,7 +7,7 @@ const RIGHT = 8;
 const TOP = 12;
 const BOTTOM = 28;
 
-function escape(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
@@ -37,12 +37,13 @@ export function dailyChart(stats: Stats): string {
   const barWidth = Math.max(1, slot * 0.7);
   const y = (value: number) => TOP + plotHeight - (value / top) * plotHeight;
   const busiest = days.reduce((best, d) => (d.orders > best.orders ? d : best), days[0] ?? { date: stats.to, orders: 0, confirmed: 0 });
-  const description = `From ${stats.from} to ${stats.to}: ${stats.orders} orders, ${stats.by_status.confirmed} confirmed.` +
+  const description =
+    `From ${stats.from} to ${stats.to}: ${stats.orders} orders, ${stats.by_status.confirmed} confirmed.` +
     (busiest.orders > 0 ? ` Busiest day ${busiest.date} with ${busiest.orders} orders, ${busiest.confirmed} confirmed.` : '');
   const parts: string[] = [
     `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`,
     '<title id="chart-title">Orders and confirmations per day</title>',
-    `<desc id="chart-desc">${escape(description)}</desc>`,
+    `<desc id="chart-desc">${escapeXml(description)}</desc>`,
   ];
   for (const value of [0, top / 2, top]) {
     parts.push(`<line class="axis" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(value)}" y2="${y(value)}" stroke-dasharray="${value === 0 ? '' : '3 3'}"/>`);
@@ -51,16 +52,24 @@ export function dailyChart(stats: Stats): string {
   days.forEach((day, i) => {
     const x = (LEFT + i * slot + (slot - barWidth) / 2).toFixed(1);
     const label = `${day.date}: ${day.orders} orders, ${day.confirmed} confirmed`;
-    parts.push(`<g><title>${escape(label)}</title>`);
-    if (day.orders > 0) parts.push(`<rect class="bar-orders" x="${x}" y="${y(day.orders).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.orders)).toFixed(1)}"/>`);
-    if (day.confirmed > 0) parts.push(`<rect class="bar-confirmed" x="${x}" y="${y(day.confirmed).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.confirmed)).toFixed(1)}"/>`);
+    parts.push(`<g><title>${escapeXml(label)}</title>`);
+    if (day.orders > 0)
+      parts.push(
+        `<rect class="bar-orders" x="${x}" y="${y(day.orders).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.orders)).toFixed(1)}"/>`,
+      );
+    if (day.confirmed > 0)
+      parts.push(
+        `<rect class="bar-confirmed" x="${x}" y="${y(day.confirmed).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.confirmed)).toFixed(1)}"/>`,
+      );
     parts.push('</g>');
   });
   const labelled = days.length <= 1 ? [0] : [0, Math.floor((days.length - 1) / 2), days.length - 1];
   for (const i of new Set(labelled)) {
     if (!days[i]) continue;
     const x = LEFT + i * slot + slot / 2;
-    parts.push(`<text x="${x.toFixed(1)}" y="${HEIGHT - 8}" text-anchor="${i === 0 ? 'start' : i === days.length - 1 ? 'end' : 'middle'}">${shortDate(days[i].date)}</text>`);
+    parts.push(
+      `<text x="${x.toFixed(1)}" y="${HEIGHT - 8}" text-anchor="${i === 0 ? 'start' : i === days.length - 1 ? 'end' : 'middle'}">${shortDate(days[i].date)}</text>`,
+    );
   }
   parts.push('</svg>');
   return parts.join('');

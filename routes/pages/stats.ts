@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Services } from '../../services';
 import { ValidationError } from '../../services/errors';
 import { readPeriod } from '../../services/stats';
-import { ORDER_STATUSES } from '../../services/orders';
+import { ORDER_STATUSES } from '../../services/order-status';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { dailyChart } from './stats-chart';
 

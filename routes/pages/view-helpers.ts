@@ -1,9 +1,10 @@
 import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
-import type { OrderStatus } from '../../services/orders';
+import type { OrderStatus } from '../../services/order-status';
+import type { OrderFlag } from '../../services/order-flags';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
-export const TIME_ZONE = TIMEZONE;
+const TIME_ZONE = TIMEZONE;
 
 const DATE_FORMAT = new Intl.DateTimeFormat('en-GB', {
   timeZone: TIME_ZONE,
@@ -20,7 +21,7 @@ export function formatDate(iso: string | null | undefined): string {
   return iso ? DATE_FORMAT.format(new Date(iso)) : '';
 }
 
-export function formatNumber(n: number): string {
+function formatNumber(n: number): string {
   return NUMBER_FORMAT.format(n);
 }
 
@@ -29,8 +30,14 @@ export function statusLabel(status: OrderStatus): string {
   return status.replace('-', ' ');
 }
 
+/** The badge text of a flag. */
+const FLAG_LABELS: Record<OrderFlag, string> = {
+  possible_duplicate: 'possible duplicate',
+  blocked_phone: 'blocked number',
+};
+
 /** What a member picks on the call page: each outcome in words. */
-export const OUTCOME_LABELS: Record<Outcome, string> = {
+const OUTCOME_LABELS: Record<Outcome, string> = {
   confirmed: 'Confirmed',
   unconfirmed: 'Declined (unconfirmed)',
   'order-changed': 'Order changed',
@@ -40,13 +47,19 @@ export const OUTCOME_LABELS: Record<Outcome, string> = {
   failed: 'Could not call (unreachable)',
 };
 
-export function formatDuration(seconds: number | null): string {
+function formatDuration(seconds: number | null): string {
   if (seconds === null) return '';
   return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 const LOCAL_PARTS = new Intl.DateTimeFormat('en-GB', {
-  timeZone: TIME_ZONE, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit',
+  timeZone: TIME_ZONE,
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
 });
 
 /** An instant as a `datetime-local` value in Morocco time: "2026-11-22T19:30". */
@@ -71,4 +84,4 @@ export function moroccoLocalToIso(value: string): string | null {
 }
 
 /** Helpers every template may use; none of them reads the request. */
-export const viewHelpers = { formatDate, formatDuration, formatNumber, statusLabel, OUTCOME_LABELS, TIME_ZONE };
+export const viewHelpers = { formatDate, formatDuration, formatNumber, statusLabel, FLAG_LABELS, OUTCOME_LABELS, TIME_ZONE };

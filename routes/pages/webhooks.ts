@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { ConflictError, ValidationError } from '../../services/errors';
+import { ConflictError, isOwner, ValidationError } from '../../services/errors';
 import { WEBHOOK_EVENTS } from '../../services/webhooks';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
@@ -19,10 +19,13 @@ export function webhookPages(services: Services): Router {
   const router = Router();
   router.use('/webhooks', requirePageWorkspace);
   const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
+  // With the caller's role: endpoints are the owner's to change (members get a 403 page).
+  const workspace = (req: Request) => workspaceOf(req).workspace;
 
   async function renderList(req: Request, res: Response, status = 200, form: FormState & { events?: string[] } = {}) {
     res.status(status).render('webhooks', {
       endpoints: await services.webhooks.list(workspaceId(req)),
+      isOwner: isOwner(workspace(req)),
       allEvents: WEBHOOK_EVENTS,
       values: form.values ?? { url: '', description: '' },
       checked: form.events ?? [...WEBHOOK_EVENTS],
@@ -33,11 +36,16 @@ export function webhookPages(services: Services): Router {
   async function renderEndpoint(req: Request, res: Response, status = 200, form: FormState & { events?: string[] } = {}) {
     const id = String(req.params.id);
     const endpoint = await services.webhooks.get(workspaceId(req), id);
-    const [secret, deliveries] = await Promise.all([services.webhooks.secret(workspaceId(req), id), services.webhooks.deliveries(workspaceId(req), id)]);
-    secretAnswer(res);
+    const owner = isOwner(workspace(req));
+    const [secret, deliveries] = await Promise.all([
+      owner ? services.webhooks.secret(workspace(req), id) : null,
+      services.webhooks.deliveries(workspaceId(req), id),
+    ]);
+    if (secret) secretAnswer(res);
     res.status(status).render('webhook', {
       endpoint,
       secret,
+      isOwner: owner,
       deliveries,
       allEvents: WEBHOOK_EVENTS,
       values: form.values ?? { url: endpoint.url, description: endpoint.description ?? '' },
@@ -52,8 +60,13 @@ export function webhookPages(services: Services): Router {
     const values = formValues(req, ['url', 'description'] as const);
     const events = checkedEvents(req);
     try {
-      const endpoint = await services.webhooks.create(workspaceId(req), { ...values, events });
-      await redirectWithNotice(req, res, `/webhooks/${endpoint.id}`, 'Endpoint added. Give its signing secret (below) to the receiving service, then send a test event.');
+      const endpoint = await services.webhooks.create(workspace(req), { ...values, events });
+      await redirectWithNotice(
+        req,
+        res,
+        `/webhooks/${endpoint.id}`,
+        'Endpoint added. Give its signing secret (below) to the receiving service, then send a test event.',
+      );
     } catch (err) {
       if (err instanceof ConflictError) return renderList(req, res, 409, { values, events, errors: { form: err.message } });
       if (!(err instanceof ValidationError)) throw err;
@@ -67,7 +80,7 @@ export function webhookPages(services: Services): Router {
     const values = formValues(req, ['url', 'description'] as const);
     const events = checkedEvents(req);
     try {
-      await services.webhooks.update(workspaceId(req), String(req.params.id), { ...values, events });
+      await services.webhooks.update(workspace(req), String(req.params.id), { ...values, events });
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'Endpoint saved.');
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
@@ -77,18 +90,28 @@ export function webhookPages(services: Services): Router {
 
   router.post('/webhooks/:id/enabled', async (req, res) => {
     const enabled = formValues(req, ['enabled'] as const).enabled === 'true';
-    await services.webhooks.update(workspaceId(req), String(req.params.id), { enabled });
-    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, enabled ? 'Endpoint enabled: new events will be sent to it.' : 'Endpoint disabled: nothing more is sent to it.');
+    await services.webhooks.update(workspace(req), String(req.params.id), { enabled });
+    await redirectWithNotice(
+      req,
+      res,
+      `/webhooks/${req.params.id}`,
+      enabled ? 'Endpoint enabled: new events will be sent to it.' : 'Endpoint disabled: nothing more is sent to it.',
+    );
   });
 
   router.post('/webhooks/:id/rotate-secret', async (req, res) => {
-    await services.webhooks.rotateSecret(workspaceId(req), String(req.params.id));
-    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'A new secret was made: the old one stopped working. Give this one to the receiving service now.');
+    await services.webhooks.rotateSecret(workspace(req), String(req.params.id));
+    await redirectWithNotice(
+      req,
+      res,
+      `/webhooks/${req.params.id}`,
+      'A new secret was made: the old one stopped working. Give this one to the receiving service now.',
+    );
   });
 
   router.post('/webhooks/:id/test', async (req, res) => {
     try {
-      await services.webhooks.sendTest(workspaceId(req), String(req.params.id));
+      await services.webhooks.sendTest(workspace(req), String(req.params.id));
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'A test event is on its way: its delivery appears in the log below.');
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
@@ -98,7 +121,7 @@ export function webhookPages(services: Services): Router {
 
   router.post('/webhooks/:id/deliveries/:deliveryId/resend', async (req, res) => {
     try {
-      await services.webhooks.resend(workspaceId(req), String(req.params.id), String(req.params.deliveryId));
+      await services.webhooks.resend(workspace(req), String(req.params.id), String(req.params.deliveryId));
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'The message is sent again, with the same webhook-id.');
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
@@ -107,12 +130,12 @@ export function webhookPages(services: Services): Router {
   });
 
   router.get('/webhooks/:id/delete', async (req, res) => {
-    res.render('webhook-delete', { endpoint: await services.webhooks.get(workspaceId(req), String(req.params.id)) });
+    res.render('webhook-delete', { endpoint: await services.webhooks.get(workspaceId(req), String(req.params.id)), isOwner: isOwner(workspace(req)) });
   });
 
   router.post('/webhooks/:id/delete', async (req, res) => {
     const endpoint = await services.webhooks.get(workspaceId(req), String(req.params.id));
-    await services.webhooks.remove(workspaceId(req), endpoint.id);
+    await services.webhooks.remove(workspace(req), endpoint.id);
     await redirectWithNotice(req, res, '/webhooks', `The endpoint ${endpoint.url} was deleted; nothing more is sent to it.`);
   });
   return router;

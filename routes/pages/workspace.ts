@@ -1,20 +1,22 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { ConflictError, ValidationError } from '../../services/errors';
+import { ConflictError, isOwner, ValidationError } from '../../services/errors';
+import type { NewInvitation } from '../../services/invitations';
 import { forgetContext, requirePageUser, requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { secretAnswer } from '../middleware/compression';
 import { formValues, redirectWithNotice } from './forms';
 
 export function workspacePages(services: Services): Router {
   const router = Router();
   router.use('/workspace', requirePageUser);
 
-  async function renderWorkspace(req: Request, res: Response, status = 200, form: object = {}) {
+  async function renderWorkspace(req: Request, res: Response, status = 200, form: object = {}, newInvitation: NewInvitation | null = null) {
     const workspace = req.ctx!.workspace;
     const [members, invitations] = workspace
-      ? await Promise.all([services.workspaces.members(workspace.id), services.workspaces.openInvitations(workspace.id)])
+      ? await Promise.all([services.workspaces.members(workspace.id), isOwner(workspace) ? services.invitations.list(workspace) : []])
       : [[], []];
-    res.status(status).render('workspace', { members, invitations, values: {}, errors: {}, ...form });
+    res.status(status).render('workspace', { members, invitations, newInvitation, values: {}, errors: {}, ...form });
   }
 
   /** Runs a form action; a validation failure re-renders the page with the input and messages. */
@@ -39,7 +41,12 @@ export function workspacePages(services: Services): Router {
       if (!(err instanceof ConflictError)) throw err;
       return redirectWithNotice(req, res, '/workspace', err.message);
     }
-    await redirectWithNotice(req, res, '/workspace', `${member?.name ?? 'The member'} was removed: their sessions ended, their API keys were revoked and their open calls went back to the queue.`);
+    await redirectWithNotice(
+      req,
+      res,
+      '/workspace',
+      `${member?.name ?? 'The member'} was removed: their sessions ended, their API keys were revoked and their open calls went back to the queue.`,
+    );
   });
 
   router.post('/workspace/leave', requirePageWorkspace, async (req, res) => {
@@ -62,11 +69,24 @@ export function workspacePages(services: Services): Router {
     }),
   );
 
-  router.post('/workspace/invitations', (req, res) =>
-    handleForm(req, res, 'email', async (email) => {
-      await services.workspaces.invite(req.ctx!.workspace ?? { id: '', role: 'none' }, req.ctx!.user.id, email);
-      return `${email.trim()} is invited: they join when they sign up or next sign in.`;
-    }),
-  );
+  router.post('/workspace/invitations', requirePageWorkspace, async (req, res) => {
+    const values = formValues(req, ['email']);
+    const { user, workspace } = workspaceOf(req);
+    try {
+      const created = await services.invitations.create(workspace, user.id, values);
+      // The join link is in this answer only: never in the session, a notice or a cache.
+      secretAnswer(res);
+      res.locals.notice = `Invitation link for ${created.email} created. Copy it now: it is shown only this once.`;
+      await renderWorkspace(req, res, 201, {}, created);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await renderWorkspace(req, res, 400, { values, errors: err.fields });
+    }
+  });
+
+  router.post('/workspace/invitations/:id/revoke', requirePageWorkspace, async (req, res) => {
+    await services.invitations.revoke(workspaceOf(req).workspace, String(req.params.id));
+    await redirectWithNotice(req, res, '/workspace', 'Invitation withdrawn: its link no longer works.');
+  });
   return router;
 }

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { ORDER_STATUSES } from '../../services/orders';
-import { signUp, TEST_ENV } from '../helpers/app';
+import { ORDER_STATUSES } from '../../services/order-status';
+import { invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
-import { RunningServer, startServer } from '../helpers/process';
+import type { RunningServer } from '../helpers/process';
+import { startServer } from '../helpers/process';
 
 /**
  * Checks every page as rendered by Chromium, at phone and desktop widths: each form control has a
@@ -19,7 +20,8 @@ interface Findings {
 
 /** Runs in the page: labels, error announcements and WCAG contrast of every visible text. */
 function audit(): Findings {
-  const describe = (el: Element) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`;
+  const describe = (el: Element) =>
+    `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`;
   const unlabelled = [...document.querySelectorAll('input, select, textarea')]
     .filter((el) => !['hidden', 'submit', 'button'].includes((el as HTMLInputElement).type))
     .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
@@ -84,28 +86,52 @@ describe('accessibility of every page (headless Chromium)', function () {
   let browser: Browser | undefined;
   let cookie: string;
   let pages: string[];
+  let joinPath: string;
 
   before(async function () {
     requireChromium(this);
-    [server, browser] = await Promise.all([
-      startServer({ ...TEST_ENV, DATABASE_URL: testDatabaseUrl(), BCRYPT_COST: '4' }),
-      launchChromium(),
-    ]);
+    [server, browser] = await Promise.all([startServer({ ...TEST_ENV, DATABASE_URL: testDatabaseUrl(), BCRYPT_COST: '4' }), launchChromium()]);
     const owner = await signUp({ target: server.url, workspace: 'Dar Atlas' });
     cookie = owner.cookie;
     await owner.agent.post('/api/agents').send({ name: 'Youssef', orderHandler: true }).expect(201);
     const orders = [];
     for (const status of ORDER_STATUSES) {
-      orders.push((await owner.agent.post('/api/orders').send({ clientName: 'فاطمة', phone: '0612345678', storeName: 'Souk', productsName: 'Thé', address: 'Fès', status }).expect(201)).body);
+      orders.push(
+        (
+          await owner.agent
+            .post('/api/orders')
+            .send({ clientName: 'فاطمة', phone: '0612345678', storeName: 'Souk', productsName: 'Thé', address: 'Fès', status })
+            .expect(201)
+        ).body,
+      );
     }
     await owner.agent.post('/api/keys').send({ name: 'Plugin' }).expect(201);
+    joinPath = await invitationPath(owner, uniqueEmail('invited'));
     await testKnex()('credit_ledger').insert({ user_id: owner.userId, kind: 'grant', amount: 100 });
     const pendingId = orders[0].id;
-    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+    await owner.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '00:00', end: '24:00' } })
+      .expect(200);
     const claimed = (await owner.agent.post('/api/calls/next').expect(200)).body;
     const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
-    pages = ['/orders', '/orders?status=pending', '/orders/new', `/orders/${pendingId}`, `/orders/${orders[3].id}`, `/orders/${pendingId}/delete`,
-      '/calls', `/calls/${claimed.call.id}`, '/settings', '/agents', `/agents/${voice.id}`, '/api-keys', '/credits', '/workspace', '/no-such-page'];
+    pages = [
+      '/orders',
+      '/orders?status=pending',
+      '/orders/new',
+      `/orders/${pendingId}`,
+      `/orders/${orders[3].id}`,
+      `/orders/${pendingId}/delete`,
+      '/calls',
+      `/calls/${claimed.call.id}`,
+      '/settings',
+      '/agents',
+      `/agents/${voice.id}`,
+      '/api-keys',
+      '/credits',
+      '/workspace',
+      '/no-such-page',
+    ];
   });
 
   after(async () => {
@@ -116,7 +142,10 @@ describe('accessibility of every page (headless Chromium)', function () {
     }
   });
 
-  for (const [label, viewport] of [['phone', { width: 390, height: 844 }], ['desktop', { width: 1280, height: 860 }]] as const) {
+  for (const [label, viewport] of [
+    ['phone', { width: 390, height: 844 }],
+    ['desktop', { width: 1280, height: 860 }],
+  ] as const) {
     it(`${label}: labels, announced errors, contrast and visible focus on every page`, async () => {
       const context = await browser!.newContext({ viewport, baseURL: server!.url });
       const [name, value] = cookie.split('=');
@@ -157,8 +186,10 @@ describe('accessibility of every page (headless Chromium)', function () {
         await signedOut.getByRole('button', { name: 'Sign up' }).click();
         await signedOut.waitForLoadState('load');
         await check(signedOut, 'POST /signup (errors)');
+        await signedOut.goto(joinPath);
+        await check(signedOut, '/join/{token}');
         expect(findings['POST /orders (errors)'].unannounced).to.deep.equal([]);
-        expect(Object.keys(findings)).to.have.length(pages.length + 6);
+        expect(Object.keys(findings)).to.have.length(pages.length + 7);
 
         const problems = Object.entries(findings).filter(([, f]) => f.unlabelled.length + f.unannounced.length + f.lowContrast.length + f.focus.length > 0);
         expect(Object.fromEntries(problems)).to.deep.equal({});

@@ -3,7 +3,8 @@ import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-c
 import { TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, reportFailure, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
-import { RunningServer, startServer } from '../helpers/process';
+import type { RunningServer } from '../helpers/process';
+import { startServer } from '../helpers/process';
 
 const PASSWORD = 'correct horse battery';
 const PHONE_SIZE = { width: 390, height: 844 };
@@ -70,7 +71,9 @@ async function journey(browser: Browser, server: RunningServer, label: string, o
     await signUpIn(page, owner);
     expect(pathOf(page)).to.equal('/orders');
     expect(await mainText(page)).to.contain('No orders yet');
-    expect(await page.locator('header').innerText()).to.contain('Salma Idrissi').and.contain('Boutique Atlas');
+    expect(await page.locator('header').innerText())
+      .to.contain('Salma Idrissi')
+      .and.contain('Boutique Atlas');
     await shot(page, 'orders-empty');
 
     // Without an order handler, an order is refused and the user is sent to /agents.
@@ -110,7 +113,10 @@ async function journey(browser: Browser, server: RunningServer, label: string, o
     expect(pathOf(page)).to.equal('/orders');
     expect(await notice(page)).to.contain('Order for فاطمة الزهراء added');
     const fatimaRow = page.locator('tbody tr', { hasText: 'فاطمة الزهراء' });
-    expect(await fatimaRow.innerText()).to.contain('+212612345678').and.contain('Crème brûlée ×2').and.contain('Pâtisserie Élise');
+    expect(await fatimaRow.innerText())
+      .to.contain('+212612345678')
+      .and.contain('Crème brûlée ×2')
+      .and.contain('Pâtisserie Élise');
     expect(await fatimaRow.locator('.badge').innerText()).to.equal('pending');
     expect(await fatimaRow.locator('.badge').getAttribute('class')).to.equal('badge badge-pending');
 
@@ -147,7 +153,9 @@ async function journey(browser: Browser, server: RunningServer, label: string, o
     await go(page, page.getByRole('navigation', { name: 'Filter by status' }).getByRole('link', { name: 'confirmed 1' }));
     expect(pathOf(page)).to.equal('/orders?status=confirmed');
     expect(await page.locator('tbody tr').count()).to.equal(1);
-    expect(await page.locator('tbody').innerText()).to.contain('فاطمة الزهراء').and.not.contain('Omar Tazi');
+    expect(await page.locator('tbody').innerText())
+      .to.contain('فاطمة الزهراء')
+      .and.not.contain('Omar Tazi');
     await shot(page, 'orders-filtered');
 
     // An API key is shown once, works, and stops working once revoked.
@@ -173,30 +181,50 @@ async function journey(browser: Browser, server: RunningServer, label: string, o
     await shot(page, 'api-keys');
 
     await go(page, navLink(page, 'Credits'));
-    expect(await page.locator('.stats').innerText()).to.contain('Available').and.contain('Granted in total').and.contain('Spent in total');
+    expect(await page.locator('.stats').innerText())
+      .to.contain('Available')
+      .and.contain('Granted in total')
+      .and.contain('Spent in total');
     await shot(page, 'credits');
 
-    // Invite a member, who signs up in another browser and sees the same orders.
+    // Invite a member: the owner gets a join link to send; the member opens it in another browser,
+    // signs up with the invited address (fixed) and sees the same orders.
     await go(page, navLink(page, 'Workspace'));
     const memberEmail = uniqueEmail('member');
     await page.getByLabel('Their email').fill(memberEmail);
     await go(page, page.getByRole('button', { name: 'Invite' }));
-    expect(await mainText(page)).to.contain(memberEmail);
+    expect(await mainText(page))
+      .to.contain(memberEmail)
+      .and.contain('WhatsApp or SMS');
+    const joinUrl = new URL(await page.getByLabel('Join link').inputValue());
+    expect(joinUrl.pathname).to.match(/^\/join\/[A-Za-z0-9_-]{43}$/);
     await shot(page, 'workspace');
 
     const memberPage = await memberContext.newPage();
     memberPage.setDefaultTimeout(10_000);
-    await signUpIn(memberPage, { name: 'Hajar Member', email: memberEmail, workspace: '' });
+    await memberPage.goto(joinUrl.pathname);
+    expect(await memberPage.getByLabel('Email').inputValue()).to.equal(memberEmail);
+    expect(await memberPage.getByLabel('Email').getAttribute('readonly')).to.equal('');
+    await memberPage.getByLabel('Your name').fill('Hajar Member');
+    await memberPage.getByLabel('Password (8 characters or more)').fill(PASSWORD);
+    await shot(memberPage, 'join');
+    await go(memberPage, memberPage.getByRole('button', { name: 'Sign up and join' }));
     expect(pathOf(memberPage)).to.equal('/orders');
-    expect(await memberPage.locator('header').innerText()).to.contain('Hajar Member').and.contain('Boutique Atlas');
-    expect(await memberPage.locator('tbody').innerText()).to.contain('فاطمة الزهراء').and.contain('Omar Tazi');
+    expect(await memberPage.locator('header').innerText())
+      .to.contain('Hajar Member')
+      .and.contain('Boutique Atlas');
+    expect(await memberPage.locator('tbody').innerText())
+      .to.contain('فاطمة الزهراء')
+      .and.contain('Omar Tazi');
     await shot(memberPage, 'member-orders');
 
     // Delete an order, through its confirmation page; the member no longer sees it.
     await go(page, navLink(page, 'Orders'));
     await go(page, page.getByRole('link', { name: 'Omar Tazi' }));
     await go(page, page.getByRole('link', { name: 'Delete this order…' }));
-    expect(await mainText(page)).to.contain('Delete this order?').and.contain('cannot be undone');
+    expect(await mainText(page))
+      .to.contain('Delete this order?')
+      .and.contain('cannot be undone');
     await shot(page, 'order-delete');
     await go(page, page.getByRole('button', { name: 'Delete order' }));
     expect(pathOf(page)).to.equal('/orders');
@@ -229,10 +257,7 @@ describe('the dashboard in a real browser (headless Chromium)', function () {
 
   before(async function () {
     requireChromium(this);
-    [server, browser] = await Promise.all([
-      startServer({ ...TEST_ENV, DATABASE_URL: testDatabaseUrl(), BCRYPT_COST: '4' }),
-      launchChromium(),
-    ]);
+    [server, browser] = await Promise.all([startServer({ ...TEST_ENV, DATABASE_URL: testDatabaseUrl(), BCRYPT_COST: '4' }), launchChromium()]);
   });
 
   after(async () => {

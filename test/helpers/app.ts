@@ -17,6 +17,10 @@ export const TEST_ENV = {
   SESSION_SECRET: 'test-session-secret-test-session-secret',
   JWT_SECRET: 'test-jwt-secret-test-jwt-secret-test-jwt',
   PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+  // The suite signs up thousands of users and posts reports from one address; the tests of these
+  // limits set them low on an app of their own.
+  SIGNUP_LIMIT_PER_IP: '1000000',
+  HOOKS_LIMIT_PER_IP: '1000000',
 };
 
 /** A real app on the test database; `env` overrides configuration (e.g. lower rate limits). */
@@ -53,22 +57,30 @@ export interface SignedIn {
   workspaceId: string | null;
 }
 
+/** The owner invites an address (POST /api/workspace/invitations); the join link's path. */
+export async function invitationPath(owner: SignedIn, email: string): Promise<string> {
+  const res = await owner.agent.post('/api/workspace/invitations').send({ email }).expect(201);
+  return new URL(res.body.join_url).pathname;
+}
+
 /**
  * Signs a new user up through the real form and returns a cookie-carrying agent.
- * `workspace: null` makes a user with no workspace. `target` is an app or a server URL, and
- * `knex` the database behind it when that is not the test database.
+ * `workspace: null` makes a user with no workspace. `invitedBy`: the owner invites the address and
+ * the user signs up through the join link, becoming a member. `target` is an app or a server URL,
+ * and `knex` the database behind it when that is not the test database.
  */
 export async function signUp(
-  options: { workspace?: string | null; email?: string; name?: string; target?: Express | string; knex?: Knex } = {},
+  options: { workspace?: string | null; email?: string; name?: string; invitedBy?: SignedIn; target?: Express | string; knex?: Knex } = {},
 ): Promise<SignedIn> {
   const target = options.target ?? app();
   const agent = request.agent(target);
   const email = options.email ?? uniqueEmail();
   const password = 'correct horse battery';
-  const page = await agent.get('/signup').expect(200);
-  const workspace = options.workspace === undefined ? `Shop ${crypto.randomUUID().slice(0, 8)}` : options.workspace;
+  const path = options.invitedBy ? await invitationPath(options.invitedBy, email) : '/signup';
+  const page = await agent.get(path).expect(200);
+  const workspace = options.workspace === undefined && !options.invitedBy ? `Shop ${crypto.randomUUID().slice(0, 8)}` : options.workspace;
   const signedUp = await agent
-    .post('/signup')
+    .post(path)
     .type('form')
     .send({ _csrf: csrfFrom(page.text), name: options.name ?? 'Test User', email, password, workspace: workspace ?? '' })
     .expect(303);
@@ -76,7 +88,10 @@ export async function signUp(
     .leftJoin('workspace_members as m', 'm.user_id', 'u.id')
     .whereRaw('lower(u.email) = lower(?)', [email])
     .first('u.id', 'm.workspace_id');
-  const cookie = ([] as string[]).concat(signedUp.headers['set-cookie'] ?? []).find((c) => c.startsWith('ocs.sid='))!.split(';')[0];
+  const cookie = ([] as string[])
+    .concat(signedUp.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('ocs.sid='))!
+    .split(';')[0];
   return { agent, cookie, email, password, userId: row.id, workspaceId: row.workspace_id ?? null };
 }
 

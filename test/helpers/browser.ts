@@ -5,9 +5,9 @@ import type { Browser, Page } from 'playwright-core';
 import { ROOT } from '../../config';
 
 /** Debian's Chromium; `.ci/run` installs it when missing. */
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 /** Git-ignored, so a reviewer can look at the pages without them entering history. */
-export const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
+const SCREENSHOTS = path.join(ROOT, 'test-artifacts', 'screenshots');
 
 /**
  * Skips the calling suite, saying why, when Chromium is not installed; under CI=true a missing
@@ -44,7 +44,10 @@ export function screenshots(label: string): (page: Page, name: string) => Promis
 export async function reportFailure(label: string, pages: Page[], serverOutput: string): Promise<void> {
   for (const [i, page] of pages.entries()) {
     await page.screenshot({ path: path.join(SCREENSHOTS, `${label}-failure-${i}.png`), fullPage: true }).catch(() => {});
-    const text = await page.locator('main').innerText().catch(() => '(no main)');
+    const text = await page
+      .locator('main')
+      .innerText()
+      .catch(() => '(no main)');
     console.log(`      ${label}: page ${i} at ${page.url()}\n${text}`);
   }
   const requests = serverOutput

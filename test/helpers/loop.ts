@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { loadConfig } from '../../config';
 import type { Order } from '../../services/orders';
-import { RunningWorker, startWorker } from '../../worker';
-import { SignedIn, signUp, silentLogger, TEST_ENV } from './app';
+import type { RunningWorker } from '../../worker';
+import { startWorker } from '../../worker';
+import type { SignedIn } from './app';
+import { signUp, silentLogger, TEST_ENV } from './app';
 import { testDatabaseUrl, testKnex } from './db';
 
 export const ORDER = { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' };
@@ -22,7 +24,10 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 
 /** Calls are placed at any hour in these tests. */
 export async function openAllDay(shop: SignedIn): Promise<void> {
-  await shop.agent.put('/api/settings/calls').send({ callingHours: { start: '00:00', end: '24:00' } }).expect(200);
+  await shop.agent
+    .put('/api/settings/calls')
+    .send({ callingHours: { start: '00:00', end: '24:00' } })
+    .expect(200);
 }
 
 export async function humanShop(): Promise<SignedIn & { handlerId: string }> {
@@ -86,10 +91,11 @@ export async function agentDouble(answer: (req: Received, n: number) => number |
   return {
     url: `http://127.0.0.1:${port}/calls`,
     received,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

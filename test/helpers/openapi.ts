@@ -92,7 +92,10 @@ export function responseViolation(method: string, url: string, status: number, c
 export function checkResponsesAgainstDocument(): void {
   type Res = { status: number; headers: Record<string, string>; body: unknown };
   type TestLike = { method: string; url: string };
-  const proto = request.Test.prototype as unknown as { assert(resError: unknown, res: Res | undefined, fn?: (err: unknown, res: unknown) => void): void; __openapi?: boolean };
+  const proto = request.Test.prototype as unknown as {
+    assert(resError: unknown, res: Res | undefined, fn?: (err: unknown, res: unknown) => void): void;
+    __openapi?: boolean;
+  };
   if (proto.__openapi) return;
   proto.__openapi = true;
   const assert = proto.assert;

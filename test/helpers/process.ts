@@ -1,4 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { ROOT } from '../../config';
@@ -51,7 +52,11 @@ export function startServer(env: Record<string, string | undefined>, options: St
 }
 
 /** Runs a compiled script to completion and returns its exit code and output. */
-export function runScript(script: string, args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return new Promise((resolve) => {
@@ -103,4 +108,3 @@ export function startWorkerProcess(databaseUrl: string, env: Record<string, stri
     void exited.then((code) => reject(new Error(`worker exited with ${code}:\n${output}`)));
   });
 }
-

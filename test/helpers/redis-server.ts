@@ -1,4 +1,5 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { freePort } from '../../db/embedded';
 

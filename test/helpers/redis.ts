@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createRedis, redisReady } from '../../db/redis';
 import { silentLogger } from './app';
 

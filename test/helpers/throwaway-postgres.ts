@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EmbeddedDatabase, startEmbeddedPostgres } from '../../db/embedded';
+import type { EmbeddedDatabase } from '../../db/embedded';
+import { startEmbeddedPostgres } from '../../db/embedded';
 
 export interface ThrowawayPostgres {
   url: string;

@@ -1,0 +1,67 @@
+// The layers of the service and what each may import (docs/architecture.md describes them).
+// Checked by `npm run lint` (and so by `npm test`): `npx depcruise .` prints each violation with its rule's name.
+//
+// Parser: swc. The project compiles with TypeScript 7 (the native compiler), whose package no longer
+// exports the TypeScript 5 JavaScript API that dependency-cruiser's own `tsc` parser and its acorn
+// path (which strips types with `ts.transpileModule`) need; without a parser for `.ts` it would
+// silently scan nothing. swc parses TypeScript natively and, unlike a transpile-then-parse step,
+// keeps `import type` declarations, so type-only imports count toward cycles and layers.
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles, type-only imports included: a cycle means two modules are one, or a shared type lives in the wrong place.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'foundation-not-to-upper-layers',
+      severity: 'error',
+      comment: 'db/, integrations/, config.ts and logger.ts are the bottom layer: they are used by services, routes and jobs, and use none of them.',
+      from: { path: '^(db/|integrations/|config\\.ts$|logger\\.ts$)' },
+      to: { path: '^(services|routes|jobs)/' },
+    },
+    {
+      name: 'services-not-to-routes-or-jobs',
+      severity: 'error',
+      comment: 'services/ hold the rules of the domain; HTTP (routes/) and queue handlers (jobs/) call them, never the other way round.',
+      from: { path: '^services/' },
+      to: { path: '^(routes|jobs)/' },
+    },
+    {
+      name: 'routes-not-to-jobs-or-worker',
+      severity: 'error',
+      comment: 'routes/ run in the web process; the job handlers and worker.ts run in the worker process. Routes enqueue through services.',
+      from: { path: '^routes/' },
+      to: { path: '^(jobs/|worker\\.ts$)' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that resolves to nothing: a typo or a file that moved.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'production-not-to-dev-deps',
+      severity: 'error',
+      comment: 'The web and worker processes run from an install without devDependencies; they must not import one.',
+      from: { path: '^(app|server|worker|config|logger|knexfile)\\.ts$|^(db|integrations|services|routes|jobs|openapi|bin)/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|public|views|\\.data|bench/tmp|test-artifacts)/|^\\.dependency-cruiser\\.cjs$' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
+  },
+};
