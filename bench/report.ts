@@ -1,6 +1,8 @@
 import type { Measured } from './load';
 import type { LoopReport } from './loop';
 import type { CompressionFigures } from './compression';
+import { importBombSection } from './import-bomb';
+import type { ImportBombFigures } from './import-bomb';
 import { ordersSection } from './orders';
 import { webhookSection } from './webhooks';
 import type { WebhookFigures } from './webhooks';
@@ -32,6 +34,7 @@ export interface Report {
   orders?: OrdersAtScale;
   webhooks?: WebhookFigures;
   compression?: CompressionFigures;
+  importBomb?: ImportBombFigures;
   settings?: SettingsFigures;
 }
 
@@ -188,6 +191,7 @@ export function renderReport(report: Report): string {
     ...(report.webhooks ? webhookSection(report.webhooks) : []),
     ...(report.orders ? ordersSection(report.orders) : []),
     ...(report.compression ? compressionLine(report.compression) : []),
+    ...(report.importBomb ? importBombSection(report.importBomb) : []),
     ...(report.scale
       ? [
           '## Scale check',

@@ -15,6 +15,7 @@ import { loopBench } from './loop';
 import { ordersAtScale } from './orders';
 import { webhookBench } from './webhooks';
 import { compressionFigures } from './compression';
+import { importBombBench } from './import-bomb';
 import type { Report, ScenarioResult } from './report';
 import { renderReport } from './report';
 import type { Scenario } from './scenarios';
@@ -175,6 +176,10 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   const compression = wanted('compression') ? await compressionFigures(service.url, accounts.small) : undefined;
 
+  const importBomb = wanted('import-bomb')
+    ? await importBombBench({ knex, where, secrets: service.secrets, logFile: path.join(tmp, 'service-import-bomb.log'), env, log })
+    : undefined;
+
   let loop: Report['loop'];
   if (wanted('loop')) {
     const account = await signUp(service.url, knex, `loop-${Date.now()}@bench.invalid`, 'Loop shop');
@@ -222,6 +227,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     webhooks,
     orders,
     compression,
+    importBomb,
     settings,
     memory,
     statements: [

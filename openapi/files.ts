@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IMPORT_MAX_ROWS } from '../services/imports';
+import { IMPORT_MAX_ROWS, IMPORT_MAX_UNEVEN_LINES } from '../services/imports';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { errors, IDEMPOTENCY_ERRORS, idempotencyKey, replayedHeader, SESSION_ERRORS, uuid } from './common';
@@ -51,7 +51,7 @@ export function register(b: OpenApiBuilder): void {
             example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { file: 'The file is empty' } },
           },
           413: {
-            description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders)`,
+            description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders, or over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} lines that are blank or have another number of cells than the header; reading stops there and nothing is written)`,
             example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' },
           },
           422: {

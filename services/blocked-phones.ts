@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from './errors';
 import { moroccanPhone, normalizeMoroccanPhone } from './phone';
-import { bodyFields, parse } from './validation';
+import { bodyFields, optionalText, parse } from './validation';
 
 /** A number of the workspace's block list: its orders are created unconfirmed, never called. */
 export interface BlockedPhone {
@@ -13,13 +13,7 @@ export interface BlockedPhone {
 
 export const blockSchema = z.object({
   phone: moroccanPhone,
-  reason: z
-    .string({ error: 'Reason must be text' })
-    .trim()
-    .max(200, 'Reason must be at most 200 characters')
-    .nullable()
-    .optional()
-    .transform((value) => value || null),
+  reason: optionalText('Reason', 200),
 });
 
 function toBlockedPhone(row: { phone: string; reason: string | null; created_at: Date }): BlockedPhone {

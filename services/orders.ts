@@ -14,7 +14,7 @@ import type { OrderFlag } from './order-flags';
 import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
-import { bodyFields, camelOrSnake, isUuid, parse, requiredText } from './validation';
+import { bodyFields, camelOrSnake, isUuid, optionalText, parse, requiredText } from './validation';
 
 /** An order as every client (JSON API, Data API, pages) sees it. */
 export interface Order {
@@ -93,17 +93,6 @@ function checkStatus(status: unknown): OrderStatus | undefined {
 /** The currency of an amount given without one: the shops this service serves are Moroccan. */
 const DEFAULT_CURRENCY = 'MAD';
 
-/** Optional text; empty (or null) means none. */
-function optionalText(label: string, max: number) {
-  return z
-    .string({ error: `${label} must be text` })
-    .trim()
-    .max(max, `${label} must be at most ${max} characters`)
-    .nullable()
-    .optional()
-    .transform((value) => value || null);
-}
-
 const AMOUNT_MESSAGE = 'Total amount must be a number such as 349 or 349.50';
 /**
  * The amount to collect, as a number or as text (`349`, `349.5`, `349,50`: a spreadsheet in French
@@ -131,13 +120,7 @@ export const contentSchema = z.object({
   storeName: requiredText('Store name', 200),
   productsName: requiredText('Products', 1000),
   // An empty (or null) address means "no address".
-  address: z
-    .string({ error: 'Address must be text' })
-    .trim()
-    .max(500, 'Address must be at most 500 characters')
-    .nullable()
-    .optional()
-    .transform((value) => value || null),
+  address: optionalText('Address', 500),
   externalId: optionalText('External id', 200),
   externalRef: optionalText('External reference', 200),
   totalAmount: amount,

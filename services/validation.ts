@@ -51,6 +51,17 @@ export function requiredText(label: string, max: number) {
     .max(max, `${label} must be at most ${max} characters`);
 }
 
+/** An optional text field: trimmed, at most `max` characters; empty, null or absent is null. */
+export function optionalText(label: string, max: number) {
+  return z
+    .string({ error: `${label} must be text` })
+    .trim()
+    .max(max, `${label} must be at most ${max} characters`)
+    .nullable()
+    .optional()
+    .transform((value) => value || null);
+}
+
 export const email = z
   .string({ error: 'Email is required' })
   .trim()
