@@ -2,54 +2,69 @@ import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
 import type { OrderStatus } from '../../services/order-status';
 import type { OrderFlag } from '../../services/order-flags';
+import type { TFunction } from 'i18next';
+import { LANGUAGES } from '../../services/languages';
+import type { Language } from '../../services/languages';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
 const TIME_ZONE = TIMEZONE;
 
-const DATE_FORMAT = new Intl.DateTimeFormat('en-GB', {
-  timeZone: TIME_ZONE,
-  day: 'numeric',
-  month: 'short',
-  year: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-const NUMBER_FORMAT = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 2 });
+/**
+ * The `Intl` locale of each language: Moroccan French and Arabic, whose `ar-MA` writes Western digits
+ * (0–9) as Morocco does. English dates use `en-GB`'s day-month order: `en-MA` in ICU writes
+ * "Nov 22, 2026", an order nobody in Morocco writes; its numbers are the same as `en-GB`'s.
+ */
+const INTL_LOCALE: Record<Language, { date: string; number: string }> = {
+  en: { date: 'en-GB', number: 'en-MA' },
+  fr: { date: 'fr-MA', number: 'fr-MA' },
+  ar: { date: 'ar-MA', number: 'ar-MA' },
+};
 
-export function formatDate(iso: string | null | undefined): string {
-  return iso ? DATE_FORMAT.format(new Date(iso)) : '';
+/** The formatters of one language, built once (they hold no request state). */
+function formattersOf(lang: Language) {
+  const locale = INTL_LOCALE[lang];
+  return {
+    date: new Intl.DateTimeFormat(locale.date, {
+      timeZone: TIME_ZONE,
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }),
+    number: new Intl.NumberFormat(locale.number, { maximumFractionDigits: 2 }),
+    amount: new Intl.NumberFormat(locale.number, { style: 'currency', currency: 'MAD' }),
+  };
+}
+const FORMATTERS = Object.fromEntries(LANGUAGES.map((lang) => [lang, formattersOf(lang)])) as Record<Language, ReturnType<typeof formattersOf>>;
+
+/** "22 Nov 2026, 01:22" in English: for messages built outside a template (dates in Morocco time). */
+export function formatDate(iso: string | null | undefined, lang: Language = 'en'): string {
+  return iso ? FORMATTERS[lang].date.format(new Date(iso)) : '';
 }
 
-function formatNumber(n: number): string {
-  return NUMBER_FORMAT.format(n);
+/**
+ * The helpers of one page in its language: dates, numbers and amounts from `Intl`, durations,
+ * statuses, flags and call outcomes from the catalogue. Built per request from the request's own `t`.
+ */
+export function localeHelpers(lang: Language, t: TFunction) {
+  const f = FORMATTERS[lang];
+  return {
+    formatDate: (iso: string | null | undefined) => formatDate(iso, lang),
+    formatNumber: (n: number) => f.number.format(n),
+    formatAmount: (n: number) => f.amount.format(n),
+    formatDuration: (seconds: number | null) =>
+      seconds === null ? '' : seconds < 60 ? t('common.seconds', { s: seconds }) : t('common.minutesSeconds', { m: Math.floor(seconds / 60), s: seconds % 60 }),
+    statusLabel: (status: OrderStatus) => t(`status.${status}`),
+    flagLabel: (flag: OrderFlag) => t(`flag.${flag}`),
+    outcomeLabel: (outcome: Outcome) => t(`outcome.${outcome}`),
+  };
 }
 
-/** The badge text of a status: its value, read as words ("no-answer" → "no answer"). */
+/** The badge text of a status in English, for messages built outside a template. */
 export function statusLabel(status: OrderStatus): string {
   return status.replace('-', ' ');
-}
-
-/** The badge text of a flag. */
-const FLAG_LABELS: Record<OrderFlag, string> = {
-  possible_duplicate: 'possible duplicate',
-  blocked_phone: 'blocked number',
-};
-
-/** What a member picks on the call page: each outcome in words. */
-const OUTCOME_LABELS: Record<Outcome, string> = {
-  confirmed: 'Confirmed',
-  unconfirmed: 'Declined (unconfirmed)',
-  'order-changed': 'Order changed',
-  unrecognized: 'Does not know this order',
-  postponed: 'Call back later',
-  'no-answer': 'No answer',
-  failed: 'Could not call (unreachable)',
-};
-
-function formatDuration(seconds: number | null): string {
-  if (seconds === null) return '';
-  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 const LOCAL_PARTS = new Intl.DateTimeFormat('en-GB', {
@@ -83,5 +98,5 @@ export function moroccoLocalToIso(value: string): string | null {
   return new Date(at).toISOString();
 }
 
-/** Helpers every template may use; none of them reads the request. */
-export const viewHelpers = { formatDate, formatDuration, formatNumber, statusLabel, FLAG_LABELS, OUTCOME_LABELS, TIME_ZONE };
+/** Helpers every template may use whatever its language; none of them reads the request. */
+export const viewHelpers = { TIME_ZONE };
