@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../../config';
 import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
 import type { OrderStatus } from '../../services/order-status';
@@ -44,6 +47,37 @@ export function formatDate(iso: string | null | undefined, lang: Language = 'en'
   return iso ? FORMATTERS[lang].date.format(new Date(iso)) : '';
 }
 
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+}
+
+/** A catalogue's `messages` section, in English: each message a service writes, by key. */
+const ENGLISH_MESSAGES: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', 'en.json'), 'utf8')).messages ?? {};
+
+/** Each English message as a pattern: its `{{name}}` placeholders capture what the service put there. */
+const MESSAGE_PATTERNS = Object.entries(ENGLISH_MESSAGES).map(([key, english]) => {
+  const source = english.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\\{\\\{(\w+)\\\}\\\}/g, '(?<$1>.+?)');
+  return { key, pattern: new RegExp(`^${source}$`) };
+});
+
+/**
+ * A message a service wrote in English (a form error, a refusal) in the page's language: found by
+ * its English text in the catalogue's `messages`, its values kept (a `label` is a field's name and is
+ * translated too). A message the catalogue lacks stays as it is.
+ */
+export function translateMessage(t: TFunction, message: string): string {
+  for (const { key, pattern } of MESSAGE_PATTERNS) {
+    const match = pattern.exec(message);
+    if (!match) continue;
+    const values: Record<string, string | number> = { ...match.groups };
+    if (values.label) values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
+    if (typeof values.count === 'string' && /^\d+$/.test(values.count)) values.count = Number(values.count);
+    return t(`messages.${key}`, values);
+  }
+  return message;
+}
+
 /**
  * The helpers of one page in its language: dates, numbers and amounts from `Intl`, durations,
  * statuses, flags and call outcomes from the catalogue. Built per request from the request's own `t`.
@@ -59,6 +93,13 @@ export function localeHelpers(lang: Language, t: TFunction) {
     statusLabel: (status: OrderStatus) => t(`status.${status}`),
     flagLabel: (flag: OrderFlag) => t(`flag.${flag}`),
     outcomeLabel: (outcome: Outcome) => t(`outcome.${outcome}`),
+    message: (text: string) => translateMessage(t, text),
+    /** A translation with data in it, as HTML: the text escaped, each value in its own `<bdi>` (print with `<%- %>`). */
+    tData: (key: string, values: Record<string, string | number>) => {
+      const marks = Object.fromEntries(Object.keys(values).map((name, i) => [name, `\u27e6${i}\u27e7`]));
+      const text = escapeHtml(t(key, { ...values, ...marks }));
+      return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => `<bdi>${escapeHtml(String(Object.values(values)[Number(i)]))}</bdi>`);
+    },
   };
 }
 
