@@ -86,4 +86,24 @@ describe('languages: form errors, notices and plurals on the pages', () => {
     expect(res.text).to.contain('<h1>الانضمام إلى <bdi>Ali &amp; Co</bdi></h1>');
     expect(res.text).to.contain('<title>الانضمام إلى Ali &amp; Co · تأكيد الطلبات</title>');
   });
+
+  it('a notice after a form post, in each language: no call to start', async () => {
+    const want = {
+      en: ['No call is due right now.', 'Calling hours are closed: no call can be started now.'],
+      fr: ['Aucun appel à passer pour le moment.', 'Les heures d’appel sont terminées : impossible de lancer un appel maintenant.'],
+      ar: ['لا توجد مكالمة مستحقة الآن.', 'أوقات الاتصال مغلقة: لا يمكن بدء أي مكالمة الآن.'],
+    };
+    for (const [language, notices] of Object.entries(want)) {
+      const owner = await signUp();
+      await owner.agent.put('/api/account').send({ language }).expect(200);
+      const page = await owner.agent.get('/calls').expect(200);
+      await owner.agent
+        .post('/calls/next')
+        .type('form')
+        .send({ _csrf: csrfFrom(page.text) })
+        .expect(303);
+      const notice = /<p class="notice" role="status">([^<]*)<\/p>/.exec((await owner.agent.get('/calls').expect(200)).text)?.[1];
+      expect(notices, language).to.include(notice);
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import i18next from 'i18next';
 import type { i18n } from 'i18next';
 import Backend from 'i18next-fs-backend';
@@ -43,6 +43,11 @@ export function createI18n(): i18n {
   return instance;
 }
 
+/** The language the request was given (English before `chooseLanguage` ran). */
+export function languageOf(req: Request): Language {
+  return isLanguage(req.language) ? req.language : DEFAULT_LANGUAGE;
+}
+
 /**
  * Picks the request's language (the user's choice, else the `lang` cookie, else Accept-Language,
  * else English) and gives the request its own clone of the instance: `req.t` and `res.locals.t`
@@ -54,7 +59,7 @@ export function chooseLanguage(instance: i18n): RequestHandler {
   return (req, res, next) => {
     middleware(req, res, (err?: unknown) => {
       if (err) return next(err);
-      const lang: Language = isLanguage(req.language) ? req.language : DEFAULT_LANGUAGE;
+      const lang = languageOf(req);
       res.locals.lang = lang;
       res.locals.dir = instance.dir(lang);
       next();
