@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { app, csrfFrom, invitationPath, signUp, uniqueEmail } from './helpers/app';
+import { testKnex } from './helpers/db';
 
 /** A fresh visitor's agent whose browser asks for `language`. */
 async function visitor(language: string) {
@@ -104,6 +105,30 @@ describe('languages: form errors, notices and plurals on the pages', () => {
         .expect(303);
       const notice = /<p class="notice" role="status">([^<]*)<\/p>/.exec((await owner.agent.get('/calls').expect(200)).text)?.[1];
       expect(notices, language).to.include(notice);
+    }
+  });
+
+  it('a plural: the orders list counts "1 order" and "2 orders" in each language (Arabic: its own forms)', async () => {
+    const want = {
+      en: ['1 order, newest first', '2 orders, newest first', '3 orders, newest first'],
+      fr: ['1 commande, la plus récente en premier', '2 commandes, les plus récentes en premier', '3 commandes, les plus récentes en premier'],
+      ar: ['طلب واحد، الأحدث أولًا', 'طلبان، الأحدث أولًا', '3 طلبات، الأحدث أولًا'],
+    };
+    for (const [language, captions] of Object.entries(want)) {
+      const owner = await signUp();
+      await owner.agent.put('/api/account').send({ language }).expect(200);
+      for (const caption of captions) {
+        await testKnex()('orders').insert({
+          workspace_id: owner.workspaceId,
+          client_name: 'Ali & Co',
+          phone: '+212600000000',
+          store_name: 'Atlas',
+          products_name: 'Item',
+          status: 'confirmed',
+        });
+        const html = (await owner.agent.get('/orders').expect(200)).text;
+        expect(/<caption>([^<]*)<\/caption>/.exec(html)?.[1], language).to.equal(caption);
+      }
     }
   });
 });

@@ -94,18 +94,20 @@ export function localeHelpers(lang: Language, t: TFunction) {
     flagLabel: (flag: OrderFlag) => t(`flag.${flag}`),
     outcomeLabel: (outcome: Outcome) => t(`outcome.${outcome}`),
     message: (text: string) => translateMessage(t, text),
-    /** A translation with data in it, as HTML: the text escaped, each value in its own `<bdi>` (print with `<%- %>`). */
-    tData: (key: string, values: Record<string, string | number>) => {
-      const marks = Object.fromEntries(Object.keys(values).map((name, i) => [name, `\u27e6${i}\u27e7`]));
+    /**
+     * A translation with data in it, as HTML (print with `<%- %>`): the text escaped, each value in its
+     * own `<bdi>`, or, given as `{ html }`, a piece the template already rendered (a badge).
+     */
+    tData: (key: string, values: Record<string, string | number | { html: string }>) => {
+      const names = Object.keys(values);
+      const marks = Object.fromEntries(names.map((name, i) => [name, `\u27e6${i}\u27e7`]));
       const text = escapeHtml(t(key, { ...values, ...marks }));
-      return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => `<bdi>${escapeHtml(String(Object.values(values)[Number(i)]))}</bdi>`);
+      return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
+        const value = values[names[Number(i)]];
+        return typeof value === 'object' ? value.html : `<bdi>${escapeHtml(String(value))}</bdi>`;
+      });
     },
   };
-}
-
-/** The badge text of a status in English, for messages built outside a template. */
-export function statusLabel(status: OrderStatus): string {
-  return status.replace('-', ' ');
 }
 
 const LOCAL_PARTS = new Intl.DateTimeFormat('en-GB', {
