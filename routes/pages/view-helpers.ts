@@ -94,6 +94,10 @@ export function localeHelpers(lang: Language, t: TFunction) {
     flagLabel: (flag: OrderFlag) => t(`flag.${flag}`),
     outcomeLabel: (outcome: Outcome) => t(`outcome.${outcome}`),
     message: (text: string) => translateMessage(t, text),
+    /** A phone number or an amount inside a sentence: a left-to-right isolate on right-to-left pages. */
+    ltr: (text: string) => (lang === 'ar' ? `\u2066${text}\u2069` : text),
+    /** Typed text inside a plain-text sentence (an attribute, a title): a first-strong isolate, as `<bdi>` is in HTML. */
+    isolate: (text: string) => (lang === 'en' ? text : `\u2068${text}\u2069`),
     /**
      * A translation with data in it, as HTML (print with `<%- %>`): the text escaped, each value in its
      * own `<bdi>`, or, given as `{ html }`, a piece the template already rendered (a badge).
