@@ -131,4 +131,18 @@ describe('languages: form errors, notices and plurals on the pages', () => {
       }
     }
   });
+
+  it('the statistics: the chart, its table and a period error in each language', async () => {
+    const want = {
+      en: ['<title id="chart-title">Orders and confirmations per day</title>', 'from must be a date such as 2026-11-22'],
+      fr: ['<title id="chart-title">Commandes et confirmations par jour</title>', 'La date de début doit être une date comme 2026-11-22'],
+      ar: ['<title id="chart-title">الطلبات والتأكيدات حسب اليوم</title>', 'تاريخ البداية يجب أن يكون تاريخًا مثل 2026-11-22'],
+    };
+    for (const [language, [title, error]] of Object.entries(want)) {
+      const owner = await signUp();
+      await owner.agent.put('/api/account').send({ language }).expect(200);
+      expect((await owner.agent.get('/stats').expect(200)).text, language).to.contain(title);
+      expect(errorBeside((await owner.agent.get('/stats?from=yesterday').expect(400)).text, 'from'), language).to.equal(error);
+    }
+  });
 });

@@ -38,6 +38,7 @@ function formattersOf(lang: Language) {
     }),
     number: new Intl.NumberFormat(locale.number, { maximumFractionDigits: 2 }),
     amount: new Intl.NumberFormat(locale.number, { style: 'currency', currency: 'MAD' }),
+    percent: new Intl.NumberFormat(locale.number, { style: 'percent', maximumFractionDigits: 0 }),
   };
 }
 const FORMATTERS = Object.fromEntries(LANGUAGES.map((lang) => [lang, formattersOf(lang)])) as Record<Language, ReturnType<typeof formattersOf>>;
@@ -88,6 +89,7 @@ export function localeHelpers(lang: Language, t: TFunction) {
     formatDate: (iso: string | null | undefined) => formatDate(iso, lang),
     formatNumber: (n: number) => f.number.format(n),
     formatAmount: (n: number) => f.amount.format(n),
+    formatPercent: (rate: number) => f.percent.format(rate),
     formatDuration: (seconds: number | null) =>
       seconds === null ? '' : seconds < 60 ? t('common.seconds', { s: seconds }) : t('common.minutesSeconds', { m: Math.floor(seconds / 60), s: seconds % 60 }),
     statusLabel: (status: OrderStatus) => t(`status.${status}`),
