@@ -42,6 +42,7 @@ function sources(): string {
 
 /** Keys named through a computed suffix (`status.${s}`, `'layout.nav.' + key`): every key under these is in use. */
 const DYNAMIC_PREFIXES = [
+  'hookPage.status.',
   'keysPage.state.',
   'workspacePage.role.',
   'status.',
