@@ -28,7 +28,7 @@ export const COLUMN_NAMES: Record<OrderField, string[]> = {
   storeName: ['store_name', 'storeName', 'store', 'boutique', 'magasin', 'المتجر'],
   productsName: ['products_name', 'productsName', 'products', 'product', 'produit', 'produits', 'article', 'المنتج'],
   address: ['address', 'adresse', 'العنوان'],
-  status: ['status'],
+  status: ['status', 'statut', 'الحالة'],
 };
 const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
 const FIELD_LABEL: Record<OrderField, string> = {

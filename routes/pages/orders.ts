@@ -111,7 +111,8 @@ export function orderPages(services: Services): Router {
         `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(q ? { q } : {}) })}`,
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
-      exportLink: `/api/orders/export.csv${queryString(keep)}`,
+      // The file's header row in the page's language (English: the API's names).
+      exportLink: `/api/orders/export.csv${queryString({ ...keep, ...(languageOf(req) === 'en' ? {} : { lang: languageOf(req) }) })}`,
     });
   });
 
