@@ -16,14 +16,17 @@ describe('languages: the CSV export header in the exporter’s language', () => 
       products_name: 'Argan',
       status: 'confirmed',
     });
-    const api = 'id,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome,flags,source,external_id,external_ref,total_amount,currency';
+    const api =
+      'id,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome,flags,source,external_id,external_ref,total_amount,currency';
     expect(headerOf((await owner.agent.get('/api/orders/export.csv').expect(200)).text)).to.equal(api);
     expect(headerOf((await owner.agent.get('/api/orders/export.csv?lang=fr').expect(200)).text)).to.equal(
       'id,date,nom,téléphone,boutique,produits,adresse,statut,appels,dernier résultat,alertes,source,identifiant boutique,référence,montant,devise',
     );
     await owner.agent.put('/api/account').send({ language: 'ar' }).expect(200);
     const arabic = (await owner.agent.get('/api/orders/export.csv').expect(200)).text;
-    expect(headerOf(arabic)).to.equal('المعرف,التاريخ,الاسم,الهاتف,المتجر,المنتج,العنوان,الحالة,المكالمات,آخر نتيجة,التنبيهات,المصدر,رقم الطلب في المتجر,المرجع,المبلغ,العملة');
+    expect(headerOf(arabic)).to.equal(
+      'المعرف,التاريخ,الاسم,الهاتف,المتجر,المنتج,العنوان,الحالة,المكالمات,آخر نتيجة,التنبيهات,المصدر,رقم الطلب في المتجر,المرجع,المبلغ,العملة',
+    );
     expect(headerOf((await owner.agent.get('/api/orders/export.csv?lang=en').expect(200)).text)).to.equal(api);
     // The orders page links the export in its own language.
     expect((await owner.agent.get('/orders').expect(200)).text).to.contain('href="/api/orders/export.csv?lang=ar"');
