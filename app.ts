@@ -15,6 +15,7 @@ import { staticAssets } from './routes/assets';
 import { compressAnswers } from './routes/middleware/compression';
 import { createLimiter } from './routes/middleware/rate-limit';
 import { hooksRouter } from './routes/hooks';
+import { chooseLanguage, createI18n } from './routes/middleware/i18n';
 import { openApiRouter } from './openapi';
 import { loadUser } from './routes/middleware/auth';
 import { refuseCrossSite } from './routes/middleware/csrf';
@@ -24,7 +25,7 @@ import { apiSession } from './routes/middleware/api-session';
 import { requestLog } from './routes/middleware/request-log';
 import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
-import { viewHelpers } from './routes/pages/view-helpers';
+import { localeHelpers, viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
 import { Jobs } from './db/jobs';
 
@@ -71,6 +72,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('views', path.join(ROOT, 'views'));
   app.disable('x-powered-by');
   Object.assign(app.locals, viewHelpers);
+  const i18n = createI18n();
+  // What a page rendered before the language is chosen (a session store failure) falls back to.
+  Object.assign(app.locals, { t: i18n.getFixedT('en'), lang: 'en', dir: 'ltr' }, localeHelpers('en', i18n.getFixedT('en')));
 
   app.use(requestLog(app, logger));
   app.use(securityHeaders(helmetOptions(config)));
@@ -107,7 +111,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.locals.asset = assets.url;
   app.use('/assets', assets.router, jsonNotFound);
 
-  app.use(session);
+  app.use(session, chooseLanguage(i18n));
   app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }));
   app.use(crossSite, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);
   return app;

@@ -3,7 +3,8 @@ import { ORDER_STATUSES } from '../services/order-status';
 import { MAX_DAYS } from '../services/stats';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
-import { errors, SESSION_ERRORS } from './common';
+import { BODY_ERRORS, errors, SESSION_ERRORS } from './common';
+import { LANGUAGES } from '../services/languages';
 
 export const CreditsBody = named(
   'Credits',
@@ -40,8 +41,31 @@ export const StatsBody = named(
 );
 
 export function register(b: OpenApiBuilder): void {
-  b.tag('Account', "The workspace's credits and statistics.");
+  b.tag('Account', "The signed-in user's language, and the workspace's credits and statistics.");
   b.add(
+    {
+      method: 'put',
+      path: '/api/account',
+      tag: 'Account',
+      security: ['session'],
+      summary: "Set the signed-in user's dashboard language",
+      description:
+        'Saved on the user: every page, on every device, is then in this language (before the `lang` cookie and `Accept-Language`). The API itself, its `error` codes and this document stay in English.',
+      body: { schema: z.object({ language: z.enum(LANGUAGES) }), required: true, example: { language: 'fr' } },
+      responses: {
+        200: {
+          description: 'The saved language',
+          schema: named('AccountLanguage', z.looseObject({ language: z.enum(LANGUAGES) })),
+          example: { language: 'fr' },
+        },
+        ...errors(SESSION_ERRORS, BODY_ERRORS, {
+          400: {
+            description: 'VALIDATION_ERROR: a language other than `en`, `fr`, `ar`; INVALID_JSON when the body is not JSON',
+            example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { language: 'language must be one of en, fr, ar' } },
+          },
+        }),
+      },
+    },
     {
       method: 'get',
       path: '/api/credits',

@@ -4,6 +4,7 @@ import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { errors, IDEMPOTENCY_ERRORS, idempotencyKey, replayedHeader, SESSION_ERRORS, uuid } from './common';
 import { FILTERS } from './orders';
+import { LANGUAGES } from '../services/languages';
 
 export const ImportResultBody = named(
   'ImportResult',
@@ -69,7 +70,17 @@ export function register(b: OpenApiBuilder): void {
       summary: 'Export the orders as CSV',
       description:
         "UTF-8 with a BOM; columns id, created_at (Morocco time), client_name, phone, store_name, products_name, address, status, calls, last_outcome; newest first; a cell starting with = + - @ tab or CR is prefixed with `'`.",
-      parameters: FILTERS,
+      parameters: [
+        ...FILTERS,
+        {
+          name: 'lang',
+          in: 'query',
+          description:
+            "The header row's language: `en` gives these API names; `fr` and `ar` give names the import reads back (nom, téléphone…; الاسم…). Default: the user's saved language, else `en`.",
+          schema: z.enum(LANGUAGES),
+          example: 'en',
+        },
+      ],
       responses: {
         200: {
           description: 'The CSV file (`Content-Disposition: attachment`)',

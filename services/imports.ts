@@ -52,11 +52,11 @@ export const COLUMN_NAMES: Record<OrderField, string[]> = {
   storeName: ['store_name', 'storeName', 'store', 'boutique', 'magasin', 'المتجر'],
   productsName: ['products_name', 'productsName', 'products', 'product', 'produit', 'produits', 'article', 'المنتج'],
   address: ['address', 'adresse', 'العنوان'],
-  externalId: ['external_id', 'externalId'],
-  externalRef: ['external_ref', 'externalRef', 'reference', 'référence'],
+  externalId: ['external_id', 'externalId', 'identifiant boutique', 'رقم الطلب في المتجر'],
+  externalRef: ['external_ref', 'externalRef', 'reference', 'référence', 'المرجع'],
   totalAmount: ['total_amount', 'totalAmount', 'total', 'montant', 'المبلغ'],
   currency: ['currency', 'devise', 'العملة'],
-  status: ['status'],
+  status: ['status', 'statut', 'الحالة'],
 };
 const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
 const FIELD_LABEL: Record<OrderField, string> = {

@@ -14,6 +14,7 @@ import { InvitationService } from './invitations';
 import { MemberService } from './members';
 import { ImportService } from './imports';
 import { exportCsv } from './order-export';
+import type { Language } from './languages';
 import type { OrderFilters } from './order-filters';
 import { OperationService } from './operations';
 import { OrderService } from './orders';
@@ -73,7 +74,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       storeLog: await stores.prune(),
     }),
     imports: new ImportService(knex, idempotency, orders),
-    exportCsv: (workspaceId: string, filters: OrderFilters) => exportCsv(knex, workspaceId, filters),
+    exportCsv: (workspaceId: string, filters: OrderFilters, language?: Language) => exportCsv(knex, workspaceId, filters, language),
     stats: new StatsService(knex),
     stores,
     storeIntake: new StoreIntakeService(knex, orders, operations),

@@ -2,6 +2,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
 import { applyFilters, applyPosition, POSITION_AT, SHOP_TIME_ZONE } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
+import type { Language } from './languages';
 import { amountText } from './orders';
 
 const EXPORT_COLUMNS = [
@@ -22,6 +23,50 @@ const EXPORT_COLUMNS = [
   'total_amount',
   'currency',
 ] as const;
+
+/**
+ * The header row in the exporter's language (languages.md): English is the API's own names; French and
+ * Arabic use names the import reads back (imports.ts COLUMN_NAMES), so an exported file imports as is.
+ */
+const EXPORT_HEADERS: Record<Language, readonly string[]> = {
+  en: EXPORT_COLUMNS,
+  fr: [
+    'id',
+    'date',
+    'nom',
+    'téléphone',
+    'boutique',
+    'produits',
+    'adresse',
+    'statut',
+    'appels',
+    'dernier résultat',
+    'alertes',
+    'source',
+    'identifiant boutique',
+    'référence',
+    'montant',
+    'devise',
+  ],
+  ar: [
+    'المعرف',
+    'التاريخ',
+    'الاسم',
+    'الهاتف',
+    'المتجر',
+    'المنتج',
+    'العنوان',
+    'الحالة',
+    'المكالمات',
+    'آخر نتيجة',
+    'التنبيهات',
+    'المصدر',
+    'رقم الطلب في المتجر',
+    'المرجع',
+    'المبلغ',
+    'العملة',
+  ],
+};
 
 /** Rows read per query: the file is written a batch at a time, so memory stays flat. */
 const BATCH = 2000;
@@ -79,9 +124,9 @@ function line(row: ExportRow): string[] {
  * The orders of a workspace matching the filters as CSV text, newest first: UTF-8 with a BOM (so
  * Excel reads Arabic and French), `created_at` in Morocco time, each call counted once.
  */
-export async function* exportCsv(knex: Knex, workspaceId: string, filters: OrderFilters): AsyncGenerator<string> {
+export async function* exportCsv(knex: Knex, workspaceId: string, filters: OrderFilters, language: Language = 'en'): AsyncGenerator<string> {
   // The header goes out with the first rows: the first query has run before anything is sent.
-  let header = `\ufeff${stringify([[...EXPORT_COLUMNS]], { record_delimiter: 'windows' })}`;
+  let header = `\ufeff${stringify([[...EXPORT_HEADERS[language]]], { record_delimiter: 'windows' })}`;
   let position: Position | null = null;
   for (;;) {
     const query = knex

@@ -5,6 +5,8 @@ import type { Prepared } from '../db/prepared';
 import { queryPrepared } from '../db/prepared';
 import { ValidationError } from './errors';
 import type { InvitationService } from './invitations';
+import type { Language } from './languages';
+import { isLanguage, languageSchema } from './languages';
 import { email, parse, requiredText } from './validation';
 import type { WorkspaceService } from './workspaces';
 
@@ -41,14 +43,15 @@ export interface User {
 }
 
 export interface UserContext {
-  user: User;
+  /** `language`: the user's saved dashboard language, null until they choose one. */
+  user: User & { language: Language | null };
   workspace: { id: string; name: string; role: 'owner' | 'member'; owner_id: string } | null;
 }
 
 /** A user and their workspace (at most one), read on every Data API request: prepared. */
 const CONTEXT: Prepared = {
   name: 'ocs-user-context',
-  text: `SELECT u.id, u.email, u.name, w.id AS workspace_id, w.name AS workspace_name, w.owner_id, m.role
+  text: `SELECT u.id, u.email, u.name, u.language, w.id AS workspace_id, w.name AS workspace_name, w.owner_id, m.role
            FROM users u
            LEFT JOIN workspace_members m ON m.user_id = u.id
            LEFT JOIN workspaces w ON w.id = m.workspace_id
@@ -60,6 +63,7 @@ interface ContextRow {
   id: string;
   email: string;
   name: string;
+  language: string | null;
   workspace_id: string | null;
   workspace_name: string;
   owner_id: string;
@@ -124,12 +128,24 @@ export class UserService {
     return this.knex('session').where('expire', '<', this.knex.fn.now()).delete();
   }
 
+  /** Saves the user's dashboard language (`{language}`: en, fr or ar; anything else is a ValidationError),
+   * and makes the user's sessions on other devices pick it up. */
+  async setLanguage(userId: string, input: unknown): Promise<Language> {
+    const { language } = parse(languageSchema, input);
+    await this.knex.transaction(async (trx) => {
+      await trx('users').where({ id: userId }).update({ language });
+      // Every other device re-reads the user on its next request, and so speaks the new language.
+      await trx.raw("UPDATE session SET sess = (sess::jsonb - 'ctx')::json WHERE sess->>'userId' = ? AND sess->'ctx' IS NOT NULL", [userId]);
+    });
+    return language;
+  }
+
   /** The signed-in user and their workspace, in one query. */
   async context(userId: string): Promise<UserContext | null> {
     const [row] = await queryPrepared<ContextRow>(this.knex, CONTEXT, [userId]);
     if (!row) return null;
     return {
-      user: { id: row.id, email: row.email, name: row.name },
+      user: { id: row.id, email: row.email, name: row.name, language: isLanguage(row.language) ? row.language : null },
       workspace: row.workspace_id ? { id: row.workspace_id, name: row.workspace_name, role: row.role, owner_id: row.owner_id } : null,
     };
   }

@@ -42,7 +42,7 @@ function status(url: string): Promise<number> {
 function checkoutAt(dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
   execFileSync('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules')]);
-  for (const entry of ['dist', 'views', 'public', 'package.json']) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
+  for (const entry of ['dist', 'views', 'public', 'locales', 'package.json']) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
 }
 
 /** The pids of running Postgres servers whose data directory is `dataDir`. */

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+import { accountRouter } from './account';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
 import { keysRouter } from './keys';
@@ -21,6 +22,7 @@ export function apiRouter(services: Services): Router {
     res.json(await services.stats.forPeriod(workspaceOf(req).workspace.id, readPeriod(req.query)));
   });
   addOrderFileRoutes(router, services);
+  router.use('/account', accountRouter(services));
   router.use('/orders', ordersRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', keysRouter(services));

@@ -1,3 +1,4 @@
+import { isLanguage } from '../../services/languages';
 import express, { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
@@ -118,7 +119,9 @@ export function addOrderFileRoutes(router: Router, services: Services): void {
   });
   router.get('/orders/export.csv', requireApiWorkspace, async (req, res) => {
     const filters = readFilters(req.query, ORDER_STATUSES);
-    const rows = await firstThenRest(services.exportCsv(workspaceOf(req).workspace.id, filters));
+    // The header in the exporter's language: `?lang=` (en: the API's names), else their saved choice.
+    const language = isLanguage(req.query.lang) ? req.query.lang : (req.ctx?.user.language ?? 'en');
+    const rows = await firstThenRest(services.exportCsv(workspaceOf(req).workspace.id, filters, language));
     res.set({
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="orders-${fileDate()}.csv"`,

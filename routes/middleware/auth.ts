@@ -47,7 +47,7 @@ export function workspaceOf(req: Request): WorkspaceContext {
   return ctx as WorkspaceContext;
 }
 
-function requireApiUser(req: Request, res: Response, next: NextFunction): void {
+export function requireApiUser(req: Request, res: Response, next: NextFunction): void {
   if (!req.ctx) {
     res.status(401).json({ error: 'Unauthorized' });
     return;

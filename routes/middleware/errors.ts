@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError } from '../../services/errors';
+import { translateMessage } from '../pages/view-helpers';
 
 interface HttpError {
   status?: number;
@@ -49,15 +50,25 @@ export const jsonErrors: ErrorRequestHandler = (err, req, res, _next) => {
   });
 };
 
-export const htmlNotFound: RequestHandler = (_req, res) => {
-  res.status(404).render('error', { title: 'Page not found', message: 'There is nothing at this address.' });
+export const htmlNotFound: RequestHandler = (req, res) => {
+  const t = req.t ?? res.app.locals.t;
+  res.status(404).render('error', { title: t('errorPage.notFound'), text: t('errorPage.nothingHere') });
 };
 
 export const htmlErrors: ErrorRequestHandler = (err, req, res, _next) => {
   const error = toAppError(err, req.log);
   if (res.headersSent) return res.end();
-  const title = error.status === 500 ? 'Something went wrong' : error.status === 404 ? 'Page not found' : 'Request refused';
+  // The page's language when it was chosen; English when the error came before (the session store down).
+  const t = req.t ?? res.app.locals.t;
+  const title = t(error.status === 500 ? 'errorPage.failed' : error.status === 404 ? 'errorPage.notFound' : 'errorPage.refused');
   const fields = error.extra.fields as Record<string, string> | undefined;
-  const message = error.status === 500 ? 'Please try again in a moment.' : fields ? Object.values(fields).join(' ') : error.message;
-  res.status(error.status).render('error', { title, message });
+  const text =
+    error.status === 500
+      ? t('errorPage.tryAgain')
+      : fields
+        ? Object.values(fields)
+            .map((m) => translateMessage(t, m))
+            .join(' ')
+        : translateMessage(t, error.message);
+  res.status(error.status).render('error', { title, text });
 };

@@ -47,11 +47,11 @@ export function agentPages(services: Services): Router {
         kind: values.kind || 'human',
         endpointUrl: endpointUrl === '' && values.kind !== 'voice' ? undefined : endpointUrl,
       });
-      const added = orderHandler ? `${agent.name} added as the order handler.` : `${agent.name} added.`;
+      const added = req.t(orderHandler ? 'agentsPage.notice.addedHandler' : 'agentsPage.notice.added', { name: agent.name });
       if (!agent.secret) return redirectWithNotice(req, res, '/agents', added);
       // A voice agent's secret is in this response: never in the session, a URL or a cache.
       secretAnswer(res);
-      res.locals.notice = `${added} Give its signing secret to the voice agent's service.`;
+      res.locals.notice = `${added} ${req.t('agentsPage.notice.giveSecret')}`;
       await renderAgents(req, res, 201, {}, agent);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
@@ -70,13 +70,13 @@ export function agentPages(services: Services): Router {
   router.post('/agents/:id/rotate-secret', async (req, res) => {
     const agent = await services.agents.rotateSecret(workspace(req), String(req.params.id));
     secretAnswer(res);
-    res.locals.notice = "A new secret was made: the old one stopped working. Give this one to the voice agent's service now.";
+    res.locals.notice = req.t('agentsPage.notice.rotated');
     res.render('agent', { agent, secret: agent.secret, isOwner: true });
   });
 
   router.post('/agents/:id/order-handler', async (req, res) => {
     const agent = await services.agents.update(workspace(req), String(req.params.id), { orderHandler: true });
-    await redirectWithNotice(req, res, '/agents', `${agent.name} is now the order handler.`);
+    await redirectWithNotice(req, res, '/agents', req.t('agentsPage.notice.nowHandler', { name: agent.name }));
   });
   return router;
 }

@@ -48,7 +48,7 @@ export function apiKeyPages(services: Services): Router {
       // The full key is in this response only: never in the session, a URL, or a cache.
       res.set('Cache-Control', 'no-store');
       doNotCompress(res);
-      res.locals.notice = 'API key created. Copy it now: it is shown only this once.';
+      res.locals.notice = req.t('keysPage.notice.created');
       await renderKeys(req, res, 201, {}, { name: created.name, key: created.key });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
@@ -58,7 +58,7 @@ export function apiKeyPages(services: Services): Router {
 
   router.post('/api-keys/:id/revoke', async (req, res) => {
     await services.apiKeys.revoke(workspaceOf(req).workspace.id, String(req.params.id));
-    await redirectWithNotice(req, res, '/api-keys', 'API key revoked: it can no longer be exchanged for access tokens.');
+    await redirectWithNotice(req, res, '/api-keys', req.t('keysPage.notice.revoked'));
   });
   return router;
 }

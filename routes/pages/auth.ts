@@ -11,7 +11,6 @@ import { formValues, localPath, renderFormError } from './forms';
 const SIGNUP_FIELDS = ['name', 'email', 'workspace'] as const;
 const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
-const INVALID_LOGIN = 'Invalid email or password';
 
 /** A new session id at sign-in (no fixation); the CSRF token is re-issued with it. */
 export async function signIn(req: Request, user: User, services: Services): Promise<void> {
@@ -33,7 +32,7 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
   const tooManyAttempts = (req: Request, res: Response, retryAfter: number) => {
     res.status(429).render('login', {
       values: formValues(req, ['email', 'next']),
-      errors: { form: `Too many sign-in attempts. Try again in ${Math.ceil(retryAfter / 60)} minutes.` },
+      errors: { form: req.t('auth.tooManySignIns', { count: Math.ceil(retryAfter / 60) }) },
     });
   };
   const limitPerIp = createLimiter(deps, {
@@ -63,7 +62,7 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
     onLimited: (req, res, retryAfter) => {
       res.status(429).render('signup', {
         values: formValues(req, SIGNUP_FIELDS),
-        errors: { form: `Too many sign-ups from this network. Try again in ${Math.ceil(retryAfter / 60)} minutes.` },
+        errors: { form: req.t('auth.tooManySignUps', { count: Math.ceil(retryAfter / 60) }) },
       });
     },
   });
@@ -93,7 +92,7 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
     const next = localPath(values.next) ?? '';
     const user = await services.users.authenticate(values.email, values.password);
     if (!user) {
-      res.status(401).render('login', { values: { email: values.email, next }, errors: { form: INVALID_LOGIN } });
+      res.status(401).render('login', { values: { email: values.email, next }, errors: { form: req.t('auth.invalidLogin') } });
       return;
     }
     await signIn(req, user, services);

@@ -6,6 +6,7 @@ import type { CallView } from '../../services/calls';
 import { ConflictError, ValidationError } from '../../services/errors';
 import { OUTCOMES } from '../../services/operations';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { languageOf } from '../middleware/i18n';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 import { formatDate, moroccoLocal, moroccoLocalToIso } from './view-helpers';
@@ -14,26 +15,13 @@ const OUTCOME_FIELDS = ['outcome', 'callback_at', 'changes', 'notes'] as const;
 const FORM_FIELD: Record<string, string> = { callbackAt: 'callback_at' };
 const LABELS: Record<string, string> = { callbackAt: 'The callback time', changes: 'What changed', notes: 'Notes' };
 
-/** The notice after an outcome: whose order, and what happens next. */
-function outcomeNotice({ call, operation, order }: CallView): string {
+/** The notice after an outcome, in the page's language: whose order, and what happens next. */
+function outcomeNotice(req: Request, { call, operation, order }: CallView): string {
   const who = order.client_name;
-  const next = operation.next_attempt_at ? `the next call is on ${formatDate(operation.next_attempt_at)}` : 'no more calls are planned';
-  switch (call.outcome) {
-    case 'confirmed':
-      return `${who}'s order is confirmed.`;
-    case 'unconfirmed':
-      return `${who} declined the order: it is now unconfirmed.`;
-    case 'order-changed':
-      return `${who}'s order was changed; the changes are on the order's page.`;
-    case 'unrecognized':
-      return `${who} did not recognize the order: it is now unrecognized.`;
-    case 'postponed':
-      return `${who} asked to be called back: ${next}.`;
-    case 'no-answer':
-      return `No answer from ${who}: ${next}.`;
-    default:
-      return `The call to ${who} could not be placed: ${next}.`;
-  }
+  const next = operation.next_attempt_at
+    ? req.t('calls.notice.nextCall', { at: formatDate(operation.next_attempt_at, languageOf(req)) })
+    : req.t('calls.notice.noMoreCalls');
+  return req.t(`calls.notice.${call.outcome ?? 'failed'}`, { who, next });
 }
 
 export function callPages(services: Services): Router {
@@ -58,7 +46,7 @@ export function callPages(services: Services): Router {
     const claimed = await services.calls.claimNext(workspace.id, user.id);
     if (claimed) return res.redirect(303, `/calls/${claimed.call.id}`);
     const open = isOpen(await services.callSettings.get(workspace.id), new Date());
-    await redirectWithNotice(req, res, '/calls', open ? 'No call is due right now.' : 'Calling hours are closed: no call can be started now.');
+    await redirectWithNotice(req, res, '/calls', req.t(open ? 'calls.notice.noneDue' : 'calls.notice.hoursClosed'));
   });
 
   async function renderCall(req: Request, res: Response, status = 200, form: FormState = {}) {
@@ -90,21 +78,16 @@ export function callPages(services: Services): Router {
         changes: values.changes.trim() || null,
         notes: values.notes.trim() || null,
       });
-      await redirectWithNotice(req, res, '/calls', outcomeNotice(result));
+      await redirectWithNotice(req, res, '/calls', outcomeNotice(req, result));
     } catch (err) {
       if (err instanceof ConflictError && err.code === 'CALL_NOT_OPEN') {
-        return redirectWithNotice(
-          req,
-          res,
-          '/calls',
-          'That call is no longer yours to record: it has ended, its 15 minutes ran out, or another member has it. Nothing was saved.',
-        );
+        return redirectWithNotice(req, res, '/calls', req.t('calls.notice.noLongerYours'));
       }
       if (!(err instanceof ValidationError)) throw err;
       const errors = errorsByInput(err, FORM_FIELD, LABELS);
-      if (errors.outcome) errors.outcome = 'Choose what happened on the call';
-      if (errors.callback_at && callbackAt === typedCallback) errors.callback_at = 'Enter a date and a time, Morocco time';
-      else if (errors.callback_at && !callbackAt) errors.callback_at = 'Enter when to call back, Morocco time';
+      if (errors.outcome) errors.outcome = req.t('calls.errors.outcome');
+      if (errors.callback_at && callbackAt === typedCallback) errors.callback_at = req.t('calls.errors.dateTime');
+      else if (errors.callback_at && !callbackAt) errors.callback_at = req.t('calls.errors.when');
       await renderCall(req, res, 400, { values, errors });
     }
   });

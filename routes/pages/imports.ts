@@ -10,10 +10,6 @@ import { COLUMN_NAMES, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../services/
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { redirectWithNotice } from './forms';
 
-const NO_HANDLER_IMPORT_NOTICE =
-  'Nothing was imported: every new order is queued for a confirmation call by the order handler agent, ' +
-  'and this workspace has none yet. Choose an agent as order handler below, then import the file again.';
-
 export const SAMPLE_FILE = path.join(ROOT, 'examples', 'orders-import-sample.csv');
 
 const upload = multer({
@@ -67,14 +63,14 @@ export function importPages(services: Services): Router {
       const problem = uploadProblem(res.locals.uploadError);
       return render(res, problem.status, { error: problem.message });
     }
-    if (!req.file || req.file.size === 0) return render(res, 400, { error: 'Choose a CSV file to import.' });
+    if (!req.file || req.file.size === 0) return render(res, 400, { error: req.t('importPage.chooseFile') });
     const key = typeof req.body?.import_key === 'string' && req.body.import_key !== '' ? req.body.import_key : undefined;
     try {
       // A second press of the button sends the same key: the first import is shown again, not repeated.
       const { result } = await services.imports.importCsv(workspaceOf(req).workspace.id, req.file.buffer, { idempotencyKey: key });
       render(res, 200, { result });
     } catch (err) {
-      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', NO_HANDLER_IMPORT_NOTICE);
+      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', req.t('importPage.noHandler'));
       if (err instanceof ValidationError)
         return render(res, 400, {
           error: `${err.message === 'Validation failed' ? 'The file was not imported' : err.message}: ${Object.values(err.fields).join(' ')}`,

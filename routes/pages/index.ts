@@ -6,6 +6,7 @@ import type { Logger } from '../../logger';
 import type { Services } from '../../services';
 import { requirePageWorkspace } from '../middleware/auth';
 import { csrfToken, requireCsrfToken } from '../middleware/csrf';
+import { accountPages } from './account';
 import { agentPages } from './agents';
 import { apiKeyPages } from './api-keys';
 import { authPages } from './auth';
@@ -17,6 +18,7 @@ import { orderPages } from './orders';
 import { settingsPages } from './settings';
 import { statsPages } from './stats';
 import { storePages } from './stores';
+import { localeHelpers } from './view-helpers';
 import { webhookPages } from './webhooks';
 import { workspacePages } from './workspace';
 
@@ -37,6 +39,8 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   const router = Router();
   router.use((req, res, next) => {
     res.locals.ctx = req.ctx;
+    // Dates, amounts, statuses… in the request's own language (chooseLanguage ran before this router).
+    Object.assign(res.locals, localeHelpers(res.locals.lang, req.t));
     // The path alone (never the query) marks the current page in the navigation.
     res.locals.currentPath = req.path;
     // Lazy, so that a page without a form does not create a session for an anonymous visitor.
@@ -50,6 +54,8 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   });
   // A file upload's form fields (its `_csrf` among them) are only readable once the upload is.
   router.post('/orders/import', requirePageWorkspace, receiveImportUpload);
+  // The language switcher checks the CSRF token itself, and only for a signed-in user.
+  router.use(accountPages(services, deps.config));
   router.use(requireCsrfToken);
   router.get('/', (req, res) => {
     res.redirect(303, !req.ctx ? '/login' : req.ctx.workspace ? '/orders' : '/workspace');

@@ -7,22 +7,23 @@ import { forgetContext } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
 import { signIn } from './auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { translateMessage } from './view-helpers';
 
 /** What an invitation link's refusals are called on the page (the service's message says why). */
 const TITLES: Record<number, string> = {
-  403: 'This invitation is for someone else',
-  404: 'Invitation not found',
-  409: 'You already belong to a workspace',
-  410: 'This invitation link no longer works',
+  403: 'join.forSomeoneElse',
+  404: 'join.notFound',
+  409: 'join.alreadyMember',
+  410: 'join.noLongerWorks',
 };
 
 /** Renders the service's refusal of a link as a page with its status; anything else goes on. */
-async function orRefusal(res: Response, action: () => Promise<void>): Promise<void> {
+async function orRefusal(req: Request, res: Response, action: () => Promise<void>): Promise<void> {
   try {
     await action();
   } catch (err) {
     if (!(err instanceof AppError) || !TITLES[err.status]) throw err;
-    res.status(err.status).render('error', { title: TITLES[err.status], message: err.message });
+    res.status(err.status).render('error', { title: req.t(TITLES[err.status]), text: translateMessage(req.t, err.message) });
   }
 }
 
@@ -53,7 +54,7 @@ export function joinPages(services: Services): Router {
   }
 
   router.get('/join/:token', (req, res) =>
-    orRefusal(res, async () => {
+    orRefusal(req, res, async () => {
       const token = req.params.token;
       const link = await services.invitations.open(token, req.ctx?.user);
       if (!req.ctx) return renderSignUp(res, token, link);
@@ -62,12 +63,12 @@ export function joinPages(services: Services): Router {
   );
 
   router.post('/join/:token', (req, res) =>
-    orRefusal(res, async () => {
+    orRefusal(req, res, async () => {
       const token = req.params.token;
       if (req.ctx) {
         const link = await services.invitations.join(token, req.ctx.user);
         forgetContext(req);
-        return redirectWithNotice(req, res, '/orders', `You joined ${link.workspaceName}.`);
+        return redirectWithNotice(req, res, '/orders', req.t('auth.joined', { workspace: link.workspaceName }));
       }
       await signUpAndJoin(req, res, token);
     }),
@@ -84,7 +85,7 @@ export function joinPages(services: Services): Router {
       if (!(err instanceof ValidationError)) throw err;
       return renderSignUp(res, token, link, 400, { values, errors: errorsByInput(err) });
     }
-    await redirectWithNotice(req, res, '/orders', `Welcome: you joined ${link.workspaceName}.`);
+    await redirectWithNotice(req, res, '/orders', req.t('auth.welcomeJoined', { workspace: link.workspaceName }));
   }
   return router;
 }

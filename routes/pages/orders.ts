@@ -12,17 +12,14 @@ import { decodeCursor, encodeCursor, readFilters } from '../../services/order-fi
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
-import { formatDate, statusLabel } from './view-helpers';
+import { formatDate } from './view-helpers';
+import { languageOf } from '../middleware/i18n';
 
 const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
 const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
-
-const NO_HANDLER_NOTICE =
-  'Your order was not saved: every new order is queued for a confirmation call by the order handler agent, ' +
-  'and this workspace has none yet. Choose an agent as order handler below, then add the order again.';
 
 /** Orders shown on one page of /orders. */
 const PAGE_SIZE = 50;
@@ -114,7 +111,8 @@ export function orderPages(services: Services): Router {
         `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(q ? { q } : {}) })}`,
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
-      exportLink: `/api/orders/export.csv${queryString(keep)}`,
+      // The file's header row in the page's language (English: the API's names).
+      exportLink: `/api/orders/export.csv${queryString({ ...keep, ...(languageOf(req) === 'en' ? {} : { lang: languageOf(req) }) })}`,
     });
   });
 
@@ -133,9 +131,9 @@ export function orderPages(services: Services): Router {
     const values = formValues(req, ORDER_FIELDS);
     try {
       const { order } = await services.orders.create(workspaceId(req), values, { source: 'form' });
-      await redirectWithNotice(req, res, '/orders', `Order for ${order.client_name} added; it is pending confirmation.`);
+      await redirectWithNotice(req, res, '/orders', req.t('orders.notice.added', { name: order.client_name }));
     } catch (err) {
-      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', NO_HANDLER_NOTICE);
+      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', req.t('orders.notice.noHandler'));
       if (!(err instanceof ValidationError)) throw err;
       await renderNew(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD) });
     }
@@ -165,7 +163,7 @@ export function orderPages(services: Services): Router {
     const values = formValues(req, ORDER_FIELDS);
     try {
       const order = await services.orders.update(workspaceId(req), String(req.params.id), values);
-      await redirectWithNotice(req, res, `/orders/${order.id}`, 'Order updated.');
+      await redirectWithNotice(req, res, `/orders/${order.id}`, req.t('orders.notice.updated'));
     } catch (err) {
       if (err instanceof ValidationError) return renderOrder(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD) });
       if (err instanceof ConflictError) return renderOrder(req, res, 409, { errors: { form: err.message } });
@@ -178,8 +176,8 @@ export function orderPages(services: Services): Router {
     try {
       const order = await services.orders.update(workspaceId(req), String(req.params.id), { status });
       const changed = back
-        ? `The order of ${formatDate(order.created_at)} is now ${statusLabel(order.status)}.`
-        : `Status changed to ${statusLabel(order.status)}.`;
+        ? req.t('orders.notice.otherStatus', { at: formatDate(order.created_at, languageOf(req)), status: req.t(`status.${order.status}`) })
+        : req.t('orders.notice.status', { status: req.t(`status.${order.status}`) });
       await redirectWithNotice(req, res, backTo(back, `/orders/${order.id}`), changed);
     } catch (err) {
       if (!(err instanceof InvalidStatusError)) throw err;
@@ -191,17 +189,11 @@ export function orderPages(services: Services): Router {
     const id = String(req.params.id);
     try {
       await services.operations.requeue(workspaceId(req), id);
-      await redirectWithNotice(req, res, `/orders/${id}`, 'A new confirmation call is queued: the order is pending again.');
+      await redirectWithNotice(req, res, `/orders/${id}`, req.t('orders.notice.queued'));
     } catch (err) {
-      if (err instanceof ConflictError)
-        return redirectWithNotice(req, res, `/orders/${id}`, 'This order already has a confirmation call waiting or in progress.');
+      if (err instanceof ConflictError) return redirectWithNotice(req, res, `/orders/${id}`, req.t('orders.notice.alreadyQueued'));
       if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') {
-        return redirectWithNotice(
-          req,
-          res,
-          '/agents',
-          'No call was queued: this workspace has no order handler. Choose one below, then try "Call again" on the order.',
-        );
+        return redirectWithNotice(req, res, '/agents', req.t('orders.notice.noHandlerCall'));
       }
       throw err;
     }
@@ -214,7 +206,7 @@ export function orderPages(services: Services): Router {
 
   router.post('/orders/:id/delete', async (req, res) => {
     const order = await services.orders.remove(workspaceId(req), String(req.params.id));
-    await redirectWithNotice(req, res, '/orders', `The order for ${order.client_name} was deleted.`);
+    await redirectWithNotice(req, res, '/orders', req.t('orders.notice.deleted', { name: order.client_name }));
   });
   return router;
 }

@@ -54,7 +54,7 @@ export function settingsPages(services: Services): Router {
         retryIntervalMinutes: numberOrText(values.retry_interval_minutes),
         callingHours: { start: values.hours_start.trim(), end: values.hours_end.trim() },
       });
-      await redirectWithNotice(req, res, '/settings', 'Call settings saved.');
+      await redirectWithNotice(req, res, '/settings', req.t('settingsPage.notice.saved'));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       await renderSettings(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD, LABELS) });
@@ -65,7 +65,7 @@ export function settingsPages(services: Services): Router {
     const values = formValues(req, ['phone', 'reason']);
     try {
       const entry = await services.blockedPhones.add(workspaceId(req), values);
-      await redirectWithNotice(req, res, '/settings', `${entry.phone} is on the block list: its new orders will not be called.`);
+      await redirectWithNotice(req, res, '/settings', req.t('settingsPage.notice.blocked', { phone: entry.phone }));
     } catch (err) {
       if (err instanceof ConflictError) return renderSettings(req, res, 409, {}, { values, errors: { phone: err.message } });
       if (!(err instanceof ValidationError)) throw err;
@@ -76,7 +76,7 @@ export function settingsPages(services: Services): Router {
   router.post('/settings/blocked-phones/delete', async (req, res) => {
     const { phone } = formValues(req, ['phone']);
     await services.blockedPhones.remove(workspaceId(req), phone);
-    await redirectWithNotice(req, res, '/settings', `${phone} is off the block list: its new orders will be called.`);
+    await redirectWithNotice(req, res, '/settings', req.t('settingsPage.notice.unblocked', { phone }));
   });
   return router;
 }

@@ -1,3 +1,4 @@
+import type { TFunction } from 'i18next';
 import type { Stats } from '../../services/stats';
 
 const WIDTH = 560;
@@ -28,7 +29,7 @@ function niceMax(value: number): number {
  * day's orders as a light bar with its confirmations in front in dark green. Its title and
  * description say in words what it shows; the page also gives every number in a table.
  */
-export function dailyChart(stats: Stats): string {
+export function dailyChart(stats: Stats, t: TFunction): string {
   const days = stats.by_day;
   const top = niceMax(Math.max(0, ...days.map((d) => d.orders)));
   const plotWidth = WIDTH - LEFT - RIGHT;
@@ -38,11 +39,11 @@ export function dailyChart(stats: Stats): string {
   const y = (value: number) => TOP + plotHeight - (value / top) * plotHeight;
   const busiest = days.reduce((best, d) => (d.orders > best.orders ? d : best), days[0] ?? { date: stats.to, orders: 0, confirmed: 0 });
   const description =
-    `From ${stats.from} to ${stats.to}: ${stats.orders} orders, ${stats.by_status.confirmed} confirmed.` +
-    (busiest.orders > 0 ? ` Busiest day ${busiest.date} with ${busiest.orders} orders, ${busiest.confirmed} confirmed.` : '');
+    t('stats.chart.summary', { from: stats.from, to: stats.to, count: stats.orders, confirmed: stats.by_status.confirmed }) +
+    (busiest.orders > 0 ? ` ${t('stats.chart.busiest', { date: busiest.date, count: busiest.orders, confirmed: busiest.confirmed })}` : '');
   const parts: string[] = [
     `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`,
-    '<title id="chart-title">Orders and confirmations per day</title>',
+    `<title id="chart-title">${escapeXml(t('stats.chart.title'))}</title>`,
     `<desc id="chart-desc">${escapeXml(description)}</desc>`,
   ];
   for (const value of [0, top / 2, top]) {
@@ -51,7 +52,7 @@ export function dailyChart(stats: Stats): string {
   }
   days.forEach((day, i) => {
     const x = (LEFT + i * slot + (slot - barWidth) / 2).toFixed(1);
-    const label = `${day.date}: ${day.orders} orders, ${day.confirmed} confirmed`;
+    const label = t('stats.chart.day', { date: day.date, count: day.orders, confirmed: day.confirmed });
     parts.push(`<g><title>${escapeXml(label)}</title>`);
     if (day.orders > 0)
       parts.push(

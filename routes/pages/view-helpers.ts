@@ -1,55 +1,119 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../../config';
 import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
 import type { OrderStatus } from '../../services/order-status';
 import type { OrderFlag } from '../../services/order-flags';
+import type { TFunction } from 'i18next';
+import { LANGUAGES } from '../../services/languages';
+import type { Language } from '../../services/languages';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
 const TIME_ZONE = TIMEZONE;
 
-const DATE_FORMAT = new Intl.DateTimeFormat('en-GB', {
-  timeZone: TIME_ZONE,
-  day: 'numeric',
-  month: 'short',
-  year: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
+/**
+ * The `Intl` locale of each language: Moroccan French and Arabic, whose `ar-MA` writes Western digits
+ * (0–9) as Morocco does. English dates use `en-GB`'s day-month order: `en-MA` in ICU writes
+ * "Nov 22, 2026", an order nobody in Morocco writes; its numbers are the same as `en-GB`'s.
+ */
+const INTL_LOCALE: Record<Language, { date: string; number: string }> = {
+  en: { date: 'en-GB', number: 'en-MA' },
+  fr: { date: 'fr-MA', number: 'fr-MA' },
+  ar: { date: 'ar-MA', number: 'ar-MA' },
+};
+
+/** The formatters of one language, built once (they hold no request state). */
+function formattersOf(lang: Language) {
+  const locale = INTL_LOCALE[lang];
+  return {
+    date: new Intl.DateTimeFormat(locale.date, {
+      timeZone: TIME_ZONE,
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }),
+    number: new Intl.NumberFormat(locale.number, { maximumFractionDigits: 2 }),
+    amount: new Intl.NumberFormat(locale.number, { style: 'currency', currency: 'MAD' }),
+    percent: new Intl.NumberFormat(locale.number, { style: 'percent', maximumFractionDigits: 0 }),
+  };
+}
+const FORMATTERS = Object.fromEntries(LANGUAGES.map((lang) => [lang, formattersOf(lang)])) as Record<Language, ReturnType<typeof formattersOf>>;
+
+/** "22 Nov 2026, 01:22" in English: for messages built outside a template (dates in Morocco time). */
+export function formatDate(iso: string | null | undefined, lang: Language = 'en'): string {
+  return iso ? FORMATTERS[lang].date.format(new Date(iso)) : '';
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+}
+
+/** A catalogue's `messages` section, in English: each message a service writes, by key. */
+const ENGLISH_MESSAGES: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', 'en.json'), 'utf8')).messages ?? {};
+
+/** Each English message as a pattern: its `{{name}}` placeholders capture what the service put there. */
+const MESSAGE_PATTERNS = Object.entries(ENGLISH_MESSAGES).map(([key, english]) => {
+  const source = english.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\\{\\\{(\w+)\\\}\\\}/g, '(?<$1>.+?)');
+  return { key, pattern: new RegExp(`^${source}$`) };
 });
-const NUMBER_FORMAT = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 2 });
 
-export function formatDate(iso: string | null | undefined): string {
-  return iso ? DATE_FORMAT.format(new Date(iso)) : '';
+/**
+ * A message a service wrote in English (a form error, a refusal) in the page's language: found by
+ * its English text in the catalogue's `messages`, its values kept (a `label` is a field's name and is
+ * translated too). A message the catalogue lacks stays as it is.
+ */
+export function translateMessage(t: TFunction, message: string): string {
+  for (const { key, pattern } of MESSAGE_PATTERNS) {
+    const match = pattern.exec(message);
+    if (!match) continue;
+    const values: Record<string, string | number> = { ...match.groups };
+    if (values.label) values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
+    if (typeof values.count === 'string' && /^\d+$/.test(values.count)) values.count = Number(values.count);
+    return t(`messages.${key}`, values);
+  }
+  return message;
 }
 
-function formatNumber(n: number): string {
-  return NUMBER_FORMAT.format(n);
-}
-
-/** The badge text of a status: its value, read as words ("no-answer" → "no answer"). */
-export function statusLabel(status: OrderStatus): string {
-  return status.replace('-', ' ');
-}
-
-/** The badge text of a flag. */
-const FLAG_LABELS: Record<OrderFlag, string> = {
-  possible_duplicate: 'possible duplicate',
-  blocked_phone: 'blocked number',
-};
-
-/** What a member picks on the call page: each outcome in words. */
-const OUTCOME_LABELS: Record<Outcome, string> = {
-  confirmed: 'Confirmed',
-  unconfirmed: 'Declined (unconfirmed)',
-  'order-changed': 'Order changed',
-  unrecognized: 'Does not know this order',
-  postponed: 'Call back later',
-  'no-answer': 'No answer',
-  failed: 'Could not call (unreachable)',
-};
-
-function formatDuration(seconds: number | null): string {
-  if (seconds === null) return '';
-  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+/**
+ * The helpers of one page in its language: dates, numbers and amounts from `Intl`, durations,
+ * statuses, flags and call outcomes from the catalogue. Built per request from the request's own `t`.
+ */
+export function localeHelpers(lang: Language, t: TFunction) {
+  const f = FORMATTERS[lang];
+  return {
+    formatDate: (iso: string | null | undefined) => formatDate(iso, lang),
+    formatNumber: (n: number) => f.number.format(n),
+    formatAmount: (n: number) => f.amount.format(n),
+    formatPercent: (rate: number) => f.percent.format(rate),
+    formatDuration: (seconds: number | null) =>
+      seconds === null ? '' : seconds < 60 ? t('common.seconds', { s: seconds }) : t('common.minutesSeconds', { m: Math.floor(seconds / 60), s: seconds % 60 }),
+    statusLabel: (status: OrderStatus) => t(`status.${status}`),
+    flagLabel: (flag: OrderFlag) => t(`flag.${flag}`),
+    outcomeLabel: (outcome: Outcome) => t(`outcome.${outcome}`),
+    message: (text: string) => translateMessage(t, text),
+    /** A phone number or an amount inside a sentence: a left-to-right isolate on right-to-left pages. */
+    ltr: (text: string) => (lang === 'ar' ? `\u2066${text}\u2069` : text),
+    /** Typed text inside a plain-text sentence (an attribute, a title): a first-strong isolate, as `<bdi>` is in HTML. */
+    isolate: (text: string) => (lang === 'en' ? text : `\u2068${text}\u2069`),
+    /**
+     * A translation with data in it, as HTML (print with `<%- %>`): the text escaped, each value in its
+     * own `<bdi>`, or, given as `{ html }`, a piece the template already rendered (a badge).
+     */
+    tData: (key: string, values: Record<string, string | number | { html: string }>) => {
+      const names = Object.keys(values);
+      const marks = Object.fromEntries(names.map((name, i) => [name, `\u27e6${i}\u27e7`]));
+      const text = escapeHtml(t(key, { ...values, ...marks }));
+      return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
+        const value = values[names[Number(i)]];
+        return typeof value === 'object' ? value.html : `<bdi>${escapeHtml(String(value))}</bdi>`;
+      });
+    },
+  };
 }
 
 const LOCAL_PARTS = new Intl.DateTimeFormat('en-GB', {
@@ -83,5 +147,5 @@ export function moroccoLocalToIso(value: string): string | null {
   return new Date(at).toISOString();
 }
 
-/** Helpers every template may use; none of them reads the request. */
-export const viewHelpers = { formatDate, formatDuration, formatNumber, statusLabel, FLAG_LABELS, OUTCOME_LABELS, TIME_ZONE };
+/** Helpers every template may use whatever its language; none of them reads the request. */
+export const viewHelpers = { TIME_ZONE };

@@ -61,12 +61,7 @@ export function webhookPages(services: Services): Router {
     const events = checkedEvents(req);
     try {
       const endpoint = await services.webhooks.create(workspace(req), { ...values, events });
-      await redirectWithNotice(
-        req,
-        res,
-        `/webhooks/${endpoint.id}`,
-        'Endpoint added. Give its signing secret (below) to the receiving service, then send a test event.',
-      );
+      await redirectWithNotice(req, res, `/webhooks/${endpoint.id}`, req.t('hooksPage.notice.added'));
     } catch (err) {
       if (err instanceof ConflictError) return renderList(req, res, 409, { values, events, errors: { form: err.message } });
       if (!(err instanceof ValidationError)) throw err;
@@ -81,7 +76,7 @@ export function webhookPages(services: Services): Router {
     const events = checkedEvents(req);
     try {
       await services.webhooks.update(workspace(req), String(req.params.id), { ...values, events });
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'Endpoint saved.');
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.saved'));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       await renderEndpoint(req, res, 400, { values, events, errors: errorsByInput(err) });
@@ -91,28 +86,18 @@ export function webhookPages(services: Services): Router {
   router.post('/webhooks/:id/enabled', async (req, res) => {
     const enabled = formValues(req, ['enabled'] as const).enabled === 'true';
     await services.webhooks.update(workspace(req), String(req.params.id), { enabled });
-    await redirectWithNotice(
-      req,
-      res,
-      `/webhooks/${req.params.id}`,
-      enabled ? 'Endpoint enabled: new events will be sent to it.' : 'Endpoint disabled: nothing more is sent to it.',
-    );
+    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t(enabled ? 'hooksPage.notice.enabled' : 'hooksPage.notice.disabled'));
   });
 
   router.post('/webhooks/:id/rotate-secret', async (req, res) => {
     await services.webhooks.rotateSecret(workspace(req), String(req.params.id));
-    await redirectWithNotice(
-      req,
-      res,
-      `/webhooks/${req.params.id}`,
-      'A new secret was made: the old one stopped working. Give this one to the receiving service now.',
-    );
+    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.rotated'));
   });
 
   router.post('/webhooks/:id/test', async (req, res) => {
     try {
       await services.webhooks.sendTest(workspace(req), String(req.params.id));
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'A test event is on its way: its delivery appears in the log below.');
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.test'));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, err.message);
@@ -122,7 +107,7 @@ export function webhookPages(services: Services): Router {
   router.post('/webhooks/:id/deliveries/:deliveryId/resend', async (req, res) => {
     try {
       await services.webhooks.resend(workspace(req), String(req.params.id), String(req.params.deliveryId));
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, 'The message is sent again, with the same webhook-id.');
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.resent'));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, err.message);
@@ -136,7 +121,7 @@ export function webhookPages(services: Services): Router {
   router.post('/webhooks/:id/delete', async (req, res) => {
     const endpoint = await services.webhooks.get(workspaceId(req), String(req.params.id));
     await services.webhooks.remove(workspace(req), endpoint.id);
-    await redirectWithNotice(req, res, '/webhooks', `The endpoint ${endpoint.url} was deleted; nothing more is sent to it.`);
+    await redirectWithNotice(req, res, '/webhooks', req.t('hooksPage.notice.deleted', { url: endpoint.url }));
   });
   return router;
 }

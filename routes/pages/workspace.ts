@@ -45,7 +45,7 @@ export function workspacePages(services: Services): Router {
       req,
       res,
       '/workspace',
-      `${member?.name ?? 'The member'} was removed: their sessions ended, their API keys were revoked and their open calls went back to the queue.`,
+      member ? req.t('workspacePage.notice.removed', { name: member.name }) : req.t('workspacePage.notice.removedSomeone'),
     );
   });
 
@@ -58,14 +58,14 @@ export function workspacePages(services: Services): Router {
       return redirectWithNotice(req, res, '/workspace', `${err.message}.`);
     }
     forgetContext(req);
-    await redirectWithNotice(req, res, '/workspace', `You left ${workspace.name}.`);
+    await redirectWithNotice(req, res, '/workspace', req.t('workspacePage.notice.left', { workspace: workspace.name }));
   });
 
   router.post('/workspace', (req, res) =>
     handleForm(req, res, 'name', async (name) => {
       await services.workspaces.create(req.ctx!.user.id, name);
       forgetContext(req);
-      return `Workspace “${name.trim()}” created.`;
+      return req.t('workspacePage.notice.created', { workspace: name.trim() });
     }),
   );
 
@@ -76,7 +76,7 @@ export function workspacePages(services: Services): Router {
       const created = await services.invitations.create(workspace, user.id, values);
       // The join link is in this answer only: never in the session, a notice or a cache.
       secretAnswer(res);
-      res.locals.notice = `Invitation link for ${created.email} created. Copy it now: it is shown only this once.`;
+      res.locals.notice = req.t('workspacePage.notice.linkCreated', { email: created.email });
       await renderWorkspace(req, res, 201, {}, created);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
@@ -86,7 +86,7 @@ export function workspacePages(services: Services): Router {
 
   router.post('/workspace/invitations/:id/revoke', requirePageWorkspace, async (req, res) => {
     await services.invitations.revoke(workspaceOf(req).workspace, String(req.params.id));
-    await redirectWithNotice(req, res, '/workspace', 'Invitation withdrawn: its link no longer works.');
+    await redirectWithNotice(req, res, '/workspace', req.t('workspacePage.notice.withdrawn'));
   });
   return router;
 }

@@ -54,7 +54,7 @@ describe('the README screenshots (docs/screenshots/)', function () {
   });
 
   it('the orders list and the call page, at phone width', async () => {
-    context = await browser!.newContext({ viewport: PHONE, deviceScaleFactor: 1, baseURL: server!.url, locale: 'fr-MA', timezoneId: 'Africa/Casablanca' });
+    context = await browser!.newContext({ viewport: PHONE, deviceScaleFactor: 1, baseURL: server!.url, locale: 'en-MA', timezoneId: 'Africa/Casablanca' });
     const page = await context.newPage();
     page.setDefaultTimeout(10_000);
 
