@@ -92,7 +92,7 @@ describe('the repository explains itself', () => {
   it('catches what it is meant to catch', () => {
     expect(brokenLink('docs/api.md', '../examples/orders-import-sample.csv')).to.equal(undefined);
     expect(brokenLink('docs/api.md', 'no-such-page.md')).to.equal('no such file');
-    expect(brokenLink('docs/api.md', '../../shared/spec/order-confirmation-api.md')).to.equal('points outside the repository');
+    expect(brokenLink('docs/api.md', '../../elsewhere/spec/order-confirmation-api.md')).to.equal('points outside the repository');
     expect(brokenLink('README.md', '/etc/passwd')).to.equal('points outside the repository');
     expect(brokenLink('docs/api.md', '#no-such-heading')).to.equal('no heading #no-such-heading in docs/api.md');
     expect(brokenLink('docs/api.md', '#the-session-api')).to.equal(undefined);
