@@ -84,18 +84,25 @@ export function createApp(deps: AppDeps): express.Express {
   const json = express.json({ type: () => true, limit: BODY_LIMIT });
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
   app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
-  // Signed by the voice agent: no session, no cookies, no CSRF token. Counted per client IP
-  // before anything is read, so a flood of bad signatures costs us no more than a counter.
-  const hooksLimit = createLimiter(
-    { redis: deps.redis, logger },
-    {
-      name: 'hooks-ip',
-      windowMs: 60_000,
-      limit: config.limits.hooksPerIp,
-      onLimited: (_req, res) => res.status(429).json({ error: 'rate_limited' }),
-    },
-  );
-  app.use('/hooks', hooksLimit, hooksRouter(services), jsonNotFound, jsonErrors);
+  // Signed by a voice agent or a store: no session, no cookies, no CSRF token. Counted per client
+  // IP before anything is read, so a flood of bad signatures costs us no more than a counter.
+  // A store's flash sale comes from a few of its IPs at hundreds a minute, and a store that gets
+  // 429s drops its subscription: at /hooks/stores only refused messages count.
+  const hooksLimit = (name: string, countFailuresOnly: boolean) =>
+    createLimiter(
+      { redis: deps.redis, logger },
+      {
+        name,
+        windowMs: 60_000,
+        limit: config.limits.hooksPerIp,
+        countFailuresOnly,
+        onLimited: (_req, res) => res.status(429).json({ error: 'rate_limited' }),
+      },
+    );
+  const storesLimit = hooksLimit('hooks-stores-ip', true);
+  const callsLimit = hooksLimit('hooks-ip', false);
+  const limitHooks: express.RequestHandler = (req, res, next) => (req.path.startsWith('/stores/') ? storesLimit : callsLimit)(req, res, next);
+  app.use('/hooks', limitHooks, hooksRouter(services), jsonNotFound, jsonErrors);
 
   const session = [sessionMiddleware(config, deps.sessionPool, logger), loadUser(services)];
   const crossSite = refuseCrossSite(config.publicBaseUrl);

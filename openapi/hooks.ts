@@ -117,7 +117,10 @@ export function register(b: OpenApiBuilder): void {
         404: { description: 'No enabled connection with this id', example: { error: 'not_found' } },
         413: { description: 'PAYLOAD_TOO_LARGE: over 1 MB', example: { error: 'Request body is too large (limit 1 MB)', code: 'PAYLOAD_TOO_LARGE' } },
         415: REQUEST_ERRORS[415],
-        429: { description: 'Over the per-IP limit on /hooks (`HOOKS_LIMIT_PER_IP`)', example: { error: 'rate_limited' } },
+        429: {
+          description: 'More refused messages (400, 401, 404, 413) from one IP in a minute than `HOOKS_LIMIT_PER_IP`; messages answered 200 are never counted',
+          example: { error: 'rate_limited' },
+        },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
       }),
     },

@@ -1,7 +1,8 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import { loadConfig } from '../config';
-import { csrfFrom, TEST_ENV, testApp, uniqueEmail } from './helpers/app';
+import { csrfFrom, signUp, TEST_ENV, testApp, uniqueEmail } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { randomIp } from './helpers/keys';
 import { requireRedis } from './helpers/redis';
@@ -63,6 +64,37 @@ describe('rate limits where strangers knock (issue 28, item 11)', () => {
 
     const { SIGNUP_LIMIT_PER_IP: _signup, HOOKS_LIMIT_PER_IP: _hooks, ...defaults } = TEST_ENV;
     expect(loadConfig(defaults).limits).to.include({ hooksPerIp: 600, signupPerIp: 20 });
+  });
+
+  it('/hooks/stores: a store’s signed messages are never limited (a flash sale from one IP); refused ones count, and past the limit → 429', async function () {
+    const target = testApp({ ...PROXIED, HOOKS_LIMIT_PER_IP: '3' }, await requireRedis(this));
+    const owner = await signUp();
+    const secret = 'shpss_rate_limit_test_key';
+    const store = (await owner.agent.post('/api/stores').send({ kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com', secret }).expect(201)).body;
+    const ip = randomIp();
+    const deliver = (body: string, signature: string) =>
+      request(target)
+        .post(`/hooks/stores/${store.id}`)
+        .set('X-Forwarded-For', ip)
+        .set('Content-Type', 'application/json')
+        .set('X-Shopify-Topic', 'orders/create')
+        .set('X-Shopify-Webhook-Id', crypto.randomUUID())
+        .set('X-Shopify-Hmac-Sha256', signature)
+        .send(body);
+    const sign = (body: string) => crypto.createHmac('sha256', secret).update(body).digest('base64');
+    for (let i = 0; i < 8; i++) {
+      const body = JSON.stringify({ id: 9000 + i, name: `#${9000 + i}`, phone: '0612345678', line_items: [] });
+      const res = await deliver(body, sign(body));
+      expect(res.status, `message ${i}`).to.equal(200);
+    }
+    expect(await testKnex()('store_events').where({ connection_id: store.id })).to.have.length(8);
+    for (let i = 0; i < 3; i++) expect((await deliver('{"id":1}', 'bm90IHRoZSBzaWduYXR1cmU=')).status).to.equal(401);
+    const limited = await deliver('{"id":1}', 'bm90IHRoZSBzaWduYXR1cmU=');
+    expect(limited.status).to.equal(429);
+    expect(limited.body).to.deep.equal({ error: 'rate_limited' });
+    expectLimitHeaders(limited, 'hooks-stores-ip', 3, 60, 0);
+    // The voice agents' counter is another one: this IP's reports are still handled.
+    expect((await request(target).post('/hooks/calls/no-such-call').set('X-Forwarded-For', ip).send({})).status).to.equal(404);
   });
 
   it('without Redis the limits hold in memory', async () => {
