@@ -2,6 +2,8 @@ import type { Measured } from './load';
 import type { LoopReport } from './loop';
 import type { CompressionFigures } from './compression';
 import { importBombSection } from './import-bomb';
+import { intakeSection } from './intake';
+import type { IntakeFigures } from './intake';
 import type { ImportBombFigures } from './import-bomb';
 import { ordersSection } from './orders';
 import { webhookSection } from './webhooks';
@@ -35,6 +37,7 @@ export interface Report {
   webhooks?: WebhookFigures;
   compression?: CompressionFigures;
   importBomb?: ImportBombFigures;
+  intake?: IntakeFigures;
   settings?: SettingsFigures;
 }
 
@@ -186,6 +189,7 @@ export function renderReport(report: Report): string {
     "Statements the baseline replays, captured from the service's own calls on this run's database:",
     '',
     ...report.statements.flatMap((s) => [`${s.scenario}:`, '', '```sql', ...s.sql, '```', '']),
+    ...(report.intake ? intakeSection(report.intake) : []),
     ...(report.settings ? settingsSection(report.settings) : []),
     ...(report.loop ? loopSection(report.loop) : []),
     ...(report.webhooks ? webhookSection(report.webhooks) : []),

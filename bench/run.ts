@@ -16,6 +16,7 @@ import { ordersAtScale } from './orders';
 import { webhookBench } from './webhooks';
 import { compressionFigures } from './compression';
 import { importBombBench } from './import-bomb';
+import { intakeBench } from './intake';
 import type { Report, ScenarioResult } from './report';
 import { renderReport } from './report';
 import type { Scenario } from './scenarios';
@@ -169,6 +170,16 @@ async function main(cleanup: Cleanup): Promise<void> {
     results.push({ ...(await runScenario(scenario, sides)), serverRssMb: serverMemory.mark() });
   }
 
+  let intake: Report['intake'];
+  if (wanted('intake')) {
+    log('store intake: signed Shopify orders/create against POST /api/orders');
+    const account = await signUp(service.url, knex, `intake-${Date.now()}@bench.invalid`, 'Storefront shop');
+    const countOrders = async (workspaceId: string, source: string) =>
+      Number(((await knex('orders').where({ workspace_id: workspaceId, source }).count('* as n').first()) as { n: string }).n);
+    intake = await intakeBench({ serviceUrl: service.url, account, meter: meters.service, load, countOrders });
+    log(`  intake ${intake.intake.rps.toFixed(0)}/s (p99 ${intake.intake.p99} ms), POST /api/orders ${intake.create.rps.toFixed(0)}/s`);
+  }
+
   // The Procfile's memory flags against none, under the issue's four scenarios.
   const settings = wanted('settings')
     ? await settingsBench({ service, where, logFile: path.join(tmp, 'service-plain.log'), env, scenarios: all.filter((s) => HOT.includes(s.id)), load, log })
@@ -228,6 +239,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     orders,
     compression,
     importBomb,
+    intake,
     settings,
     memory,
     statements: [

@@ -187,9 +187,9 @@ const ORDER_FIELDS = [
  * each row goes in (the orders_flag_risky trigger): `insertOrders` returns `flags`, and an order
  * flagged `blocked_phone` gets its operation cancelled from the start, with no job to dispatch it.
  */
-function createOrdersSql(insertOrders: string, answer: string): string {
+function createOrdersSql(insertOrders: string, answer: string, before = ''): string {
   return `
-  WITH handler AS (
+  WITH ${before} handler AS (
     SELECT id, workspace_id FROM agents WHERE workspace_id = ?::uuid AND is_order_handler LIMIT 1
   ), o AS (
     ${insertOrders}
@@ -227,6 +227,45 @@ const CREATE_ORDER = createOrderSql('');
  * parallel, waits for the first to commit and then writes nothing, operation and job included.
  */
 const CREATE_STORE_ORDER = createOrderSql('ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING');
+
+/** A statement written with knex's `?` placeholders, as a prepared statement with `$1`, `$2`… in their order. */
+function numbered(name: string, sql: string): Prepared {
+  let n = 0;
+  return { name, text: sql.replace(/\?/g, () => `$${++n}`) };
+}
+
+/** Postgres's foreign_key_violation: CREATE_FROM_STORE_MESSAGE's claim named an order that did not go in. */
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/**
+ * A store's message for an order we have never seen, in one statement (the hot path of a flash
+ * sale): the message's event row is claimed as `created`, naming the order's id made here, and the
+ * order is created only if the claim went in. The claim gives way to a delivery already logged and
+ * to an order already there; then nothing is written. When the order itself gives way (no order
+ * handler, or the same store order committed by a parallel message after our look), the claim names
+ * an order that does not exist and its foreign key fails the whole statement: nothing is written
+ * either, and the caller takes the careful path.
+ */
+const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
+  'ocs-store-order',
+  createOrdersSql(
+    `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
+                      source, store_connection_id, external_id, external_ref, total_amount, currency)
+    SELECT ?::uuid, handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
+           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
+     WHERE EXISTS (SELECT 1 FROM claim)
+    ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING
+    RETURNING id, workspace_id, operation_id, flags`,
+    'SELECT o.id FROM o',
+    `claim AS (
+    INSERT INTO store_events (connection_id, topic, message_key, external_id, result, order_id)
+    SELECT ?::uuid, ?::text, ?::text, ?::text, 'created', ?::uuid
+     WHERE NOT EXISTS (SELECT 1 FROM orders WHERE store_connection_id = ?::uuid AND external_id = ?::text)
+    ON CONFLICT (connection_id, message_key) WHERE message_key IS NOT NULL DO NOTHING
+    RETURNING id
+  ),`,
+  ),
+);
 
 /**
  * A batch of new orders (an import), as one array per column, so the statement has the same
@@ -606,6 +645,49 @@ export class OrderService {
     const order = await this.insertWith(CREATE_STORE_ORDER, trx, workspaceId, data, origin);
     if (!order) await this.orderHandler(trx, workspaceId);
     return order;
+  }
+
+  /**
+   * A store's new order and its message's `created` event in one statement (see
+   * CREATE_FROM_STORE_MESSAGE); null when anything gave way, with nothing written.
+   */
+  async insertFromStoreMessage(
+    workspaceId: string,
+    data: ValidOrder,
+    origin: { source: OrderSource; storeConnectionId: string },
+    event: { topic: string; key: string },
+  ): Promise<string | null> {
+    const id = crypto.randomUUID();
+    const externalId = data.externalId ?? null;
+    try {
+      const rows = await queryPrepared<{ id: string }>(this.knex, CREATE_FROM_STORE_MESSAGE, [
+        origin.storeConnectionId,
+        event.topic,
+        event.key,
+        externalId,
+        id,
+        origin.storeConnectionId,
+        externalId,
+        workspaceId,
+        id,
+        data.clientName,
+        data.phone,
+        data.storeName,
+        data.productsName,
+        data.address ?? null,
+        data.status,
+        origin.source,
+        origin.storeConnectionId,
+        externalId,
+        data.externalRef ?? null,
+        data.totalAmount ?? null,
+        data.currency ?? null,
+      ]);
+      return rows[0]?.id ?? null;
+    } catch (err) {
+      if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return null;
+      throw err;
+    }
   }
 
   private async insertWith(

@@ -38,7 +38,7 @@ export interface StoreEvent {
   reason: string | null;
 }
 
-const FIELDS = ['c.id', 'c.kind', 'c.name', 'c.shop', 'c.cod_only', 'c.enabled', 'c.write_back', 'c.write_back_error', 'c.created_at', 'c.last_event_at'];
+const FIELDS = ['c.id', 'c.kind', 'c.name', 'c.shop', 'c.cod_only', 'c.enabled', 'c.write_back', 'c.write_back_error', 'c.created_at'];
 
 const shopifyShop = z
   .string({ error: 'shop must be text' })
@@ -154,7 +154,11 @@ export class StoreConnectionService {
     };
   }
 
-  /** The connections with their last 7 days' counts (one probe of the events' recent index each). */
+  /**
+   * The connections with their last 7 days' counts and their newest message (probes of the events'
+   * recent index; pruning keeps each connection's newest events, so the newest is always there).
+   * Intake never writes the connection's row: a flash sale's messages would queue on its lock.
+   */
   private select(db: Knex | Knex.Transaction) {
     return db
       .from('store_connections as c')
@@ -163,7 +167,12 @@ export class StoreConnectionService {
            SELECT count(*) FILTER (WHERE e.result = 'created')::int AS created, count(*) FILTER (WHERE e.result = 'rejected')::int AS rejected
              FROM store_events e WHERE e.connection_id = c.id AND e.received_at > now() - interval '7 days') k ON true`,
       )
-      .select([...FIELDS, 'k.created', 'k.rejected']);
+      .select([
+        ...FIELDS,
+        'k.created',
+        'k.rejected',
+        db.raw('(SELECT e.received_at FROM store_events e WHERE e.connection_id = c.id ORDER BY e.received_at DESC, e.id DESC LIMIT 1) AS last_event_at'),
+      ]);
   }
 
   async list(workspaceId: string): Promise<StoreConnection[]> {

@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Knex } from 'knex';
+import type { Prepared } from '../db/prepared';
+import { queryPrepared } from '../db/prepared';
 import { custom } from '../integrations/stores/custom';
 import { shopify } from '../integrations/stores/shopify';
 import { woocommerce } from '../integrations/stores/woocommerce';
@@ -15,6 +17,12 @@ import type { EventResult, StoreKind } from './store-connections';
 import { isUuid } from './validation';
 
 const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
+
+/** The connection a message names, read on every message (prepared: a flash sale's hot path). */
+const CONNECTION: Prepared = {
+  name: 'ocs-store-connection',
+  text: 'SELECT id, workspace_id, kind, name, secret, cod_only FROM store_connections WHERE id = $1 AND enabled',
+};
 
 /** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
 export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 | 404 };
@@ -68,11 +76,7 @@ export class StoreIntakeService {
   ) {}
 
   async receive(connectionId: string, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
-    const connection = isUuid(connectionId)
-      ? ((await this.knex('store_connections').where({ id: connectionId, enabled: true }).first('id', 'workspace_id', 'kind', 'name', 'secret', 'cod_only')) as
-          | Connection
-          | undefined)
-      : undefined;
+    const [connection] = isUuid(connectionId) ? await queryPrepared<Connection>(this.knex, CONNECTION, [connectionId]) : [];
     if (!connection) return { status: 404 };
     const adapter = ADAPTERS[connection.kind];
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
@@ -85,8 +89,33 @@ export class StoreIntakeService {
       throw err;
     }
     if (message.action === 'ignore') return { status: 200, result: 'ignored' };
+    if (message.action === 'order' && (await this.createFast(connection, message))) return { status: 200, result: 'created' };
     const result = await this.knex.transaction((trx) => this.apply(trx, connection, message));
     return { status: 200, result };
+  }
+
+  /**
+   * The flash-sale path: a valid new cash-on-delivery order and its `created` event in one statement.
+   * False when anything is not plainly new (a delivery seen before, an order we have, no order
+   * handler, a parallel message): nothing was written, and `apply` decides with the locks it takes.
+   */
+  private async createFast(connection: Connection, message: Extract<StoreMessage, { action: 'order' }>): Promise<boolean> {
+    const incoming = message.order;
+    if (incoming.cancelled || (connection.cod_only && !incoming.cashOnDelivery)) return false;
+    let data: ValidOrder;
+    try {
+      data = this.valid(incoming, connection);
+    } catch (err) {
+      if (err instanceof ValidationError) return false;
+      throw err;
+    }
+    const created = await this.orders.insertFromStoreMessage(
+      connection.workspace_id,
+      data,
+      { source: connection.kind, storeConnectionId: connection.id },
+      { topic: message.topic.slice(0, 100), key: message.key.slice(0, 300) },
+    );
+    return created !== null;
   }
 
   private async apply(trx: Knex.Transaction, connection: Connection, message: Exclude<StoreMessage, { action: 'ignore' }>): Promise<EventResult> {
@@ -106,7 +135,6 @@ export class StoreIntakeService {
     const row = { result: outcome.result, order_id: outcome.orderId ?? null, reason: outcome.reason ?? null };
     if (claimed.rows[0]) await trx('store_events').where({ id: claimed.rows[0].id }).update(row);
     else await trx('store_events').insert({ ...event, ...row });
-    await trx('store_connections').where({ id: connection.id }).update({ last_event_at: trx.fn.now() });
     return outcome.result;
   }
 

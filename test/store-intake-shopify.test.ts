@@ -7,6 +7,7 @@ import { ROOT } from '../config';
 import type { SignedIn } from './helpers/app';
 import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
+import { waitFor } from './helpers/loop';
 
 /** Shopify's documented orders/create body, as a Moroccan COD shop receives it. */
 const FIXTURE = JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'shopify-orders-create.json'), 'utf8'));
@@ -85,7 +86,8 @@ describe('store intake: Shopify (store-integrations.md §3)', () => {
     const events = (await s.agent.get(`/api/stores/${s.storeId}/events`).expect(200)).body.events;
     expect(events).to.have.length(1);
     expect(events[0]).to.include({ topic: 'orders/create', external_id: '5678901234', result: 'created', order_id: order.id, reason: null });
-    expect((await testKnex()('store_connections').where({ id: s.storeId }).first()).last_event_at).to.be.instanceOf(Date);
+    const [listed] = (await s.agent.get('/api/stores').expect(200)).body.stores;
+    expect(listed.last_event_at).to.equal(new Date((await eventsOf(s))[0].received_at).toISOString());
   });
 
   it('the same message again → duplicate; a second message for the same order → ignored_unchanged; nothing more is created', async () => {
@@ -118,6 +120,72 @@ describe('store intake: Shopify (store-integrations.md §3)', () => {
     expect(results.filter((r) => r === 'ignored_unchanged')).to.have.length(10);
   });
 
+  it('a new order is written in one go: order, operation, dispatch job, status count, order.created and the log row; when the order gives way to a parallel one, none of it stays', async () => {
+    const s = await shop();
+    await s.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201);
+    const knex = testKnex();
+    const written = async () => {
+      const orders = await ordersOf(s);
+      const operations = await knex('operations').whereIn(
+        'order_id',
+        orders.map((o) => o.id),
+      );
+      return {
+        orders: orders.length,
+        operations: operations.length,
+        jobs: (
+          await knex('pgboss.job')
+            .where({ name: 'operation-due' })
+            .whereRaw("data->>'operationId' = ANY(?)", [operations.map((o) => o.id)])
+        ).length,
+        pending: Number((await knex('order_status_counts').where({ workspace_id: s.workspaceId, status: 'pending' }).sum('n as n').first())?.n ?? 0),
+        created: (await knex('webhook_messages').where({ workspace_id: s.workspaceId, event_type: 'order.created' })).length,
+        events: (await eventsOf(s)).map((e) => [e.result, e.order_id]),
+      };
+    };
+    expect((await deliver(s.storeId, FIXTURE).expect(200)).body.result).to.equal('created');
+    const [order] = await ordersOf(s);
+    expect(await written()).to.deep.equal({ orders: 1, operations: 1, jobs: 1, pending: 1, created: 1, events: [['created', order.id]] });
+
+    // Another order of the store, committed by someone else between the statement's look and its
+    // insert: our order gives way, the claim names an order that is not there, and the statement
+    // fails whole; the message then finds the order and follows it.
+    const other = { ...FIXTURE, id: 5678900001, name: '#1002' };
+    const parallel = await knex.transaction();
+    try {
+      await parallel('orders').insert({
+        ...Object.fromEntries(Object.entries(order).filter(([k]) => !['id', 'created_at', 'flags', 'operation_id', 'status', 'search_text'].includes(k))),
+        external_id: '5678900001',
+        external_ref: '#1002',
+        client_name: 'Typed elsewhere',
+        status: 'pending',
+      });
+      const answer = deliver(s.storeId, other).then((res) => res);
+      await waitFor('the message waits on the parallel order', async () => {
+        const { rows } = await knex.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+        return rows[0].n >= 1;
+      });
+      await parallel.commit();
+      const res = await answer;
+      expect(res.status).to.equal(200);
+      expect(res.body.result).to.equal('updated');
+    } catch (err) {
+      if (!parallel.isCompleted()) await parallel.rollback();
+      throw err;
+    }
+    const theirs = await ordersOf(s).where({ external_id: '5678900001' }).first();
+    expect(theirs.client_name).to.equal('Amina Benali');
+    const after = await written();
+    expect(after.orders).to.equal(2);
+    // Only the first order has an operation and a job (the one inserted by hand has none), and one
+    // order.created each: the failed statement left nothing behind.
+    expect(after).to.deep.include({ operations: 1, jobs: 1, pending: 2, created: 2 });
+    expect(after.events).to.deep.equal([
+      ['created', order.id],
+      ['updated', theirs.id],
+    ]);
+  });
+
   it('401 for a wrong, missing or other key’s signature, and nothing is recorded', async () => {
     const s = await shop();
     const raw = Buffer.from(JSON.stringify(FIXTURE));
@@ -129,7 +197,7 @@ describe('store intake: Shopify (store-integrations.md §3)', () => {
     await request(app()).post(`/hooks/stores/${s.storeId}`).set('X-Shopify-Topic', 'orders/create').send(raw).expect(401);
     expect(await ordersOf(s)).to.deep.equal([]);
     expect(await eventsOf(s)).to.deep.equal([]);
-    expect((await testKnex()('store_connections').where({ id: s.storeId }).first()).last_event_at).to.equal(null);
+    expect((await s.agent.get('/api/stores').expect(200)).body.stores[0].last_event_at).to.equal(null);
   });
 
   it('404 for an unknown, malformed, deleted or disabled connection', async () => {

@@ -198,9 +198,6 @@ describe('store connections: /api/stores (store-integrations.md §2)', () => {
         reason: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78',
       },
     ]);
-    await testKnex()('store_connections')
-      .where({ id: store.id })
-      .update({ last_event_at: new Date(now) });
     const { events } = (await s.agent.get(`/api/stores/${store.id}/events`).expect(200)).body;
     expect(events).to.have.length(200);
     expect(events[0]).to.deep.equal({
