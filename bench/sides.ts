@@ -88,7 +88,7 @@ export async function startService(
 
 /**
  * What the baseline replays, captured from the service's own calls on the bench's Knex: the list
- * query, the create transaction and the key lookup, plus the JWT settings and the limiter script.
+ * query, the Data API's context and the key lookup, plus the JWT settings and the limiter script.
  */
 /** The listing statement with its row limit ($2) lifted. */
 function wholeList(statements: Statement[]): Statement[] {
@@ -114,23 +114,12 @@ export async function capturePlan(
     },
     new Jobs(knex),
   );
-  const order = {
-    clientName: 'Capture Client',
-    phone: '+212612345678',
-    storeName: 'Capture Store',
-    productsName: 'Capture Products',
-    address: 'Capture Address',
-  };
-  const bodyInputs = Object.fromEntries(Object.entries(order).map(([field, value]) => [`body.${field}`, value]));
   const [key] = await createKeys(service.url, accounts.small, 1);
   return {
     // What GET /api/orders issues: the first batch of the whole list, read whole (LIMIT NULL): one
     // statement for any length, where the service reads a long list a batch at a time.
     list: wholeList(await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.batches(accounts.small.workspaceId).next())),
     context: await captureStatements(knex, { user: accounts.small.userId }, () => services.users.context(accounts.small.userId)),
-    create: await captureStatements(knex, { workspace: accounts.writer.workspaceId, ...bodyInputs }, () =>
-      services.orders.create(accounts.writer.workspaceId, order),
-    ),
     keyLookup: await captureStatements(knex, { keyHash: hashKey(key) }, () => services.apiKeys.verify(key)),
     jwt: { secret: service.secrets.JWT_SECRET, issuer: PUBLIC_BASE_URL, projectUrl: PUBLIC_BASE_URL, publishableKey },
     rateLimit: { windowMs: 5 * 60 * 1000, prefix: `rl:bench-baseline:${Date.now()}:` },

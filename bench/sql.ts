@@ -76,3 +76,22 @@ export function bindArgs(statement: Statement, inputs: Record<string, unknown>, 
     return row ? earlierRows[Number(row[1])]?.[row[2]] : inputs[arg.ref];
   });
 }
+
+/**
+ * What the baseline's `POST /api/orders` does after reading the session row: the least the design
+ * allows, written plainly (nothing of the service's): in one transaction, the order, its operation
+ * for the workspace's order handler, and the job that dispatches it, as pg-boss's `send` would
+ * write it with the queue's settings (read once at start-up). Prepared, as a bare handler would.
+ */
+export const BASELINE_CREATE = {
+  order: `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, operation_id, source)
+  VALUES ($1, $2, $3, $4, $5, $6, gen_random_uuid(), 'api')
+  RETURNING id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags`,
+  operation: `INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at)
+  SELECT $1, $2, $3, a.id, 'outbound', 'pending', now() FROM agents a WHERE a.workspace_id = $2 AND a.is_order_handler LIMIT 1`,
+  job: `INSERT INTO pgboss.job (name, data, singleton_key, expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy)
+  VALUES ('operation-due', jsonb_build_object('operationId', $1::uuid), $1::text, $2::interval, now() + $3::interval, $4, $5, $6, $7)`,
+  queue: `SELECT COALESCE(expire_seconds, 900) || ' seconds' AS expire_in, COALESCE(retention_minutes, 20160) || ' minutes' AS keep_for,
+  COALESCE(retry_limit, 2) AS retry_limit, COALESCE(retry_delay, 0) AS retry_delay, COALESCE(retry_backoff, false) AS retry_backoff, policy
+  FROM pgboss.queue WHERE name = 'operation-due'`,
+};

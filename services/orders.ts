@@ -222,11 +222,32 @@ function createOrderSql(onConflict: string): string {
 }
 /** POST /api/orders and the pages. */
 const CREATE_ORDER = createOrderSql('');
+/** The same, prepared: parsed and planned once per connection (the hot path of order creation). */
+const CREATE_ORDER_PREPARED = numbered('ocs-create-order', CREATE_ORDER);
 /**
  * A store's order: a second one for the same (connection, store id), from a message arriving in
  * parallel, waits for the first to commit and then writes nothing, operation and job included.
  */
 const CREATE_STORE_ORDER = createOrderSql('ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING');
+
+/** The bind values of CREATE_ORDER and CREATE_STORE_ORDER, in their order. */
+function createValues(workspaceId: string, data: ValidOrder, origin: { source: OrderSource; storeConnectionId: string | null }): Knex.RawBinding[] {
+  return [
+    workspaceId,
+    data.clientName,
+    data.phone,
+    data.storeName,
+    data.productsName,
+    data.address ?? null,
+    data.status,
+    origin.source,
+    origin.storeConnectionId,
+    data.externalId ?? null,
+    data.externalRef ?? null,
+    data.totalAmount ?? null,
+    data.currency ?? null,
+  ];
+}
 
 /** A statement written with knex's `?` placeholders, as a prepared statement with `$1`, `$2`… in their order. */
 function numbered(name: string, sql: string): Prepared {
@@ -627,9 +648,14 @@ export class OrderService {
     data: ValidOrder,
     origin: { source: OrderSource; storeConnectionId: string | null },
   ): Promise<Order> {
-    const order = await this.insertWith(CREATE_ORDER, db, workspaceId, data, origin);
-    if (!order) throw noOrderHandler();
-    return order;
+    const values = createValues(workspaceId, data, origin);
+    // Outside a transaction (every create but an idempotent one), as a prepared statement.
+    const [row] =
+      db === this.knex
+        ? await queryPrepared<Parameters<typeof toOrder>[0]>(this.knex, CREATE_ORDER_PREPARED, values)
+        : (await db.raw(CREATE_ORDER, values)).rows;
+    if (!row) throw noOrderHandler();
+    return toOrder(row);
   }
 
   /**
@@ -642,9 +668,9 @@ export class OrderService {
     data: ValidOrder,
     origin: { source: OrderSource; storeConnectionId: string },
   ): Promise<Order | null> {
-    const order = await this.insertWith(CREATE_STORE_ORDER, trx, workspaceId, data, origin);
-    if (!order) await this.orderHandler(trx, workspaceId);
-    return order;
+    const { rows } = await trx.raw(CREATE_STORE_ORDER, createValues(workspaceId, data, origin));
+    if (!rows[0]) await this.orderHandler(trx, workspaceId);
+    return rows[0] ? toOrder(rows[0]) : null;
   }
 
   /**
@@ -688,31 +714,6 @@ export class OrderService {
       if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return null;
       throw err;
     }
-  }
-
-  private async insertWith(
-    statement: string,
-    db: Knex | Knex.Transaction,
-    workspaceId: string,
-    data: ValidOrder,
-    origin: { source: OrderSource; storeConnectionId: string | null },
-  ): Promise<Order | null> {
-    const { rows } = await db.raw(statement, [
-      workspaceId,
-      data.clientName,
-      data.phone,
-      data.storeName,
-      data.productsName,
-      data.address ?? null,
-      data.status,
-      origin.source,
-      origin.storeConnectionId,
-      data.externalId ?? null,
-      data.externalRef ?? null,
-      data.totalAmount ?? null,
-      data.currency ?? null,
-    ]);
-    return rows[0] ? toOrder(rows[0]) : null;
   }
 
   /**
