@@ -10,7 +10,7 @@ export const ROOT = path.basename(__dirname) === 'dist' ? path.resolve(__dirname
 const optionalString = z.string().trim().min(1).optional();
 const secret = z.string().min(32, 'must be at least 32 characters').optional();
 
-const serverList = (value: string) =>
+const commaList = (value: string) =>
   value
     .split(',')
     .map((s) => s.trim())
@@ -18,8 +18,8 @@ const serverList = (value: string) =>
 /** Whatever c-ares accepts: `ip`, `ip:port`, `[ipv6]:port`. */
 function validServers(value: string): boolean {
   try {
-    new dns.Resolver().setServers(serverList(value));
-    return serverList(value).length > 0;
+    new dns.Resolver().setServers(commaList(value));
+    return commaList(value).length > 0;
   } catch {
     return false;
   }
@@ -57,6 +57,15 @@ const envSchema = z.object({
   DELIVERY_TIMEOUT_SECONDS: z.coerce.number().min(1).max(120).default(10),
   DNS_SERVERS: z.string().refine(validServers, 'must be a comma-separated list of IP addresses, each with an optional :port').optional(),
   WORKER: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+  SHOPIFY_API_VERSION: z
+    .string()
+    .regex(/^\d{4}-\d{2}$/, 'must be a Shopify API version such as 2025-10')
+    .default('2025-10'),
+  SHOPIFY_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  WRITE_BACK_RETRY_SECONDS: z
+    .string()
+    .refine((value) => commaList(value).every((s) => /^\d+(\.\d+)?$/.test(s)), 'must be a comma-separated list of seconds')
+    .optional(),
 });
 
 export interface Config {
@@ -84,6 +93,15 @@ export interface Config {
     deliveryTimeoutMs: number;
     /** Nameservers that resolve agent and endpoint hosts (`ip` or `ip:port`); unset: the system's. */
     dnsServers?: readonly string[];
+  };
+  /** Writing a call's outcome back to Shopify and WooCommerce (store-integrations.md §5). */
+  stores: {
+    /** The Admin API version every Shopify request names (Shopify supports each for a year). */
+    shopifyApiVersion: string;
+    /** Where Shopify's Admin API is reached instead of `https://{shop}`: a test double, never in production. */
+    shopifyApiOrigin?: string;
+    /** The waits between tries of one write-back; unset: the webhooks' schedule. */
+    writeBackRetrySeconds?: readonly number[];
   };
   /** Development only: run the worker inside the web process. */
   inProcessWorker: boolean;
@@ -148,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     if (missing.length > 0) {
       throw new ConfigError(missing.map((k) => `${k}: required when NODE_ENV=production`));
     }
+    // Access tokens go where this points: only a test or a developer's double may stand in for Shopify.
+    if (e.SHOPIFY_API_ORIGIN) throw new ConfigError(['SHOPIFY_API_ORIGIN: not allowed when NODE_ENV=production']);
   }
   const dataDir = path.resolve(ROOT, e.DATA_DIR ?? '.data');
   const generated = !e.SESSION_SECRET || !e.JWT_SECRET ? devSecrets(dataDir) : undefined;
@@ -172,7 +192,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       resultTimeoutMinutes: e.CALL_RESULT_TIMEOUT_MINUTES,
       allowPrivateUrls: e.ALLOW_PRIVATE_URLS === undefined ? !isProduction : e.ALLOW_PRIVATE_URLS === 'true',
       deliveryTimeoutMs: e.DELIVERY_TIMEOUT_SECONDS * 1000,
-      dnsServers: e.DNS_SERVERS ? Object.freeze(serverList(e.DNS_SERVERS)) : undefined,
+      dnsServers: e.DNS_SERVERS ? Object.freeze(commaList(e.DNS_SERVERS)) : undefined,
+    }),
+    stores: Object.freeze({
+      shopifyApiVersion: e.SHOPIFY_API_VERSION,
+      shopifyApiOrigin: e.SHOPIFY_API_ORIGIN?.replace(/\/+$/, ''),
+      writeBackRetrySeconds: e.WRITE_BACK_RETRY_SECONDS ? Object.freeze(commaList(e.WRITE_BACK_RETRY_SECONDS).map(Number)) : undefined,
     }),
     inProcessWorker: e.NODE_ENV === 'development' && e.WORKER === 'on',
     limits: Object.freeze({

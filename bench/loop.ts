@@ -136,6 +136,7 @@ export async function loopBench(options: {
       publishableKey: 'pk',
       isProduction: true,
       calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 },
+      stores: { shopifyApiVersion: '2025-10' },
     },
     new Jobs(knex),
   );

@@ -56,6 +56,7 @@ async function explainSearch(knex: Knex, workspaceId: string, q: string): Promis
       publishableKey: 'pk',
       isProduction: true,
       calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: false, deliveryTimeoutMs: 10_000 },
+      stores: { shopifyApiVersion: '2025-10' },
     },
     new Jobs(knex),
   );

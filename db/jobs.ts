@@ -31,6 +31,12 @@ export const QUEUES = {
    * then stop every other endpoint's jobs; the drain itself lets only one run per endpoint.
    */
   webhookEndpoint: { name: 'webhook-endpoint', policy: 'short', expireInSeconds: 200, retryLimit: 5, retryDelay: 5 },
+  /**
+   * Tell a store an order's outcome (two requests at most). Written by a trigger on orders (migration
+   * 20261124_22); the handler schedules the next try itself, on the webhooks' schedule. These
+   * retries only cover a worker that failed mid-job (Postgres away, a crash).
+   */
+  storeWriteBack: { name: 'store-write-back', policy: 'standard', expireInSeconds: 300, retryLimit: 5, retryDelay: 30 },
 } as const satisfies Record<string, PgBoss.Queue>;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];

@@ -17,6 +17,14 @@ export interface DeliveryResult {
   durationMs: number;
 }
 
+/** A request to someone else's API; `headers` may carry credentials, which never reach a result or a log. */
+export interface OutboundRequest {
+  method: 'POST' | 'PUT';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
 export interface SignedMessage {
   url: string;
   secret: string;
@@ -29,7 +37,8 @@ export interface SignedMessage {
  * Webhooks headers, a 10 s time-out, no redirects (a 3xx is a failure), at most a few kB of the
  * answer read, names resolved by `resolver` (a time-out, off libuv's thread pool), and — unless
  * private addresses are allowed — an agent that checks each resolved address at connect time.
- * 2xx is delivered; anything else is for the caller to retry.
+ * 2xx is delivered; anything else is for the caller to retry. Stores' APIs (write-back) go through
+ * the same door with their own headers.
  */
 export class SignedSender {
   private readonly httpAgent: http.Agent;
@@ -47,6 +56,16 @@ export class SignedSender {
   }
 
   send(message: SignedMessage): Promise<DeliveryResult> {
+    return this.request({
+      method: 'POST',
+      url: message.url,
+      headers: { 'content-type': 'application/json', ...signedHeaders(message.secret, message.messageId, message.body) },
+      body: message.body,
+    });
+  }
+
+  /** Any request (a store's API), with the same time-out, guard and reading of the answer; 2xx is delivered. */
+  request(outbound: OutboundRequest): Promise<DeliveryResult> {
     const started = Date.now();
     const result = (delivered: boolean, status: number | null, error: string | null, body = ''): DeliveryResult => ({
       delivered,
@@ -58,20 +77,19 @@ export class SignedSender {
     return new Promise((resolve) => {
       let url: URL;
       try {
-        url = new URL(message.url);
+        url = new URL(outbound.url);
       } catch {
         resolve(result(false, null, 'invalid URL'));
         return;
       }
       const client = url.protocol === 'https:' ? https : http;
       const headers = {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(message.body),
+        ...outbound.headers,
+        'content-length': Buffer.byteLength(outbound.body),
         'user-agent': 'order-confirmation-service',
-        ...signedHeaders(message.secret, message.messageId, message.body),
       };
       const req = client.request(url, {
-        method: 'POST',
+        method: outbound.method,
         headers,
         agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
         timeout: this.timeoutMs,
@@ -95,7 +113,7 @@ export class SignedSender {
         res.on('close', done);
         res.on('error', done);
       });
-      req.end(message.body);
+      req.end(outbound.body);
     });
   }
 

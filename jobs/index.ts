@@ -4,6 +4,7 @@ import type { SignedSender } from '../integrations/http';
 import type { SignedMessage } from '../integrations/http';
 import type { Services } from '../services';
 import { QUEUES } from '../db/jobs';
+import type { WriteBackJob } from '../services/store-write-back';
 import { callRequestHandler } from './call-request';
 
 /** How often the sweep runs (it re-schedules itself; a cron each minute restarts the chain if it breaks). */
@@ -12,7 +13,7 @@ const SWEEP_EVERY_SECONDS = 15;
 /** How often due webhook deliveries are looked for (a new event's own job does not wait for this). */
 const WEBHOOK_DISPATCH_EVERY_SECONDS = 1;
 
-interface Data {
+interface Data extends Partial<WriteBackJob> {
   endpointId?: string;
   operationId?: string;
   callId?: string;
@@ -102,6 +103,17 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
     batchSize: 1,
     pollingIntervalSeconds: 1,
     handle: (jobs) => services.webhooks.drain(jobs[0].data.endpointId!, send),
+  });
+  // An order's outcome told to its store: a few requests at a time, each with its own time-out.
+  await register({
+    queue: QUEUES.storeWriteBack.name,
+    count: 2,
+    batchSize: 5,
+    handle: each(async (d) => {
+      const job = d as WriteBackJob;
+      const done = await services.storeWriteBack.perform(job, (request) => sender.request(request));
+      if ('reason' in done) logger.warn({ orderId: job.orderId, attempt: job.attempt, result: done.result, reason: done.reason }, 'store write-back not done');
+    }),
   });
   await register({
     queue: QUEUES.webhookDispatch.name,

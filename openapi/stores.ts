@@ -90,6 +90,21 @@ export function register(b: OpenApiBuilder): void {
       },
     }),
     route({
+      method: 'get',
+      path: one,
+      summary: 'One store connection',
+      description:
+        'With `write_back.last_error`: why the outcome of an order could not be written back to the store after the last try (fixed words and the shop’s order number, such as `Order #1001: Shopify answered 401`); a later success clears it.',
+      responses: {
+        200: {
+          description: 'The connection',
+          schema: StoreBody,
+          example: { ...STORE, write_back: { enabled: true, last_error: 'Order #1001: Shopify answered 401' } },
+        },
+        ...errors(SESSION_ERRORS, NOT_FOUND_STORE),
+      },
+    }),
+    route({
       method: 'put',
       path: one,
       summary: 'Change a store connection',

@@ -22,6 +22,7 @@ import type { Order } from './orders';
 import { StatsService } from './stats';
 import { StoreConnectionService } from './store-connections';
 import { StoreIntakeService } from './store-intake';
+import { StoreWriteBackService } from './store-write-back';
 import { SweepService } from './sweep';
 import { TokenService } from './tokens';
 import { UserService } from './users';
@@ -30,7 +31,7 @@ import { WorkspaceService } from './workspaces';
 
 export type Services = ReturnType<typeof createServices>;
 
-type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction'>;
+type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores'>;
 
 /** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
 export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
@@ -78,6 +79,12 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     stats: new StatsService(knex),
     stores,
     storeIntake: new StoreIntakeService(knex, orders, operations),
+    storeWriteBack: new StoreWriteBackService(knex, jobs, {
+      shopifyApiVersion: config.stores.shopifyApiVersion,
+      shopifyApiOrigin: config.stores.shopifyApiOrigin,
+      retrySeconds: config.stores.writeBackRetrySeconds,
+      httpsOnly: config.isProduction,
+    }),
     operations,
     callSettings,
     calls,

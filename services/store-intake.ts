@@ -208,6 +208,8 @@ export class StoreIntakeService {
     if (SETTLED.includes(current.status)) {
       return { result: 'ignored_unchanged', orderId: current.id, reason: `Cancelled in the store, but already ${current.status} here: left as it is` };
     }
+    // The store made this outcome: the write-back trigger (migration 20261124_22) does not tell it back.
+    await trx.raw("SELECT set_config('ocs.store_cancellation', 'on', true)");
     await trx('orders').where({ id: current.id }).update({ status: 'unconfirmed' });
     await this.operations.cancelOpen(trx, current.id);
     return { result: 'cancelled', orderId: current.id };

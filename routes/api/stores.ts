@@ -19,6 +19,9 @@ export function storesRouter(services: Services): Router {
       .status(201)
       .json(await services.stores.create(workspace(req), req.body));
   });
+  router.get('/:id', async (req, res) => {
+    res.json(await services.stores.get(workspaceId(req), req.params.id));
+  });
   router.put('/:id', async (req, res) => {
     res.json(await services.stores.update(workspace(req), req.params.id, req.body));
   });

@@ -1,0 +1,96 @@
+import type { DeliveryResult, OutboundRequest } from '../http';
+
+/**
+ * What each store is told when one of its orders reaches its outcome (store-integrations.md §5):
+ * the requests, built from plain values, and how the store's answer reads. Knows Shopify's GraphQL
+ * and WooCommerce's REST API, nothing of our tables; the credentials go into headers only.
+ */
+export type Outcome = 'confirmed' | 'unconfirmed';
+
+export interface WriteBackOrder {
+  externalId: string;
+  status: Outcome;
+  /** What the call that reached the outcome noted, if it did. */
+  summary: string | null;
+}
+
+/** One request and how to read its answer: null when it did what we asked, else a reason in fixed words. */
+export interface WriteBackStep {
+  request: OutboundRequest;
+  failure(result: DeliveryResult): string | null;
+}
+
+export interface ShopifyTarget {
+  /** `https://atlas.myshopify.com`, or a test double's address. */
+  origin: string;
+  apiVersion: string;
+  credentials: { access_token: string };
+}
+
+export interface WooCommerceTarget {
+  /** The site's address as the connection keeps it (`https://atlas.ma`). */
+  shop: string;
+  credentials: { consumer_key: string; consumer_secret: string; set_status?: boolean };
+}
+
+const TAGS_ADD = `mutation ConfirmationTag($id: ID!, $tags: [String!]!) {
+  tagsAdd(id: $id, tags: $tags) { node { id } userErrors { field message } }
+}`;
+
+/** Why a request got no usable answer, as the connection's page shows it. */
+function transportFailure(store: string, result: DeliveryResult): string | null {
+  if (result.delivered) return null;
+  return result.status === null ? `${store} could not be reached: ${result.error ?? 'connection failed'}` : `${store} answered ${result.status}`;
+}
+
+/**
+ * Shopify: the tag `confirmation:{status}` on the order. GraphQL answers 200 even when nothing was
+ * done: top-level `errors` (a bad token's scope, throttling) or the mutation's `userErrors` are failures.
+ */
+export function shopifySteps(target: ShopifyTarget, order: WriteBackOrder): WriteBackStep[] {
+  return [
+    {
+      request: {
+        method: 'POST',
+        url: `${target.origin}/admin/api/${target.apiVersion}/graphql.json`,
+        headers: { 'content-type': 'application/json', 'x-shopify-access-token': target.credentials.access_token },
+        body: JSON.stringify({ query: TAGS_ADD, variables: { id: `gid://shopify/Order/${order.externalId}`, tags: [`confirmation:${order.status}`] } }),
+      },
+      failure(result) {
+        const failed = transportFailure('Shopify', result);
+        if (failed) return failed;
+        let answer: { errors?: unknown; data?: { tagsAdd?: { userErrors?: unknown[] } | null } };
+        try {
+          answer = JSON.parse(result.body);
+        } catch {
+          return 'Shopify answered something unreadable';
+        }
+        if (Array.isArray(answer.errors) && answer.errors.length > 0) return 'Shopify answered with errors';
+        if (!answer.data?.tagsAdd) return 'Shopify answered something unreadable';
+        if ((answer.data.tagsAdd.userErrors ?? []).length > 0) return 'Shopify refused the tag';
+        return null;
+      },
+    },
+  ];
+}
+
+/** WooCommerce: a private note with the outcome and the call's summary; the order's status when the connection asks for it. */
+export function wooCommerceSteps(target: WooCommerceTarget, order: WriteBackOrder): WriteBackStep[] {
+  const { consumer_key, consumer_secret, set_status } = target.credentials;
+  // Basic authentication, which WooCommerce accepts over https only (the caller refuses plain http in production).
+  const headers = {
+    'content-type': 'application/json',
+    authorization: `Basic ${Buffer.from(`${consumer_key}:${consumer_secret}`).toString('base64')}`,
+  };
+  const orderUrl = `${target.shop}/wp-json/wc/v3/orders/${encodeURIComponent(order.externalId)}`;
+  const failure = (result: DeliveryResult) => transportFailure('WooCommerce', result);
+  const note = `Confirmation call: ${order.status}.${order.summary ? `\nSummary: ${order.summary}` : ''}`;
+  const steps: WriteBackStep[] = [
+    { request: { method: 'POST', url: `${orderUrl}/notes`, headers, body: JSON.stringify({ note, customer_note: false }) }, failure },
+  ];
+  if (set_status) {
+    const status = order.status === 'confirmed' ? 'processing' : 'cancelled';
+    steps.push({ request: { method: 'PUT', url: orderUrl, headers, body: JSON.stringify({ status }) }, failure });
+  }
+  return steps;
+}
