@@ -111,6 +111,7 @@ describe('the documented examples run as written', function () {
       'docs/api.md#data-api',
       'docs/voice-agents.md#voice-agent',
       'docs/voice-agents.md#reference-agent',
+      'docs/stores.md#stores',
       'docs/webhooks.md#webhooks',
     ]);
   });

@@ -247,6 +247,8 @@ describe('the /stores pages (store-integrations.md §2)', () => {
     expect(woo.text).to.contain('WooCommerce → Settings → Advanced → Webhooks').and.contain('Add webhook').and.contain('WP REST API Integration v3');
     const youcan = await s.agent.get('/stores/new?kind=youcan').expect(200);
     expect(youcan.text).to.contain('Client Secret').and.contain('order.create');
+    const custom = await s.agent.get('/stores/new?kind=custom').expect(200);
+    expect(custom.text, 'the Google Sheets example is named').to.contain('<code>examples/google-sheets/</code>');
     const csrf = await csrfOf(s.agent, '/stores/new');
     const bad = await s.agent.post('/stores').type('form').send({ _csrf: csrf, kind: 'shopify', name: 'Atlas', shop: 'atlas.com' }).expect(400);
     expect(bad.text).to.contain('id="f-shop-error"').and.contain('id="f-secret-error"');

@@ -1,6 +1,8 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { ORDER_STATUSES } from '../../services/order-status';
+import type { SignedIn } from '../helpers/app';
 import { invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
@@ -80,6 +82,33 @@ async function invisibleFocus(page: Page): Promise<string[]> {
   return problems;
 }
 
+/** A Shopify connection whose log holds what a day brings: a created order, a paid one ignored, a rejected one. */
+async function connectedStore(owner: SignedIn): Promise<{ id: string }> {
+  const secret = 'shpss_accessibility_0123456789';
+  const store = (await owner.agent.post('/api/stores').send({ kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com', secret }).expect(201)).body;
+  const orders = [
+    { id: 5001, name: '#1001', financial_status: 'pending', shipping_address: { first_name: 'Amina', last_name: 'Benali', phone: '0612345678', city: 'Fès' } },
+    { id: 5002, name: '#1002', financial_status: 'paid', shipping_address: { first_name: 'Omar', last_name: 'Tazi', phone: '0612345679' } },
+    { id: 5003, name: '#1003', financial_status: 'pending', shipping_address: { first_name: 'Karim', last_name: 'Alaoui', phone: '12 34' } },
+  ];
+  for (const order of orders) {
+    const body = JSON.stringify({ ...order, line_items: [{ name: 'Babouches', quantity: 2 }], total_price: '349.00', currency: 'MAD' });
+    await owner.agent
+      .post(`/hooks/stores/${store.id}`)
+      .set({
+        'Content-Type': 'application/json',
+        'X-Shopify-Topic': 'orders/create',
+        'X-Shopify-Webhook-Id': crypto.randomUUID(),
+        'X-Shopify-Hmac-Sha256': crypto.createHmac('sha256', secret).update(body).digest('base64'),
+      })
+      .send(body)
+      .expect(200);
+  }
+  const events = (await owner.agent.get(`/api/stores/${store.id}/events`).expect(200)).body.events;
+  expect(events.map((e: { result: string }) => e.result)).to.deep.equal(['rejected', 'ignored_paid', 'created']);
+  return store;
+}
+
 describe('accessibility of every page (headless Chromium)', function () {
   this.timeout(90_000);
   let server: RunningServer | undefined;
@@ -115,6 +144,7 @@ describe('accessibility of every page (headless Chromium)', function () {
       .expect(200);
     const claimed = (await owner.agent.post('/api/calls/next').expect(200)).body;
     const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
+    const store = await connectedStore(owner);
     pages = [
       '/orders',
       '/orders?status=pending',
@@ -130,6 +160,11 @@ describe('accessibility of every page (headless Chromium)', function () {
       '/api-keys',
       '/credits',
       '/workspace',
+      '/stores',
+      '/stores/new',
+      '/stores/new?kind=custom',
+      `/stores/${store.id}`,
+      `/stores/${store.id}/delete`,
       '/no-such-page',
     ];
   });
