@@ -65,7 +65,7 @@ const MESSAGE_PATTERNS = Object.entries(ENGLISH_MESSAGES).map(([key, english]) =
 /**
  * A message a service wrote in English (a form error, a refusal) in the page's language: found by
  * its English text in the catalogue's `messages`, its values kept (a `label` is a field's name and is
- * translated too). A message the catalogue lacks stays as it is.
+ * translated too, and so is an order's `status`). A message the catalogue lacks stays as it is.
  */
 export function translateMessage(t: TFunction, message: string): string {
   for (const { key, pattern } of MESSAGE_PATTERNS) {
@@ -73,6 +73,7 @@ export function translateMessage(t: TFunction, message: string): string {
     if (!match) continue;
     const values: Record<string, string | number> = { ...match.groups };
     if (values.label) values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
+    if (values.status) values.status = t(`status.${values.status}`, { defaultValue: values.status });
     if (typeof values.count === 'string' && /^\d+$/.test(values.count)) values.count = Number(values.count);
     return t(`messages.${key}`, values);
   }
@@ -102,15 +103,17 @@ export function localeHelpers(lang: Language, t: TFunction) {
     isolate: (text: string) => (lang === 'en' ? text : `\u2068${text}\u2069`),
     /**
      * A translation with data in it, as HTML (print with `<%- %>`): the text escaped, each value in its
-     * own `<bdi>`, or, given as `{ html }`, a piece the template already rendered (a badge).
+     * own `<bdi>`; given as `{ strong }`, a name to look for on another screen (a menu, a button), in
+     * bold and isolated; given as `{ html }`, a piece the template already rendered (a badge).
      */
-    tData: (key: string, values: Record<string, string | number | { html: string }>) => {
+    tData: (key: string, values: Record<string, string | number | { html: string } | { strong: string }>) => {
       const names = Object.keys(values);
       const marks = Object.fromEntries(names.map((name, i) => [name, `\u27e6${i}\u27e7`]));
       const text = escapeHtml(t(key, { ...values, ...marks }));
       return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
         const value = values[names[Number(i)]];
-        return typeof value === 'object' ? value.html : `<bdi>${escapeHtml(String(value))}</bdi>`;
+        if (typeof value !== 'object') return `<bdi>${escapeHtml(String(value))}</bdi>`;
+        return 'html' in value ? value.html : `<strong><bdi>${escapeHtml(value.strong)}</bdi></strong>`;
       });
     },
   };
