@@ -151,36 +151,48 @@ describe('languages: no English on any page in French and Arabic (a crawl with r
       expect(found).to.deep.equal({});
     });
 
-    it(`${lng}: form errors and notices of the store pages, and a rejected order's reason, are translated`, async () => {
+    it(`${lng}: form errors and notices (a store refused, disabled, enabled; a file not imported) and a rejected order's reason`, async () => {
       const owner = dashboard.owner.agent;
       await owner.put('/api/account').send({ language: lng }).expect(200);
       const form = await owner.get('/stores/new').expect(200);
-      const refused = await owner
-        .post('/stores')
-        .type('form')
-        .send({ _csrf: csrfFrom(form.text), kind: 'shopify', name: '', shop: '', secret: '' })
-        .expect(400);
+      const pages: Record<string, string> = {};
+      pages.storeRefused = (
+        await owner
+          .post('/stores')
+          .type('form')
+          .send({ _csrf: csrfFrom(form.text), kind: 'shopify', name: '', shop: 'atlas.example', secret: '' })
+          .expect(400)
+      ).text;
       const storePage = dashboard.pages['/stores/:id'][0];
       const shown = await owner.get(storePage).expect(200);
-      const disabled = await owner
-        .post(`${storePage}/enabled`)
-        .type('form')
-        .send({ _csrf: csrfFrom(shown.text), enabled: 'false' })
-        .redirects(1)
-        .expect(200);
-      const enabled = await owner
-        .post(`${storePage}/enabled`)
-        .type('form')
-        .send({ _csrf: csrfFrom(shown.text), enabled: 'true' })
-        .redirects(1)
-        .expect(200);
+      for (const enabled of ['false', 'true']) {
+        pages[`store enabled=${enabled}`] = (
+          await owner
+            .post(`${storePage}/enabled`)
+            .type('form')
+            .send({ _csrf: csrfFrom(shown.text), enabled })
+            .redirects(1)
+            .expect(200)
+        ).text;
+      }
+      const files = { header: 'name;city\r\nAli;Fès\r\n', empty: '\r\n', unclosed: 'client_name,phone,products\r\n"Ali,0612345678,Thé\r\n' };
+      for (const [name, file] of Object.entries(files)) {
+        const page = await owner.get('/orders/import').expect(200);
+        pages[`import ${name}`] = (
+          await owner
+            .post('/orders/import')
+            .field('_csrf', csrfFrom(page.text))
+            .attach('file', Buffer.from(file), { filename: 'orders.csv', contentType: 'text/csv' })
+            .expect(400)
+        ).text;
+      }
       const found: Record<string, string> = {};
-      for (const [name, html] of Object.entries({ refused: refused.text, disabled: disabled.text, enabled: enabled.text })) {
+      for (const [name, html] of Object.entries(pages)) {
+        expect(html, name).to.match(/<p class="(notice|error-box)" role="(status|alert)"/);
         const words = [...new Set(latinWords(readableText(html)).filter((w) => english.has(w)))];
         if (words.length > 0) found[name] = words.join(' ');
       }
       expect(found).to.deep.equal({});
-      expect(disabled.text).to.match(/<p class="notice" role="status">[^<]+<\/p>/);
     });
   }
 });
