@@ -53,6 +53,9 @@ const DYNAMIC_PREFIXES = [
   'calls.notice.',
   'layout.nav.',
   'join.',
+  'storesPage.kind.',
+  'storePage.result.',
+  'storeGuide.admin.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

@@ -71,10 +71,12 @@ export function importPages(services: Services): Router {
       render(res, 200, { result });
     } catch (err) {
       if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', req.t('importPage.noHandler'));
-      if (err instanceof ValidationError)
-        return render(res, 400, {
-          error: `${err.message === 'Validation failed' ? 'The file was not imported' : err.message}: ${Object.values(err.fields).join(' ')}`,
-        });
+      if (err instanceof ValidationError) {
+        // In the page's language here: the view's `message()` knows each part, not the sentence they make.
+        const translate: (text: string) => string = res.locals.message;
+        const why = err.message === 'Validation failed' ? req.t('importPage.notImported') : translate(err.message);
+        return render(res, 400, { error: req.t('importPage.refusal', { why, details: Object.values(err.fields).map(translate).join(' ') }) });
+      }
       if (err instanceof AppError && err.status < 500) return render(res, err.status, { error: err.message });
       throw err;
     }

@@ -28,8 +28,11 @@ function niceMax(value: number): number {
  * Orders and confirmations per day as an SVG bar chart drawn on the server (no JavaScript): each
  * day's orders as a light bar with its confirmations in front in dark green. Its title and
  * description say in words what it shows; the page also gives every number in a table.
+ * Right to left (`rtl`), the chart is mirrored as the page is: the first day on the right, the
+ * value axis on the right. It is drawn in left-to-right coordinates (`direction="ltr"`), so that
+ * its text anchors mean the same sides whatever the page's direction.
  */
-export function dailyChart(stats: Stats, t: TFunction): string {
+export function dailyChart(stats: Stats, t: TFunction, rtl = false): string {
   const days = stats.by_day;
   const top = niceMax(Math.max(0, ...days.map((d) => d.orders)));
   const plotWidth = WIDTH - LEFT - RIGHT;
@@ -37,40 +40,43 @@ export function dailyChart(stats: Stats, t: TFunction): string {
   const slot = plotWidth / Math.max(1, days.length);
   const barWidth = Math.max(1, slot * 0.7);
   const y = (value: number) => TOP + plotHeight - (value / top) * plotHeight;
+  /** A left-to-right x (of a width) as drawn: mirrored right to left. */
+  const x = (ltrX: number, width = 0) => (rtl ? WIDTH - ltrX - width : ltrX);
+  const anchor = (side: 'start' | 'end' | 'middle') => (side === 'middle' || !rtl ? side : side === 'start' ? 'end' : 'start');
   const busiest = days.reduce((best, d) => (d.orders > best.orders ? d : best), days[0] ?? { date: stats.to, orders: 0, confirmed: 0 });
   const description =
     t('stats.chart.summary', { from: stats.from, to: stats.to, count: stats.orders, confirmed: stats.by_status.confirmed }) +
     (busiest.orders > 0 ? ` ${t('stats.chart.busiest', { date: busiest.date, count: busiest.orders, confirmed: busiest.confirmed })}` : '');
   const parts: string[] = [
-    `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`,
+    `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" direction="ltr" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`,
     `<title id="chart-title">${escapeXml(t('stats.chart.title'))}</title>`,
     `<desc id="chart-desc">${escapeXml(description)}</desc>`,
   ];
   for (const value of [0, top / 2, top]) {
-    parts.push(`<line class="axis" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y(value)}" y2="${y(value)}" stroke-dasharray="${value === 0 ? '' : '3 3'}"/>`);
-    parts.push(`<text x="${LEFT - 6}" y="${y(value) + 4}" text-anchor="end">${value}</text>`);
+    parts.push(
+      `<line class="axis" x1="${x(LEFT)}" x2="${x(WIDTH - RIGHT)}" y1="${y(value)}" y2="${y(value)}" stroke-dasharray="${value === 0 ? '' : '3 3'}"/>`,
+    );
+    parts.push(`<text x="${x(LEFT - 6)}" y="${y(value) + 4}" text-anchor="${anchor('end')}">${value}</text>`);
   }
   days.forEach((day, i) => {
-    const x = (LEFT + i * slot + (slot - barWidth) / 2).toFixed(1);
+    const barX = x(LEFT + i * slot + (slot - barWidth) / 2, barWidth).toFixed(1);
     const label = t('stats.chart.day', { date: day.date, count: day.orders, confirmed: day.confirmed });
     parts.push(`<g><title>${escapeXml(label)}</title>`);
     if (day.orders > 0)
       parts.push(
-        `<rect class="bar-orders" x="${x}" y="${y(day.orders).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.orders)).toFixed(1)}"/>`,
+        `<rect class="bar-orders" x="${barX}" y="${y(day.orders).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.orders)).toFixed(1)}"/>`,
       );
     if (day.confirmed > 0)
       parts.push(
-        `<rect class="bar-confirmed" x="${x}" y="${y(day.confirmed).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.confirmed)).toFixed(1)}"/>`,
+        `<rect class="bar-confirmed" x="${barX}" y="${y(day.confirmed).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.confirmed)).toFixed(1)}"/>`,
       );
     parts.push('</g>');
   });
   const labelled = days.length <= 1 ? [0] : [0, Math.floor((days.length - 1) / 2), days.length - 1];
   for (const i of new Set(labelled)) {
     if (!days[i]) continue;
-    const x = LEFT + i * slot + slot / 2;
-    parts.push(
-      `<text x="${x.toFixed(1)}" y="${HEIGHT - 8}" text-anchor="${i === 0 ? 'start' : i === days.length - 1 ? 'end' : 'middle'}">${shortDate(days[i].date)}</text>`,
-    );
+    const side = i === 0 ? 'start' : i === days.length - 1 ? 'end' : 'middle';
+    parts.push(`<text x="${x(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="${anchor(side)}">${shortDate(days[i].date)}</text>`);
   }
   parts.push('</svg>');
   return parts.join('');

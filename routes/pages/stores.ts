@@ -9,8 +9,12 @@ import { secretAnswer } from '../middleware/compression';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
-const KIND_LABELS = { shopify: 'Shopify', woocommerce: 'WooCommerce', youcan: 'YouCan', custom: 'Custom (a spreadsheet, your own system)' };
 const FORM_FIELDS = ['kind', 'name', 'shop', 'secret', 'cod_only'] as const;
+
+/** Each kind's name in the page's language. */
+const kindLabels = (req: Request) => Object.fromEntries(STORE_KINDS.map((kind) => [kind, req.t(`storesPage.kind.${kind}`)]));
+/** The form's labels, put in place of the field's API name at the start of a service's message. */
+const labelsOf = (kind: string) => ({ name: 'Name', shop: kind === 'shopify' ? 'Shop address' : 'Site address', secret: 'Signing key' });
 
 /** A form's text as the service's body: empty fields left out, the box as a boolean. */
 function bodyOf(values: Record<string, string>): Record<string, unknown> {
@@ -30,7 +34,7 @@ export function storePages(services: Services): Router {
     const kind = typeof req.query.kind === 'string' && (STORE_KINDS as readonly string[]).includes(req.query.kind) ? req.query.kind : 'shopify';
     res.status(status).render('stores/new', {
       kinds: STORE_KINDS,
-      kindLabels: KIND_LABELS,
+      kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
       values: form.values ?? { kind, name: '', shop: '', secret: '', cod_only: 'true' },
       errors: form.errors ?? {},
@@ -42,14 +46,14 @@ export function storePages(services: Services): Router {
     res.render('stores/show', {
       store,
       secret,
-      kindLabels: KIND_LABELS,
+      kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
       events: await services.stores.events(workspace(req).id, store.id),
     });
   }
 
   router.get('/stores', async (req, res) => {
-    res.render('stores/index', { stores: await services.stores.list(workspace(req).id), kindLabels: KIND_LABELS, isOwner: isOwner(workspace(req)) });
+    res.render('stores/index', { stores: await services.stores.list(workspace(req).id), kindLabels: kindLabels(req), isOwner: isOwner(workspace(req)) });
   });
 
   router.get('/stores/new', (req, res) => renderNew(req, res));
@@ -63,7 +67,7 @@ export function storePages(services: Services): Router {
     } catch (err) {
       if (err instanceof ConflictError) return renderNew(req, res, 409, { values, errors: { form: err.message } });
       if (!(err instanceof ValidationError)) throw err;
-      renderNew(req, res, 400, { values, errors: errorsByInput(err) });
+      renderNew(req, res, 400, { values, errors: errorsByInput(err, {}, labelsOf(values.kind)) });
     }
   });
 
@@ -74,12 +78,7 @@ export function storePages(services: Services): Router {
   router.post('/stores/:id/enabled', async (req, res) => {
     const enabled = formValues(req, ['enabled'] as const).enabled === 'true';
     await services.stores.update(workspace(req), String(req.params.id), { enabled });
-    await redirectWithNotice(
-      req,
-      res,
-      `/stores/${req.params.id}`,
-      enabled ? 'Connection enabled: new orders from the store come in again.' : 'Connection disabled: the store’s messages are refused until you enable it.',
-    );
+    await redirectWithNotice(req, res, `/stores/${req.params.id}`, req.t(enabled ? 'storePage.noticeEnabled' : 'storePage.noticeDisabled'));
   });
 
   router.get('/stores/:id/delete', async (req, res) => {
@@ -89,7 +88,7 @@ export function storePages(services: Services): Router {
   router.post('/stores/:id/delete', async (req, res) => {
     const store = await services.stores.get(workspace(req).id, String(req.params.id));
     await services.stores.remove(workspace(req), store.id);
-    await redirectWithNotice(req, res, '/stores', `The connection ${store.name} was deleted; its orders stay.`);
+    await redirectWithNotice(req, res, '/stores', req.t('storeDelete.notice', { name: res.locals.isolate(store.name) }));
   });
   return router;
 }

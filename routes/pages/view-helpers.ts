@@ -62,17 +62,24 @@ const MESSAGE_PATTERNS = Object.entries(ENGLISH_MESSAGES).map(([key, english]) =
   return { key, pattern: new RegExp(`^${source}$`) };
 });
 
+/** Placeholders of a message that hold what a person typed (a file's column names): isolated on a page. */
+const TYPED_VALUES = ['names', 'first', 'second'];
+
 /**
  * A message a service wrote in English (a form error, a refusal) in the page's language: found by
  * its English text in the catalogue's `messages`, its values kept (a `label` is a field's name and is
- * translated too). A message the catalogue lacks stays as it is.
+ * translated too, and so is an order's `status`; typed values go through `isolate`). A message the
+ * catalogue lacks stays as it is.
  */
-export function translateMessage(t: TFunction, message: string): string {
+
+export function translateMessage(t: TFunction, message: string, isolate: (text: string) => string = (text) => text): string {
   for (const { key, pattern } of MESSAGE_PATTERNS) {
     const match = pattern.exec(message);
     if (!match) continue;
     const values: Record<string, string | number> = { ...match.groups };
     if (values.label) values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
+    if (values.status) values.status = t(`status.${values.status}`, { defaultValue: values.status });
+    for (const name of TYPED_VALUES) if (typeof values[name] === 'string') values[name] = isolate(values[name]);
     if (typeof values.count === 'string' && /^\d+$/.test(values.count)) values.count = Number(values.count);
     return t(`messages.${key}`, values);
   }
@@ -85,6 +92,8 @@ export function translateMessage(t: TFunction, message: string): string {
  */
 export function localeHelpers(lang: Language, t: TFunction) {
   const f = FORMATTERS[lang];
+  /** Typed text inside a plain-text sentence (an attribute, a title): a first-strong isolate, as `<bdi>` is in HTML. */
+  const isolate = (text: string) => (lang === 'en' ? text : `\u2068${text}\u2069`);
   return {
     formatDate: (iso: string | null | undefined) => formatDate(iso, lang),
     formatNumber: (n: number) => f.number.format(n),
@@ -95,22 +104,23 @@ export function localeHelpers(lang: Language, t: TFunction) {
     statusLabel: (status: OrderStatus) => t(`status.${status}`),
     flagLabel: (flag: OrderFlag) => t(`flag.${flag}`),
     outcomeLabel: (outcome: Outcome) => t(`outcome.${outcome}`),
-    message: (text: string) => translateMessage(t, text),
+    message: (text: string) => translateMessage(t, text, isolate),
     /** A phone number or an amount inside a sentence: a left-to-right isolate on right-to-left pages. */
     ltr: (text: string) => (lang === 'ar' ? `\u2066${text}\u2069` : text),
-    /** Typed text inside a plain-text sentence (an attribute, a title): a first-strong isolate, as `<bdi>` is in HTML. */
-    isolate: (text: string) => (lang === 'en' ? text : `\u2068${text}\u2069`),
+    isolate,
     /**
      * A translation with data in it, as HTML (print with `<%- %>`): the text escaped, each value in its
-     * own `<bdi>`, or, given as `{ html }`, a piece the template already rendered (a badge).
+     * own `<bdi>`; given as `{ strong }`, a name to look for on another screen (a menu, a button), in
+     * bold and isolated; given as `{ html }`, a piece the template already rendered (a badge).
      */
-    tData: (key: string, values: Record<string, string | number | { html: string }>) => {
+    tData: (key: string, values: Record<string, string | number | { html: string } | { strong: string }>) => {
       const names = Object.keys(values);
       const marks = Object.fromEntries(names.map((name, i) => [name, `\u27e6${i}\u27e7`]));
       const text = escapeHtml(t(key, { ...values, ...marks }));
       return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
         const value = values[names[Number(i)]];
-        return typeof value === 'object' ? value.html : `<bdi>${escapeHtml(String(value))}</bdi>`;
+        if (typeof value !== 'object') return `<bdi>${escapeHtml(String(value))}</bdi>`;
+        return 'html' in value ? value.html : `<strong><bdi>${escapeHtml(value.strong)}</bdi></strong>`;
       });
     },
   };

@@ -1,0 +1,165 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Express } from 'express';
+import request from 'supertest';
+import { ROOT } from '../../config';
+import { newMessageId, signedHeaders } from '../../integrations/signing';
+import { ORDER_STATUSES } from '../../services/order-status';
+import type { SignedIn } from './app';
+import { invitationPath, signUp, uniqueEmail } from './app';
+import { testKnex } from './db';
+
+/**
+ * Every GET route of routes/pages/*.ts. A new page must be added here (and given its addresses in
+ * `dashboardPages`), or `pageRoutesInSource()` differs and the test that compares them fails.
+ */
+export const PAGE_ROUTES = [
+  '/',
+  '/signup',
+  '/login',
+  '/join/:token',
+  '/workspace',
+  '/orders',
+  '/orders/new',
+  '/orders/import',
+  '/orders/import/sample.csv',
+  '/orders/:id',
+  '/orders/:id/delete',
+  '/stats',
+  '/calls',
+  '/calls/:callId',
+  '/settings',
+  '/agents',
+  '/agents/:id',
+  '/api-keys',
+  '/webhooks',
+  '/webhooks/:id',
+  '/webhooks/:id/delete',
+  '/stores',
+  '/stores/new',
+  '/stores/:id',
+  '/stores/:id/delete',
+  '/credits',
+] as const;
+export type PageRoute = (typeof PAGE_ROUTES)[number];
+
+/** Routes that answer no page of their own: a redirect, and a file to download. */
+export const NOT_PAGES: readonly PageRoute[] = ['/', '/orders/import/sample.csv'];
+/** Pages a visitor sees signed out; every other page is the signed-in owner's. */
+export const SIGNED_OUT: readonly PageRoute[] = ['/signup', '/login', '/join/:token'];
+
+/** The GET routes the page routers declare, read from their source. */
+export function pageRoutesInSource(): string[] {
+  const dir = path.join(ROOT, 'routes', 'pages');
+  return fs
+    .readdirSync(dir)
+    .filter((file) => file.endsWith('.ts'))
+    .flatMap((file) => [...fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/\brouter\.get\(\s*'([^']+)'/g)].map((m) => m[1]));
+}
+
+const ORDERS = [
+  { clientName: 'فاطمة الزهراء', phone: '06 12 34 56 78', storeName: 'Pâtisserie Élise', productsName: 'Crème brûlée ×2', address: 'Derb Sultan, Casablanca' },
+  { clientName: 'Omar Tazi', phone: '+212 7 12 34 56 78', storeName: 'Atlas', productsName: 'Babouches, size 42', address: 'Hay Riad, Rabat' },
+  { clientName: 'Hélène Martin', phone: '0661234567', storeName: 'Atlas', productsName: 'Argan oil x2', address: 'Gueliz, Marrakech' },
+  { clientName: 'يوسف العلوي', phone: '0522123456', storeName: 'Dar Zellige', productsName: 'طاجين فخار', address: 'حي السلام، فاس' },
+];
+
+export interface Dashboard {
+  owner: SignedIn;
+  /** The addresses of each route, with the data made here. */
+  pages: Record<PageRoute, string[]>;
+}
+
+/** A custom store connection's sender: the key we made signs each message, as the store would. */
+function deliver(target: Express | string, storeId: string, secret: string, body: object) {
+  const raw = JSON.stringify(body);
+  return request(target)
+    .post(`/hooks/stores/${storeId}`)
+    .set(signedHeaders(secret, newMessageId(), raw, new Date()))
+    .set('Content-Type', 'application/json')
+    .send(raw)
+    .expect(200);
+}
+
+/**
+ * A workspace as a shop has it after some weeks, made through the API as a person or a store would:
+ * orders in every status, a call ended with notes and one open, an order handler and a voice agent,
+ * an API key, a webhook endpoint, store connections whose log has a created and a rejected order, a
+ * member and a pending invitation, credits. `target` is an app or a running server's URL.
+ */
+export async function realisticDashboard(target: Express | string): Promise<Dashboard> {
+  const owner = await signUp({ target, workspace: 'Dar Atlas', name: 'Salma Idrissi' });
+  const api = owner.agent;
+  await api.post('/api/agents').send({ name: 'Youssef', orderHandler: true }).expect(201);
+  const voice = (await api.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
+  await api
+    .put('/api/settings/calls')
+    .send({ callingHours: { start: '00:00', end: '24:00' } })
+    .expect(200);
+  await testKnex()('credit_ledger').insert({ user_id: owner.userId, kind: 'grant', amount: 100 });
+
+  const orders: Array<{ id: string; status: string }> = [];
+  for (const [i, status] of ORDER_STATUSES.entries()) {
+    const order = { ...ORDERS[i % ORDERS.length], totalAmount: 149 + i * 100, status };
+    orders.push((await api.post('/api/orders').send(order).expect(201)).body);
+  }
+  // A call ended with notes, then one left open.
+  const ended = (await api.post('/api/calls/next').expect(200)).body;
+  await api.post(`/api/calls/${ended.call.id}/outcome`).send({ outcome: 'confirmed', notes: 'La cliente confirme, livraison samedi matin.' }).expect(200);
+  const open = (await api.post('/api/calls/next').expect(200)).body;
+
+  await api.post('/api/keys').send({ name: 'Plugin WordPress' }).expect(201);
+  const endpoint = (await api.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201)).body;
+  await api.post(`/api/webhooks/${endpoint.id}/test`).expect(202);
+
+  const sheet = (await api.post('/api/stores').send({ kind: 'custom', name: 'Feuille Google' }).expect(201)).body;
+  const base = {
+    client_name: 'Karim Tazi',
+    phone: '07 12 34 56 78',
+    products_name: '1 × Théière en argent',
+    address: 'Bd Zerktouni, Casablanca',
+    total_amount: '450',
+  };
+  await deliver(target, sheet.id, sheet.secret, { type: 'order.created', data: { ...base, external_id: 'row-17' } });
+  await deliver(target, sheet.id, sheet.secret, { type: 'order.created', data: { ...base, external_id: 'row-18', phone: '12' } });
+  const shopify = (
+    await api.post('/api/stores').send({ kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com', secret: 'shpss_0123456789abcdef' }).expect(201)
+  ).body;
+  await api.put(`/api/stores/${shopify.id}`).send({ enabled: false }).expect(200);
+
+  await signUp({ target, invitedBy: owner, name: 'Nadia Berrada' });
+  const joinPath = await invitationPath(owner, uniqueEmail('invited'));
+
+  const orderPages = [orders[0], orders[3], orders[5], orders[8]].map((o) => `/orders/${o.id}`);
+  return {
+    owner,
+    pages: {
+      '/': ['/'],
+      '/signup': ['/signup'],
+      '/login': ['/login'],
+      '/join/:token': [joinPath],
+      '/workspace': ['/workspace'],
+      '/orders': ['/orders', '/orders?status=pending', '/orders?q=nobody-has-this-name'],
+      '/orders/new': ['/orders/new'],
+      '/orders/import': ['/orders/import'],
+      '/orders/import/sample.csv': ['/orders/import/sample.csv'],
+      '/orders/:id': orderPages,
+      '/orders/:id/delete': [`/orders/${orders[0].id}/delete`],
+      '/stats': ['/stats'],
+      '/calls': ['/calls'],
+      '/calls/:callId': [`/calls/${open.call.id}`, `/calls/${ended.call.id}`],
+      '/settings': ['/settings'],
+      '/agents': ['/agents'],
+      '/agents/:id': [`/agents/${voice.id}`],
+      '/api-keys': ['/api-keys'],
+      '/webhooks': ['/webhooks'],
+      '/webhooks/:id': [`/webhooks/${endpoint.id}`],
+      '/webhooks/:id/delete': [`/webhooks/${endpoint.id}/delete`],
+      '/stores': ['/stores'],
+      '/stores/new': ['/stores/new', '/stores/new?kind=woocommerce', '/stores/new?kind=youcan', '/stores/new?kind=custom'],
+      '/stores/:id': [`/stores/${sheet.id}`, `/stores/${shopify.id}`],
+      '/stores/:id/delete': [`/stores/${sheet.id}/delete`],
+      '/credits': ['/credits'],
+    },
+  };
+}
