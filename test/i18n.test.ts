@@ -158,6 +158,10 @@ describe('languages: which one a page speaks (languages.md)', () => {
       expect(ar.formatDate(at)).to.contain('2026').and.contain('01:22').and.not.match(/[٠-٩]/);
       expect(fr.formatAmount(349)).to.equal('349,00\u00a0MAD');
       expect(ar.formatAmount(349)).to.contain('349,00').and.contain('د.م.');
+      // An order's amount comes as text, in the order's own currency.
+      expect(en.formatAmount('349.00')).to.equal('MAD\u00a0349.00');
+      expect(fr.formatAmount('349.00', 'EUR')).to.equal('349,00\u00a0€');
+      expect(fr.formatMoney('449.75')).to.equal('449,75');
       expect(en.formatNumber(12345.5)).to.equal('12,345.5');
       expect(ar.formatNumber(12345.5)).to.not.match(/[٠-٩]/);
       const count = (t: ReturnType<typeof i18n.getFixedT>, n: number) => t('orders.captionAll', { count: n }).split('،')[0].split(',')[0];

@@ -178,11 +178,11 @@ describe('orders: what a store knows (store-integrations.md §1)', () => {
     const list = await s.agent.get('/orders').expect(200);
     expect(list.text).to.contain('<span class="hint"><bdi>#1001</bdi></span>');
     const orderPage = await s.agent.get(`/orders/${order.id}`).expect(200);
-    expect(orderPage.text).to.contain('<dt>Amount to collect</dt><dd><bdi dir="ltr">349.00 MAD</bdi></dd>').and.contain('<bdi>#1001</bdi>');
+    expect(orderPage.text).to.contain('<dt>Amount to collect</dt><dd><bdi dir="ltr">MAD\u00a0349.00</bdi></dd>').and.contain('<bdi>#1001</bdi>');
     const csrf = await csrfOf(s.agent);
     const next = await s.agent.post('/calls/next').type('form').send({ _csrf: csrf }).expect(303);
     const callPage = await s.agent.get(next.headers.location).expect(200);
-    expect(callPage.text).to.contain('<dt>Amount to collect</dt><dd><bdi dir="ltr">349.00 MAD</bdi></dd>').and.contain('<bdi>#1001</bdi>');
+    expect(callPage.text).to.contain('<dt>Amount to collect</dt><dd><bdi dir="ltr">MAD\u00a0349.00</bdi></dd>').and.contain('<bdi>#1001</bdi>');
   });
 
   it('/stats adds up the confirmed orders’ amounts in MAD, per day and per store', async () => {

@@ -38,10 +38,25 @@ function formattersOf(lang: Language) {
     }),
     number: new Intl.NumberFormat(locale.number, { maximumFractionDigits: 2 }),
     amount: new Intl.NumberFormat(locale.number, { style: 'currency', currency: 'MAD' }),
+    /** A sum whose currency the heading names (the statistics' confirmed amounts, in MAD). */
+    money: new Intl.NumberFormat(locale.number, { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
     percent: new Intl.NumberFormat(locale.number, { style: 'percent', maximumFractionDigits: 0 }),
   };
 }
 const FORMATTERS = Object.fromEntries(LANGUAGES.map((lang) => [lang, formattersOf(lang)])) as Record<Language, ReturnType<typeof formattersOf>>;
+
+const AMOUNT_FORMATS = new Map<string, Intl.NumberFormat>();
+/** The currency formatter of a language and currency, made on first use (an order may name any ISO 4217 code). */
+function amountFormat(lang: Language, currency: string): Intl.NumberFormat {
+  if (currency === 'MAD') return FORMATTERS[lang].amount;
+  const key = `${lang}:${currency}`;
+  let format = AMOUNT_FORMATS.get(key);
+  if (!format) {
+    format = new Intl.NumberFormat(INTL_LOCALE[lang].number, { style: 'currency', currency });
+    AMOUNT_FORMATS.set(key, format);
+  }
+  return format;
+}
 
 /** "22 Nov 2026, 01:22" in English: for messages built outside a template (dates in Morocco time). */
 export function formatDate(iso: string | null | undefined, lang: Language = 'en'): string {
@@ -97,7 +112,9 @@ export function localeHelpers(lang: Language, t: TFunction) {
   return {
     formatDate: (iso: string | null | undefined) => formatDate(iso, lang),
     formatNumber: (n: number) => f.number.format(n),
-    formatAmount: (n: number) => f.amount.format(n),
+    /** An amount in its currency (MAD unless said otherwise), as `Intl` writes it in the page's language. */
+    formatAmount: (n: number | string, currency = 'MAD') => amountFormat(lang, currency).format(Number(n)),
+    formatMoney: (n: number | string) => f.money.format(Number(n)),
     formatPercent: (rate: number) => f.percent.format(rate),
     formatDuration: (seconds: number | null) =>
       seconds === null ? '' : seconds < 60 ? t('common.seconds', { s: seconds }) : t('common.minutesSeconds', { m: Math.floor(seconds / 60), s: seconds % 60 }),
