@@ -13,7 +13,7 @@ import { dataRouter } from './routes/data';
 import { healthRouter } from './routes/health';
 import { staticAssets } from './routes/assets';
 import { compressAnswers } from './routes/middleware/compression';
-import { createLimiter } from './routes/middleware/rate-limit';
+import { createLimiter, createRefusalLimiter } from './routes/middleware/rate-limit';
 import { hooksRouter } from './routes/hooks';
 import { chooseLanguage, createI18n } from './routes/middleware/i18n';
 import { openApiRouter } from './openapi';
@@ -88,19 +88,14 @@ export function createApp(deps: AppDeps): express.Express {
   // IP before anything is read, so a flood of bad signatures costs us no more than a counter.
   // A store's flash sale comes from a few of its IPs at hundreds a minute, and a store that gets
   // 429s drops its subscription: at /hooks/stores only refused messages count.
-  const hooksLimit = (name: string, countFailuresOnly: boolean) =>
-    createLimiter(
-      { redis: deps.redis, logger },
-      {
-        name,
-        windowMs: 60_000,
-        limit: config.limits.hooksPerIp,
-        countFailuresOnly,
-        onLimited: (_req, res) => res.status(429).json({ error: 'rate_limited' }),
-      },
-    );
-  const storesLimit = hooksLimit('hooks-stores-ip', true);
-  const callsLimit = hooksLimit('hooks-ip', false);
+  const hooksLimit = (name: string) => ({
+    name,
+    windowMs: 60_000,
+    limit: config.limits.hooksPerIp,
+    onLimited: (_req: express.Request, res: express.Response) => void res.status(429).json({ error: 'rate_limited' }),
+  });
+  const storesLimit = createRefusalLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-stores-ip'));
+  const callsLimit = createLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-ip'));
   const limitHooks: express.RequestHandler = (req, res, next) => (req.path.startsWith('/stores/') ? storesLimit : callsLimit)(req, res, next);
   app.use('/hooks', limitHooks, hooksRouter(services), jsonNotFound, jsonErrors);
 

@@ -100,7 +100,7 @@ const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 export function intakeSection(f: IntakeFigures): string[] {
   const ratio = f.intake.rps / f.create.rps;
-  const ms = (m: Measured) => `${(m.cpuMs.node + m.cpuMs.db).toFixed(2)}`;
+  const ms = (m: Measured) => `${(m.cpuMs.node + m.cpuMs.db).toFixed(2)} (${m.cpuMs.node.toFixed(2)} + ${m.cpuMs.db.toFixed(2)})`;
   return [
     '## Store intake',
     '',

@@ -104,5 +104,8 @@ describe('rate limits where strangers knock (issue 28, item 11)', () => {
     const res = await request(target).post('/hooks/calls/no-such-call').set('X-Forwarded-For', ip).send({}).expect(429);
     expect(res.body).to.deep.equal({ error: 'rate_limited' });
     expect(res.headers['retry-after']).to.match(/^\d+$/);
+    const store = `/hooks/stores/${crypto.randomUUID()}`;
+    await request(target).post(store).set('X-Forwarded-For', ip).send({}).expect(404);
+    expect((await request(target).post(store).set('X-Forwarded-For', ip).send({}).expect(429)).body).to.deep.equal({ error: 'rate_limited' });
   });
 });

@@ -194,3 +194,78 @@ async function countPair(redis: Redis, keys: [string, string], args: string[]): 
     return (await redis.eval(PAIR_SCRIPT, 2, ...keys, ...args)) as number[];
   }
 }
+
+/**
+ * A limit on refusals only, that costs an accepted request nothing: no counter is read or written
+ * for it. Each refused answer (a 4xx) is counted before it is sent, in Redis when there is one (so
+ * every process adds to one count) or in memory; once a client's count reaches the limit, the
+ * process that counted it answers that client `onLimited` until the window's end, with the draft-8
+ * `RateLimit`/`RateLimit-Policy` headers and `Retry-After` express-rate-limit would send. Another
+ * process learns of the limit at that client's next refusal there. Fail-open as the others.
+ *
+ * For a store's intake: a flash sale's accepted messages must never be slowed or refused by a
+ * counter, while a flood of bad signatures from one address is stopped.
+ */
+export function createRefusalLimiter(deps: LimiterDeps, options: Omit<LimiterOptions, 'countFailuresOnly'>): RequestHandler {
+  const key = options.key ?? clientIp;
+  const prefix = `rl:${options.name}:`;
+  const windowSeconds = Math.ceil(options.windowMs / 1000);
+  const policy = `"${options.name}"; q=${options.limit}; w=${windowSeconds}`;
+  const failed = storeFailureLog(deps.logger, prefix);
+  /** Clients over the limit, and when their window ends (ms since the epoch). */
+  const limited = new Map<string, number>();
+  const inMemory = new Map<string, { hits: number; resetAt: number }>();
+
+  const countInMemory = (client: string): [number, number] => {
+    const now = Date.now();
+    if (inMemory.size > 10_000) for (const [k, v] of inMemory) if (v.resetAt <= now) inMemory.delete(k);
+    const entry = inMemory.get(client);
+    if (!entry || entry.resetAt <= now) {
+      inMemory.set(client, { hits: 1, resetAt: now + options.windowMs });
+      return [1, options.windowMs];
+    }
+    entry.hits += 1;
+    return [entry.hits, entry.resetAt - now];
+  };
+  const count = async (client: string): Promise<[number, number]> => {
+    if (!deps.redis) return countInMemory(client);
+    try {
+      const [hits, ttl] = (await deps.redis.eval(REFUSAL_SCRIPT, 1, `${prefix}${client}`, String(options.windowMs))) as number[];
+      return [hits, ttl];
+    } catch (err) {
+      failed(err);
+      return [1, options.windowMs];
+    }
+  };
+
+  return (req, res, next) => {
+    const client = key(req);
+    const until = limited.get(client);
+    if (until !== undefined) {
+      const seconds = Math.ceil((until - Date.now()) / 1000);
+      if (seconds > 0) {
+        res.setHeader('RateLimit-Policy', `${policy}; pk=:${partitionKey(client)}:`);
+        res.setHeader('RateLimit', `"${options.name}"; r=0; t=${seconds}`);
+        res.setHeader('Retry-After', String(seconds));
+        return options.onLimited(req, res, seconds);
+      }
+      limited.delete(client);
+    }
+    // A refusal is counted before its answer leaves, so the client's next request already sees it.
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.end = ((...args: unknown[]) => {
+      if (res.statusCode < 400 || res.statusCode >= 500) return end(...args);
+      void count(client).then(([hits, ttl]) => {
+        if (hits >= options.limit) limited.set(client, Date.now() + ttl);
+        end(...args);
+      });
+      return res;
+    }) as Response['end'];
+    next();
+  };
+}
+
+/** INCR with the window set on the first hit; answers hits and milliseconds to the window's end. */
+const REFUSAL_SCRIPT = `local hits = redis.call("INCR", KEYS[1])
+if hits == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
+return { hits, redis.call("PTTL", KEYS[1]) }`;
