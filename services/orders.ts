@@ -686,29 +686,10 @@ export class OrderService {
     const id = crypto.randomUUID();
     const externalId = data.externalId ?? null;
     try {
-      const rows = await queryPrepared<{ id: string }>(this.knex, CREATE_FROM_STORE_MESSAGE, [
-        origin.storeConnectionId,
-        event.topic,
-        event.key,
-        externalId,
-        id,
-        origin.storeConnectionId,
-        externalId,
-        workspaceId,
-        id,
-        data.clientName,
-        data.phone,
-        data.storeName,
-        data.productsName,
-        data.address ?? null,
-        data.status,
-        origin.source,
-        origin.storeConnectionId,
-        externalId,
-        data.externalRef ?? null,
-        data.totalAmount ?? null,
-        data.currency ?? null,
-      ]);
+      const [workspace, ...order] = createValues(workspaceId, data, origin);
+      const claim = [origin.storeConnectionId, event.topic, event.key, externalId, id, origin.storeConnectionId, externalId];
+      // The claim's values, then the handler's workspace, then the order's own id before its columns.
+      const rows = await queryPrepared<{ id: string }>(this.knex, CREATE_FROM_STORE_MESSAGE, [...claim, workspace, id, ...order]);
       return rows[0]?.id ?? null;
     } catch (err) {
       if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return null;
