@@ -4,8 +4,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../db/embedded';
+import { Jobs } from '../db/jobs';
+import { createServices } from '../services';
 
 /** Everything the run started, stopped in reverse order whatever happens. */
 export class Cleanup {
@@ -147,4 +150,25 @@ export async function stopProcess(child: ChildProcess, graceMs = 30_000): Promis
 export function machine(): string {
   const cpus = os.cpus();
   return `${os.availableParallelism()} CPUs (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`;
+}
+
+/**
+ * The service layer in the bench's own process, with production settings, for work a scenario does
+ * directly (bursts of orders, plans, captured statements). `jwtSecret` and `publishableKey` matter
+ * only where tokens are checked; `allowPrivateUrls` where it calls a double on loopback.
+ */
+export function benchServices(knex: Knex, options: { jwtSecret?: string; publishableKey?: string; allowPrivateUrls?: boolean } = {}) {
+  return createServices(
+    knex,
+    {
+      bcryptCost: 4,
+      jwtSecret: options.jwtSecret ?? 'x'.repeat(32),
+      publicBaseUrl: 'https://ocs.bench.invalid',
+      publishableKey: options.publishableKey ?? 'pk',
+      isProduction: true,
+      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: options.allowPrivateUrls ?? true, deliveryTimeoutMs: 10_000 },
+      stores: { shopifyApiVersion: '2025-10' },
+    },
+    new Jobs(knex),
+  );
 }

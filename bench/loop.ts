@@ -5,11 +5,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { ROOT } from '../config';
-import { Jobs } from '../db/jobs';
 import { newMessageId, newSigningSecret, signedHeaders } from '../integrations/signing';
-import { createServices } from '../services';
 import type { Cleanup } from './infra';
-import { stopProcess } from './infra';
+import { benchServices, stopProcess } from './infra';
 import type { Account } from './seed';
 import { api } from './seed';
 
@@ -127,19 +125,7 @@ export async function loopBench(options: {
   await knex('credit_ledger').insert({ user_id: owner.owner_id, kind: 'grant', amount: 1_000_000 });
 
   // 1. A burst: orders created (with their jobs) before any worker runs, then one worker.
-  const services = createServices(
-    knex,
-    {
-      bcryptCost: 4,
-      jwtSecret: 'x'.repeat(32),
-      publicBaseUrl: 'https://ocs.bench.invalid',
-      publishableKey: 'pk',
-      isProduction: true,
-      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 },
-      stores: { shopifyApiVersion: '2025-10' },
-    },
-    new Jobs(knex),
-  );
+  const services = benchServices(knex);
   log(`loop: creating ${BURST} due orders`);
   for (let i = 0; i < BURST; i += 50) {
     await Promise.all(

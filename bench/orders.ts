@@ -1,11 +1,10 @@
 import type { Knex } from 'knex';
-import { Jobs } from '../db/jobs';
-import { createServices } from '../services';
 import { compare } from './load';
 import type { Measured, Target } from './load';
 import type { CpuMeter, MemorySampler } from './meters';
 import type { Account } from './seed';
 import { fillerWorkspaces, insertOrders, signUp } from './seed';
+import { benchServices } from './infra';
 
 const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
 const SMALL = 100;
@@ -47,19 +46,7 @@ async function watched<T>(memory: MemorySampler, work: () => Promise<T>): Promis
 }
 
 async function explainSearch(knex: Knex, workspaceId: string, q: string): Promise<string> {
-  const services = createServices(
-    knex,
-    {
-      bcryptCost: 4,
-      jwtSecret: 'x'.repeat(32),
-      publicBaseUrl: 'https://ocs.bench.invalid',
-      publishableKey: 'pk',
-      isProduction: true,
-      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: false, deliveryTimeoutMs: 10_000 },
-      stores: { shopifyApiVersion: '2025-10' },
-    },
-    new Jobs(knex),
-  );
+  const services = benchServices(knex, { allowPrivateUrls: false });
   const captured: Array<{ sql: string; bindings: unknown[] }> = [];
   const record = (query: { sql: string; bindings: unknown[] }) => captured.push(query);
   knex.on('query', record);

@@ -3,12 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { ROOT } from '../config';
-import { Jobs } from '../db/jobs';
-import { createServices } from '../services';
 import { hashKey } from '../services/api-keys';
 import type { BaselinePlan } from './baseline';
 import type { Cleanup, NodeProcess } from './infra';
-import { startNode } from './infra';
+import { benchServices, startNode } from './infra';
 import { CpuMeter } from './meters';
 import type { Account } from './seed';
 import { createKeys } from './seed';
@@ -102,19 +100,7 @@ export async function capturePlan(
   accounts: { small: Account; writer: Account },
   publishableKey: string,
 ): Promise<BaselinePlan> {
-  const services = createServices(
-    knex,
-    {
-      bcryptCost: 4,
-      jwtSecret: service.secrets.JWT_SECRET,
-      publicBaseUrl: PUBLIC_BASE_URL,
-      publishableKey,
-      isProduction: true,
-      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: true, deliveryTimeoutMs: 10_000 },
-      stores: { shopifyApiVersion: '2025-10' },
-    },
-    new Jobs(knex),
-  );
+  const services = benchServices(knex, { jwtSecret: service.secrets.JWT_SECRET, publishableKey });
   const [key] = await createKeys(service.url, accounts.small, 1);
   return {
     // What GET /api/orders issues: the first batch of the whole list, read whole (LIMIT NULL): one
