@@ -124,6 +124,10 @@ export class CallSettingsService {
         .insert({ workspace_id: workspaceId, ...row })
         .onConflict('workspace_id')
         .merge();
+      // Calls already waiting move to the new hours' next opening: a "next call" shown is a time a call can be made.
+      await trx('operations')
+        .where({ workspace_id: workspaceId, status: 'pending' })
+        .update({ next_attempt_at: trx.raw('call_due_at(workspace_id, next_attempt_at)') });
       return toSettings(row);
     });
   }

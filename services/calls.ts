@@ -99,14 +99,28 @@ export class CallService {
 
   // ---- the human queue --------------------------------------------------------------------
 
-  /** How many human calls are due now in the workspace. */
-  async dueCount(workspaceId: string): Promise<number> {
-    const row = await this.knex('operations as op')
-      .join('agents as a', 'a.id', 'op.agent_id')
-      .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
-      .where('op.next_attempt_at', '<=', this.now())
-      .first(this.knex.raw('count(*)::int AS n'));
-    return row.n;
+  /**
+   * The human queue as a member sees it: how many calls can be made now (none while the calling
+   * hours are closed), how many wait for a later time, and when the next one can be made (inside
+   * the calling hours; null when nothing waits).
+   */
+  async queue(workspaceId: string): Promise<{ dueNow: number; waiting: number; nextAt: Date | null }> {
+    const now = this.now();
+    const [settings, row] = await Promise.all([
+      this.settings.get(workspaceId),
+      this.knex('operations as op')
+        .join('agents as a', 'a.id', 'op.agent_id')
+        .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
+        .first(
+          this.knex.raw('count(*) FILTER (WHERE op.next_attempt_at <= ?)::int AS due', [now]),
+          this.knex.raw('count(*)::int AS waiting'),
+          this.knex.raw('min(op.next_attempt_at) AS first_at'),
+        ),
+    ]);
+    const open = isOpen(settings, now);
+    const dueNow = open ? row.due : 0;
+    const nextAt = row.first_at ? nextOpening(settings, row.first_at > now ? row.first_at : now) : null;
+    return { dueNow, waiting: row.waiting - dueNow, nextAt };
   }
 
   /** Claims the oldest due human call of the workspace for `userId`; null when nothing is due or the hours are closed. */

@@ -7,6 +7,7 @@ import type { OrderStatus } from '../../services/order-status';
 import type { OrderFlag } from '../../services/order-flags';
 import type { TFunction } from 'i18next';
 import { LANGUAGES } from '../../services/languages';
+import { elide } from '../middleware/i18n';
 import type { Language } from '../../services/languages';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
@@ -134,11 +135,12 @@ export function localeHelpers(lang: Language, t: TFunction) {
       const names = Object.keys(values);
       const marks = Object.fromEntries(names.map((name, i) => [name, `\u27e6${i}\u27e7`]));
       const text = escapeHtml(t(key, { ...values, ...marks }));
-      return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
+      const html = text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
         const value = values[names[Number(i)]];
         if (typeof value !== 'object') return `<bdi>${escapeHtml(String(value))}</bdi>`;
         return 'html' in value ? value.html : `<strong><bdi>${escapeHtml(value.strong)}</bdi></strong>`;
       });
+      return lang === 'fr' ? elide(html) : html;
     },
   };
 }

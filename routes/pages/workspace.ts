@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { languageOf } from '../middleware/i18n';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { ConflictError, isOwner, ValidationError } from '../../services/errors';
@@ -63,7 +64,7 @@ export function workspacePages(services: Services): Router {
 
   router.post('/workspace', (req, res) =>
     handleForm(req, res, 'name', async (name) => {
-      await services.workspaces.create(req.ctx!.user.id, name);
+      await services.workspaces.create(req.ctx!.user.id, name, undefined, languageOf(req));
       forgetContext(req);
       return req.t('workspacePage.notice.created', { workspace: name.trim() });
     }),
