@@ -5,6 +5,7 @@ import { newMessageId } from '../integrations/signing';
 import type { CallSettingsService } from './call-settings';
 import { isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
+import { msg } from './messages';
 import { lockOrderOfCall, lockOrdersOfOperations } from './locks';
 import type { Call, Operation, Outcome } from './operations';
 import { CALL_FIELDS, operationWithCalls, OUTCOMES, toCall } from './operations';
@@ -74,8 +75,8 @@ export function outcomeSchema(now: () => Date) {
       }
       const at = new Date(value.callbackAt).getTime();
       const current = now().getTime();
-      if (at <= current) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: 'callbackAt must be in the future' });
-      else if (at > current + 30 * 86_400_000) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: 'callbackAt must be at most 30 days ahead' });
+      if (at <= current) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: msg('future', { label: 'callbackAt' }) });
+      else if (at > current + 30 * 86_400_000) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: msg('within30', { label: 'callbackAt' }) });
     });
 }
 
@@ -119,7 +120,7 @@ export class CallService {
     ]);
     const open = isOpen(settings, now);
     const dueNow = open ? row.due : 0;
-    const nextAt = row.first_at ? nextOpening(settings, row.first_at > now ? row.first_at : now) : null;
+    const nextAt = row.first_at ? nextOpening(settings, new Date(Math.max(row.first_at.getTime(), now.getTime()))) : null;
     return { dueNow, waiting: row.waiting - dueNow, nextAt };
   }
 

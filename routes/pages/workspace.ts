@@ -6,7 +6,8 @@ import { ConflictError, isOwner, ValidationError } from '../../services/errors';
 import type { NewInvitation } from '../../services/invitations';
 import { forgetContext, requirePageUser, requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
-import { formValues, redirectWithNotice } from './forms';
+import { createOnce, formValues, pageMessage, redirectWithNotice } from './forms';
+import { translateMessage } from './view-helpers';
 
 export function workspacePages(services: Services): Router {
   const router = Router();
@@ -40,7 +41,7 @@ export function workspacePages(services: Services): Router {
       await services.members.remove(workspace, user.id, String(req.params.userId));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
-      return redirectWithNotice(req, res, '/workspace', err.message);
+      return redirectWithNotice(req, res, '/workspace', translateMessage(req.t, pageMessage(err)));
     }
     await redirectWithNotice(
       req,
@@ -56,7 +57,7 @@ export function workspacePages(services: Services): Router {
       await services.members.remove(workspace, user.id, user.id, req.sessionID);
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
-      return redirectWithNotice(req, res, '/workspace', `${err.message}.`);
+      return redirectWithNotice(req, res, '/workspace', translateMessage(req.t, pageMessage(err)));
     }
     forgetContext(req);
     await redirectWithNotice(req, res, '/workspace', req.t('workspacePage.notice.left', { workspace: workspace.name }));
@@ -74,7 +75,10 @@ export function workspacePages(services: Services): Router {
     const values = formValues(req, ['email']);
     const { user, workspace } = workspaceOf(req);
     try {
-      const created = await services.invitations.create(workspace, user.id, values);
+      const created = await createOnce(req, res, services.formTokens, 'invitation', '/workspace', (db) =>
+        services.invitations.create(workspace, user.id, values, db),
+      );
+      if (!created) return;
       // The join link is in this answer only: never in the session, a notice or a cache.
       secretAnswer(res);
       res.locals.notice = req.t('workspacePage.notice.linkCreated', { email: created.email });
