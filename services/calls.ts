@@ -226,7 +226,8 @@ export class CallService {
       await trx('calls').where({ id: call.id }).update({ dropped_at: this.now() });
       const [op] = await trx('operations')
         .where({ id: call.operation_id, status: 'in_progress' })
-        .update({ status: 'pending', next_attempt_at: this.now() })
+        // Due again at once, or at the next opening when the hours closed meanwhile.
+        .update({ status: 'pending', next_attempt_at: trx.raw('call_due_at(workspace_id, ?)', [this.now()]) })
         .returning('order_id');
       if (op) await trx('orders').where({ id: op.order_id, status: 'calling' }).update({ status: call.order_status_before });
     }
