@@ -125,10 +125,16 @@ export class CallSettingsService {
         .insert({ workspace_id: workspaceId, ...row })
         .onConflict('workspace_id')
         .merge();
-      // Calls already waiting move to the new hours' next opening: a "next call" shown is a time a call can be made.
-      await trx('operations')
-        .where({ workspace_id: workspaceId, status: 'pending' })
-        .update({ next_attempt_at: trx.raw('call_due_at(workspace_id, next_attempt_at)') });
+      // Calls already waiting keep to the new hours: one that waited for the old opening is due from
+      // now under the new hours; any other moves to the new hours' next opening if it falls outside them.
+      await trx.raw(
+        `UPDATE operations SET next_attempt_at = CASE
+           WHEN next_attempt_at > now() AND to_char(next_attempt_at AT TIME ZONE ?, 'HH24:MI:SS') = ?
+             THEN call_due_at(workspace_id, now())
+           ELSE call_due_at(workspace_id, next_attempt_at) END
+         WHERE workspace_id = ? AND status = 'pending'`,
+        [TIMEZONE, `${current.calling_hours.start}:00`, workspaceId],
+      );
       return toSettings(row);
     });
   }
