@@ -200,7 +200,7 @@ describe('calls pages (spec §5)', () => {
     const late = await createOrder(owner);
     const page = await owner.agent.get('/calls').expect(200);
     expect(page.text).to.match(/<dt>Due now<\/dt><dd>0<\/dd>/);
-    expect(page.text).to.match(/<dt>Waiting for a later time<\/dt><dd>2<\/dd>/);
+    expect(page.text).to.match(/<dt>Due later<\/dt><dd>2<\/dd>/);
     expect(page.text).to.match(/<button type="submit" disabled aria-describedby="calls-closed">Start next call<\/button>/);
     const opening = /<p class="card" id="calls-closed">[^<]*<strong><time datetime="([^"]+)"/.exec(page.text)![1];
     expect(casablancaLocal(new Date(opening)).slice(11)).to.equal(start);

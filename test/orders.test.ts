@@ -432,6 +432,7 @@ describe('POST /api/orders', () => {
 
     it('a failed create does not use up the key: after setting a handler the retry creates the order', async () => {
       const shop = await signUp();
+      await unsetOrderHandler(shop);
       await shop.agent.post('/api/orders').set('Idempotency-Key', 'retry-me').send(ORDER).expect(422);
       expect(await testKnex()('idempotency_keys').where({ workspace_id: shop.workspaceId })).to.have.length(0);
       await shop.agent.post('/api/agents').send({ name: 'Handler', orderHandler: true }).expect(201);
