@@ -8,7 +8,7 @@ export type Logger = pino.Logger;
  * lines, one per event; readable and coloured (pino-pretty) only when asked, for a developer's
  * terminal.
  */
-export function createLogger(level: string, options: { pretty?: boolean } = {}): Logger {
+export function createLogger(level: string, options: { pretty?: boolean; destination?: pino.DestinationStream } = {}): Logger {
   const settings: pino.LoggerOptions = {
     level,
     // Whatever logs an error (a request, a job, the job engine), a failed statement's values stay out.
@@ -24,7 +24,7 @@ export function createLogger(level: string, options: { pretty?: boolean } = {}):
       censor: '[redacted]',
     },
   };
-  if (!options.pretty) return pino(settings);
+  if (!options.pretty) return options.destination ? pino(settings, options.destination) : pino(settings);
   return pino(settings, pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
 }
 
@@ -49,9 +49,16 @@ export function withoutStatementValues(err: unknown): void {
   if (err === null || typeof err !== 'object') return;
   const fields = err as Record<string, unknown>;
   for (const name of VALUE_FIELDS) delete fields[name];
-  if (typeof fields.code === 'string' && fields.code.startsWith('22') && typeof fields.message === 'string') {
-    const message = fields.message;
-    const at = message.lastIndexOf(' - ');
-    fields.message = message.slice(0, at + 3) + message.slice(at + 3).replace(/"[^"]*"|'[^']*'/g, '"[redacted]"');
+  if (typeof fields.code === 'string' && fields.code.startsWith('22')) {
+    // The quoted values of Postgres's own words (after knex's "<sql> - "), in the message and in the stack's first line.
+    const redact = (line: string) => {
+      const at = line.lastIndexOf(' - ');
+      return line.slice(0, at + 3) + line.slice(at + 3).replace(/"[^"]*"|'[^']*'/g, '"[redacted]"');
+    };
+    if (typeof fields.message === 'string') fields.message = redact(fields.message);
+    if (typeof fields.stack === 'string') {
+      const [first, ...rest] = fields.stack.split('\n');
+      fields.stack = [redact(first), ...rest].join('\n');
+    }
   }
 }
