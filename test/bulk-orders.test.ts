@@ -33,9 +33,9 @@ async function endpoint(workspaceId: string, events: string[]): Promise<void> {
 
 /** What a test left for a worker of a later test: dispatch jobs and webhook deliveries of the workspace. */
 async function unqueue(workspaceId: string): Promise<void> {
-  await knex().raw("DELETE FROM pgboss.job WHERE name = 'operation-due' AND singleton_key IN (SELECT id::text FROM operations WHERE workspace_id = ?)", [
-    workspaceId,
-  ]);
+  const operationIds = await knex()('operations').where({ workspace_id: workspaceId }).pluck('id');
+  // One pass over the queue's jobs, whatever the planner knows of the table.
+  await knex().raw("DELETE FROM pgboss.job WHERE name = 'operation-due' AND singleton_key = ANY(?::text[])", [operationIds]);
   await knex()('webhook_deliveries').where({ workspace_id: workspaceId }).delete();
 }
 
