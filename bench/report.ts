@@ -2,6 +2,8 @@ import type { Measured } from './load';
 import type { LoopReport } from './loop';
 import type { CompressionFigures } from './compression';
 import { importBombSection } from './import-bomb';
+import { bulkInsertSection, importScalingSection } from './import-scaling';
+import type { BulkInsert, ImportScaling } from './import-scaling';
 import { intakeSection } from './intake';
 import type { IntakeFigures } from './intake';
 import type { ImportBombFigures } from './import-bomb';
@@ -39,6 +41,8 @@ export interface Report {
   webhooks?: WebhookFigures;
   compression?: CompressionFigures;
   importBomb?: ImportBombFigures;
+  importScaling?: ImportScaling;
+  bulkInsert?: BulkInsert;
   intake?: IntakeFigures;
   settings?: SettingsFigures;
 }
@@ -203,6 +207,8 @@ export function renderReport(report: Report): string {
     ...(report.orders ? ordersSection(report.orders) : []),
     ...(report.compression ? compressionLine(report.compression) : []),
     ...(report.importBomb ? importBombSection(report.importBomb) : []),
+    ...(report.importScaling ? importScalingSection(report.importScaling) : []),
+    ...(report.bulkInsert ? bulkInsertSection(report.bulkInsert) : []),
     ...(report.scale
       ? [
           '## Scale check',

@@ -16,6 +16,7 @@ import { ordersAtScale } from './orders';
 import { webhookBench } from './webhooks';
 import { compressionFigures } from './compression';
 import { importBombBench } from './import-bomb';
+import { bulkInsertBench, importScalingBench } from './import-scaling';
 import { intakeBench } from './intake';
 import type { Report, ScenarioResult } from './report';
 import { renderReport } from './report';
@@ -136,6 +137,11 @@ async function main(cleanup: Cleanup): Promise<void> {
   await timed('job queues', () => prepareJobs(db.url));
 
   const where = { databaseUrl: db.url, redisUrl: redis.url, cleanup };
+  // First, on the fresh database: the first imports a new deployment sees, then the bulk statement.
+  const importScaling = wanted('import-scaling')
+    ? await importScalingBench({ knex, where, logFile: path.join(tmp, 'service-import-scaling.log'), env, log })
+    : undefined;
+  const bulkInsert = wanted('bulk-insert') ? await bulkInsertBench(knex, log) : undefined;
   const service = await startService({ ...where, logFile: path.join(tmp, 'service.log') }, env);
   const serverMemory = new MemorySampler(service.child.pid!);
   log(`service: ${service.command} on ${service.url} (pid ${service.child.pid}); ${db.where}; Redis: ${redis.where}`);
@@ -240,6 +246,8 @@ async function main(cleanup: Cleanup): Promise<void> {
     orders,
     compression,
     importBomb,
+    importScaling,
+    bulkInsert,
     intake,
     settings,
     memory,
