@@ -27,6 +27,9 @@ const COLUMNS = [
   'external_ref',
   'total_amount',
   'currency',
+  'placed_at',
+  'city',
+  'note',
 ];
 
 async function shop(): Promise<Shop> {

@@ -27,7 +27,7 @@ export const MAX_CELLS = 1000;
  * without one, bytes that are valid UTF-8 are UTF-8, and anything else is Windows-1252, what Excel
  * in French writes for "CSV (séparateur : point-virgule)" (every byte is a character there).
  */
-export function encodingOf(file: Buffer): { encoding: CsvEncoding; bom: number } {
+function encodingOf(file: Buffer): { encoding: CsvEncoding; bom: number } {
   if (file[0] === 0xef && file[1] === 0xbb && file[2] === 0xbf) return { encoding: 'utf-8', bom: 3 };
   if (file[0] === 0xff && file[1] === 0xfe) return { encoding: 'utf-16le', bom: 2 };
   return { encoding: isUtf8(file) ? 'utf-8' : 'windows-1252', bom: 0 };

@@ -1,5 +1,5 @@
 /** Where the shops are: a date or a time written without a zone is Morocco's. */
-export const SHEET_TIME_ZONE = 'Africa/Casablanca';
+const SHEET_TIME_ZONE = 'Africa/Casablanca';
 
 const WALL_CLOCK = new Intl.DateTimeFormat('en-GB', {
   timeZone: SHEET_TIME_ZONE,

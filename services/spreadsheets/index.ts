@@ -6,10 +6,9 @@ import type { SheetRow } from './rows';
 import { looksLikeZip, readXlsx } from './xlsx';
 
 export { parseAmount } from './amounts';
-export { parseSheetDate, SHEET_TIME_ZONE } from './dates';
+export { parseSheetDate } from './dates';
 export { SHEET_MAX_BYTES, SHEET_MAX_ROWS, TooManyRowsError } from './bounds';
 export type { SheetRow } from './rows';
-export type { CsvEncoding, CsvSeparator } from './csv';
 
 /** A spreadsheet read as far as its header: its rows come as they are read. */
 export interface OpenedSheet {
