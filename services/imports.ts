@@ -9,6 +9,7 @@ import { InvalidStatusError, validNewOrder } from './orders';
 import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders';
 import { openSpreadsheet, parseAmount, parseSheetDate, SHEET_MAX_BYTES, SHEET_MAX_ROWS, TooManyRowsError } from './spreadsheets';
 import type { OpenedSheet, SheetRow } from './spreadsheets';
+import { unsafeTextAt } from './validation';
 
 export const IMPORT_MAX_BYTES = SHEET_MAX_BYTES;
 export const IMPORT_MAX_ROWS = SHEET_MAX_ROWS;
@@ -144,6 +145,8 @@ function inOrders(err: unknown): unknown {
 async function openOrdersFile(file: Buffer): Promise<OrdersFile> {
   const sheet = await openSpreadsheet(file, { maxBytes: IMPORT_MAX_BYTES, maxRows: IMPORT_MAX_ROWS });
   try {
+    // A header holding NUL is binary data (a PNG, a zip that is no workbook); a NUL in a row skips that row.
+    if (unsafeTextAt(sheet.header.cells)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
     const { columns, ignored } = columnsOf(sheet.header.cells);
     return { sheet, width: sheet.header.cells.length, columns, ignored };
   } catch (err) {

@@ -129,8 +129,6 @@ export interface CsvSheet {
 export function readCsv(file: Buffer, bounds: SheetBounds): CsvSheet {
   const { encoding, bom } = encodingOf(file);
   const body = file.subarray(bom);
-  // A text file holds no NUL; UTF-16 holds one in every Latin character.
-  if (encoding !== 'utf-16le' && body.includes(0)) throw unreadable('The file is not a CSV text file (it holds binary data)');
   const separator = separatorOf(new TextDecoder(encoding).decode(body.subarray(0, 64 * 1024)));
   return { encoding, separator, rows: csvRows(body, encoding, separator, bounds) };
 }
