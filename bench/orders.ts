@@ -119,6 +119,13 @@ export async function ordersAtScale(options: {
     ['`GET /api/orders?limit=50`', async () => '/api/orders?limit=50'],
     ["phone search `GET /api/orders?q=06…` (a customer's number)", async (account) => `/api/orders?q=${encodeURIComponent(await phoneOf(account))}`],
     ["name search `GET /api/orders?q=<a customer's name>`", async () => `/api/orders?q=${encodeURIComponent(name)}`],
+    // Daily work §3: what customers say. The seed's references are #1001, #1002… in each workspace,
+    // its cities twelve (one order in twelve each), its addresses "<n> Rue Mohammed V, Casablanca".
+    ['store reference `GET /api/orders?q=%231042`', async () => `/api/orders?q=${encodeURIComponent('#1042')}`],
+    ['store reference without `#` `GET /api/orders?q=1042`', async () => '/api/orders?q=1042'],
+    ['city without its accent `GET /api/orders?q=fes`', async () => '/api/orders?q=fes'],
+    ['address `GET /api/orders?q=42 rue mohammed`', async () => `/api/orders?q=${encodeURIComponent('42 rue mohammed')}`],
+    ['`/orders?q=fes` page (its total counted up to 10,000)', async () => '/orders?q=fes'],
   ];
   for (const [what, path] of cases) {
     // The two workspaces in alternating segments, as the service and the baseline are compared:

@@ -73,6 +73,8 @@ export async function createKeys(baseUrl: string, account: Account, count: numbe
 /** Names as a Moroccan shop's customers have them (1,600 pairs), so that search figures are realistic. */
 const FIRST_NAMES = `(ARRAY['Amina','Fatima','Khadija','Youssef','Mohamed','Omar','Salma','Hajar','Imane','Soukaina','Meryem','Zineb','Nadia','Rachid','Hamza','Ayoub','Mehdi','Karim','Samir','Hicham','Nour','Yasmine','Siham','Latifa','Hassan','Abdelali','Ilyas','Anas','Réda','Othmane','Ghita','Kenza','Loubna','Wiam','Chaïmae','Houda','Saïd','Brahim','Driss','Aïcha'])`;
 const LAST_NAMES = `(ARRAY['Benali','El Idrissi','Alaoui','Bennani','Tazi','Fassi','Berrada','Chraibi','Lahlou','Ouazzani','Benjelloun','Sefrioui','Kettani','Zniber','Amrani','Naciri','El Amrani','Bouzidi','Haddad','Mansouri','Cherkaoui','Filali','Skalli','Guessous','Lamrani','Belkadi','Rami','Sbai','Hakimi','Bakkali','Mernissi','Slaoui','Squalli','Tahiri','Benkirane','Ait Taleb','Ouhammou','Bensouda','El Khatib','Zemmouri'])`;
+/** Cities as shops write them (accents and all), so that a city search finds one order in twelve. */
+const CITIES = `(ARRAY['Casablanca','Rabat','Marrakech','Fès','Tanger','Agadir','Meknès','Oujda','Kénitra','Tétouan','Salé','El Jadida'])`;
 const STATUSES = `(ARRAY['pending','processing','calling','confirmed','unconfirmed','failed','no-answer','postponed','order-changed','unrecognized'])`;
 
 /**
@@ -82,9 +84,10 @@ const STATUSES = `(ARRAY['pending','processing','calling','confirmed','unconfirm
 export async function insertOrders(knex: Knex, workspaceIds: string[], perWorkspace: number): Promise<void> {
   await knex.raw(
     `WITH inserted AS (
-       INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id)
+       INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, city, external_ref, status, created_at, operation_id)
        SELECT w.id, ${FIRST_NAMES}[1 + floor(random() * 40)::int] || ' ' || ${LAST_NAMES}[1 + floor(random() * 40)::int], '+21261' || lpad(floor(random() * 10000000)::int::text, 7, '0'),
               'Atlas Store', 'Argan oil 250 ml, black soap', CASE WHEN g % 3 = 0 THEN NULL ELSE g || ' Rue Mohammed V, Casablanca' END,
+              ${CITIES}[1 + g % 12], '#' || (1000 + g),
               ${STATUSES}[1 + g % 10], now() - random() * interval '365 days', gen_random_uuid()
          FROM unnest(?::uuid[]) AS w(id) CROSS JOIN generate_series(1, ?) AS g
        RETURNING id, workspace_id, created_at, operation_id

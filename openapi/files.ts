@@ -15,6 +15,9 @@ export const ImportResultBody = named(
       .array(z.looseObject({ line: z.number().int(), fields: z.record(z.string(), z.string()) }))
       .meta({ description: 'The skipped lines, by line number, with the reason per field' }),
     order_ids: z.array(uuid).meta({ description: 'The new orders, in the order of the file' }),
+    format: z.enum(['csv', 'xlsx']).meta({ description: 'What the file was read as' }),
+    encoding: z.enum(['utf-8', 'windows-1252', 'utf-16le']).nullable().meta({ description: "A CSV file's encoding; null for XLSX" }),
+    ignored_columns: z.array(z.string()).meta({ description: 'Header cells that name no column the import reads (the first 20), as written' }),
   }),
 );
 
@@ -28,9 +31,9 @@ export function register(b: OpenApiBuilder): void {
       path: '/api/orders/import',
       tag: 'Import and export',
       security: ['session'],
-      summary: 'Import orders from a CSV file',
+      summary: 'Import orders from a CSV or XLSX file',
       description:
-        'The file is the body (UTF-8, with or without BOM, `,` or `;`). The header names the columns (English, French or Arabic names; case and accents ignored). Valid lines are imported in one transaction; the others are reported.',
+        'The file is the body: CSV (UTF-8 with or without BOM, UTF-16 with BOM, or Windows-1252 when not UTF-8; `,`, `;` or tab) or an XLSX workbook (its first sheet). The header names the columns (English, French or Arabic names; case and accents ignored), among them `city`/`ville`, `note`/`remarque` and an order date (`date`, `date de commande`: dd/mm/yyyy [hh:mm], ISO 8601 or an Excel date, Morocco time when no zone) kept as `placed_at`. Amounts as French or English spreadsheets write them (`2 490,00`, `1.250,00`, `349.50`). Valid lines are imported in one transaction; the others are reported.',
       parameters: [idempotencyKey],
       body: { media: 'text/csv', example: SAMPLE },
       responses: {
@@ -42,6 +45,9 @@ export function register(b: OpenApiBuilder): void {
             skipped: 1,
             errors: [{ line: 3, fields: { phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78' } }],
             order_ids: ['0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10'],
+            format: 'csv',
+            encoding: 'windows-1252',
+            ignored_columns: ['Livreur'],
           },
           headers: replayedHeader,
         },

@@ -35,8 +35,11 @@ export const OrderBody = named(
     store_name: z.string(),
     products_name: z.string(),
     address: z.string().nullable(),
+    city: z.string().nullable().meta({ description: 'The delivery city, e.g. `Marrakech` (at most 100 characters)' }),
+    note: z.string().nullable().meta({ description: "The customer's or the shop's remark (at most 1,000 characters)" }),
     status: OrderStatus,
     created_at: instant,
+    placed_at: instant.nullable().meta({ description: "When the shop took the order (an imported file's date column); null when unknown" }),
     operation_id: uuid.nullable().meta({ description: "The order's current (latest) operation" }),
     flags: z.array(OrderFlag).meta({ description: 'Set when the order is created, whatever path created it; `[]` when none' }),
     source: OrderSource,
@@ -45,9 +48,9 @@ export const OrderBody = named(
     external_ref: z.string().nullable().meta({ description: 'What the shop calls the order, e.g. `#1001`' }),
     total_amount: z
       .string()
-      .regex(/^\d+\.\d{2}$/)
+      .regex(/^\d+(\.\d{2,3})?$/)
       .nullable()
-      .meta({ description: 'The amount to collect, a decimal with two places, e.g. `"349.00"`' }),
+      .meta({ description: 'The amount to collect, with its currency\'s number of decimals (ISO 4217), e.g. `"349.00"` MAD, `"89.350"` TND' }),
     currency: z.string().nullable().meta({ description: 'ISO 4217; `MAD` when an amount was given without one' }),
   }),
 );
@@ -59,9 +62,12 @@ export const ORDER_EXAMPLE = {
   phone: '+212612345678',
   store_name: 'Atlas',
   products_name: 'Argan oil 250 ml',
-  address: 'Rue 12, Maarif, Casablanca',
+  address: 'Rue 12, Maarif',
+  city: 'Casablanca',
+  note: 'Call after 18:00',
   status: 'pending',
   created_at: '2026-11-23T13:05:00.000Z',
+  placed_at: null,
   operation_id: '9a4e2b6c-1d3f-4a5b-8c7d-0e1f2a3b4c5d',
   flags: [],
   source: 'api',

@@ -1,9 +1,4 @@
-import { isUtf8 } from 'node:buffer';
 import crypto from 'node:crypto';
-import { Readable } from 'node:stream';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { parse as csvParser, CsvError } from 'csv-parse';
-import type { Parser } from 'csv-parse';
 import type { Knex } from 'knex';
 import { AppError, ValidationError } from './errors';
 import type { FieldErrors } from './errors';
@@ -12,64 +7,69 @@ import { requestHash } from './idempotency';
 import { ORDER_STATUSES } from './order-status';
 import { InvalidStatusError, validNewOrder } from './orders';
 import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders';
+import { openSpreadsheet, parseAmount, parseSheetDate, SHEET_MAX_BYTES, SHEET_MAX_ROWS, TooManyRowsError } from './spreadsheets';
+import type { OpenedSheet, SheetRow } from './spreadsheets';
 import { unsafeTextAt } from './validation';
 
-export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
-export const IMPORT_MAX_ROWS = 20_000;
+export const IMPORT_MAX_BYTES = SHEET_MAX_BYTES;
+export const IMPORT_MAX_ROWS = SHEET_MAX_ROWS;
 /** Rows of a file checked, then inserted by one statement, at a time. */
 const IMPORT_BATCH = 1000;
-/**
- * Bytes of the file handed to the parser at a time. A row takes two at least (a character and its
- * line break), so one slice never makes more than a batch of rows.
- */
-const SLICE_BYTES = 2 * IMPORT_BATCH;
-/**
- * Cells a line is split into at most: the rest of a longer line stays in its last cell. Without it a
- * line of ten million commas is an array of ten million cells; with it a line holds a few kB of
- * pointers whatever its length (a wide shop export has under a hundred columns).
- */
+/** Cells a CSV line is split into at most (see spreadsheets/csv.ts). */
 const MAX_CELLS = 1000;
 /** Longer than any name in COLUMN_NAMES: such a header cell is no column of ours, whatever its text. */
 const MAX_COLUMN_NAME = 100;
-/**
- * Lines with another number of cells than the header (blank or not) a file may hold. The parser
- * builds an error object for each (some 40 µs), before it skips a blank one: a file of five million
- * whitespace-only lines, which holds no row, would take minutes. A file of orders has at most
- * 20,000 such rows (one per order), and room for as many blank lines again.
- */
+/** Blank or uneven lines a file may hold (see spreadsheets/bounds.ts): twice its rows. */
 export const IMPORT_MAX_UNEVEN_LINES = 2 * IMPORT_MAX_ROWS;
+/** Ignored columns named on the result at most (a file of a thousand unknown columns names the first ones). */
+const MAX_IGNORED_NAMED = 20;
 
 export interface ImportResult {
   imported: number;
   skipped: number;
   errors: Array<{ line: number; fields: FieldErrors }>;
   order_ids: string[];
+  /** What the file was read as: `csv` or `xlsx`. */
+  format: 'csv' | 'xlsx';
+  /** A CSV file's encoding (`utf-8`, `windows-1252`, `utf-16le`); null for XLSX. */
+  encoding: string | null;
+  /** Header cells that name no column we read, as written in the file. */
+  ignored_columns: string[];
 }
 
+/** What a column of an import file can hold: an order's field, or the date the shop took the order. */
+export type ImportField = OrderField | 'placedAt';
+
 /** Column names each field is known by, in English, French and Arabic (compared without case or accents). */
-export const COLUMN_NAMES: Record<OrderField, string[]> = {
+export const COLUMN_NAMES: Record<ImportField, string[]> = {
   clientName: ['client_name', 'clientName', 'name', 'client', 'nom', 'nom complet', 'الاسم'],
   phone: ['phone', 'telephone', 'téléphone', 'tel', 'mobile', 'الهاتف'],
   storeName: ['store_name', 'storeName', 'store', 'boutique', 'magasin', 'المتجر'],
   productsName: ['products_name', 'productsName', 'products', 'product', 'produit', 'produits', 'article', 'المنتج'],
   address: ['address', 'adresse', 'العنوان'],
+  city: ['city', 'ville', 'المدينة'],
+  note: ['note', 'notes', 'remarque', 'commentaire', 'ملاحظة'],
   externalId: ['external_id', 'externalId', 'identifiant boutique', 'رقم الطلب في المتجر'],
   externalRef: ['external_ref', 'externalRef', 'reference', 'référence', 'المرجع'],
   totalAmount: ['total_amount', 'totalAmount', 'total', 'montant', 'المبلغ'],
   currency: ['currency', 'devise', 'العملة'],
+  placedAt: ['placed_at', 'placedAt', 'date', 'date de commande', 'order date', 'تاريخ الطلب'],
   status: ['status', 'statut', 'الحالة'],
 };
-const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
-const FIELD_LABEL: Record<OrderField, string> = {
+const REQUIRED: ImportField[] = ['clientName', 'phone', 'storeName', 'productsName'];
+const FIELD_LABEL: Record<ImportField, string> = {
   clientName: 'client name',
   phone: 'phone',
   storeName: 'store',
   productsName: 'products',
   address: 'address',
+  city: 'city',
+  note: 'note',
   externalId: 'external id',
   externalRef: 'order reference',
   totalAmount: 'total',
   currency: 'currency',
+  placedAt: 'order date',
   status: 'status',
 };
 
@@ -82,140 +82,21 @@ function columnKey(name: string): string {
     .replace(/[\s_-]+/g, '');
 }
 
-const FIELD_BY_KEY = new Map<string, OrderField>(
-  (Object.entries(COLUMN_NAMES) as Array<[OrderField, string[]]>).flatMap(([field, names]) => names.map((name) => [columnKey(name), field] as const)),
+const FIELD_BY_KEY = new Map<string, ImportField>(
+  (Object.entries(COLUMN_NAMES) as Array<[ImportField, string[]]>).flatMap(([field, names]) => names.map((name) => [columnKey(name), field] as const)),
 );
 
-/** The file is refused whole unless it is UTF-8 text (a BOM is dropped as it is read) of 10 MB at most. */
-function checkFile(file: Buffer): void {
-  if (file.length === 0) throw new ValidationError({ file: 'The file is empty' });
-  if (file.length > IMPORT_MAX_BYTES) throw new AppError(413, 'The file is larger than 10 MB: split it and import each part', 'PAYLOAD_TOO_LARGE');
-  if (!isUtf8(file)) {
-    throw new ValidationError({ file: 'The file is not UTF-8 text. In your spreadsheet, save it as "CSV UTF-8" and import that file' });
-  }
-}
-
-/** Quoted fields may span lines; a file saved by several tools may mix CRLF, LF and CR: all become LF. */
-function oneLineEnding(text: string): string {
-  return text.replace(/\r\n?/g, '\n');
-}
-
-/** Excel in French locales separates with `;`: the header line tells which separator the file uses. */
-function separatorOf(file: Buffer): ';' | ',' {
-  // Empty lines before the header are skipped by the parser: look at the line it reads as the header.
-  // The file's first 64 kB tell `;` from `,` as well as the whole (it may be one line of 10 MB).
-  const head = oneLineEnding(new TextDecoder().decode(file.subarray(0, 64 * 1024)));
-  const header = head.split('\n', 50).find((line) => line.trim() !== '') ?? '';
-  const count = (c: string) => header.split(c).length - 1;
-  return count(';') > count(',') ? ';' : ',';
-}
-
-interface Row {
-  line: number;
-  cells: string[];
-}
-
-/**
- * The line where the quoted field that is never closed opens. The parser only reports the end of
- * the file, which points the user at a line with nothing wrong on it.
- */
-function unclosedQuoteLine(text: string, delimiter: string): number | undefined {
-  let line = 1;
-  let openedAt: number | undefined;
-  let fieldStart = true;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (openedAt !== undefined) {
-      if (c === '"' && text[i + 1] === '"') i += 1;
-      else if (c === '"') openedAt = undefined;
-      else if (c === '\n') line += 1;
-      fieldStart = false;
-      continue;
-    }
-    // A quote opens a quoted field only at the start of a field; elsewhere it is text.
-    if (c === '"' && fieldStart) openedAt = line;
-    if (c === '\n') line += 1;
-    fieldStart = c === delimiter || c === '\n';
-  }
-  return openedAt;
-}
-
-/** Line breaks inside a row's cells: quoted fields that span lines. */
-function lineBreaksIn(cells: string[]): number {
-  let count = 0;
-  for (const cell of cells) {
-    for (let at = cell.indexOf('\n'); at !== -1; at = cell.indexOf('\n', at + 1)) count += 1;
-  }
-  return count;
-}
-
-/**
- * The file's text for the parser, a slice at a time, one slice per turn of the event loop: other
- * requests go on meanwhile. A file with too many uneven lines is refused here, once the parser has
- * read them.
- */
-async function* slicesFor(parser: Parser, file: Buffer): AsyncGenerator<string> {
-  // Streaming: a character cut in two by a slice's end is completed by the next slice.
-  const decoder = new TextDecoder();
-  let carriageReturn = false;
-  for (let start = 0; start < file.length; start += SLICE_BYTES) {
-    let text: string = (carriageReturn ? '\r' : '') + decoder.decode(file.subarray(start, start + SLICE_BYTES), { stream: true });
-    // A CR that ends a slice may be the first half of a CRLF: it goes with the next slice.
-    carriageReturn = text.endsWith('\r') && start + SLICE_BYTES < file.length;
-    if (carriageReturn) text = text.slice(0, -1);
-    if (text !== '') yield oneLineEnding(text);
-    await nextTurn();
-    if (parser.info.invalid_field_length > IMPORT_MAX_UNEVEN_LINES) {
-      // The reader gets this error in place of the rows the parser still holds.
-      const message = `The file was not imported: over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} of its lines are blank or have another number of cells than the header. Remove the blank lines and import it again`;
-      parser.destroy(new AppError(413, message, 'TOO_MANY_ROWS'));
-      return;
-    }
-  }
-}
-
-/**
- * The rows of a CSV file, read as they are needed: the parser reads a few slices (some kB) ahead of
- * the reader, and stops when the reader does. Rows whose cells are all blank are left out.
- */
-async function* csvRows(file: Buffer): AsyncGenerator<Row> {
-  const delimiter = separatorOf(file);
-  const parser = csvParser({
-    delimiter,
-    record_delimiter: '\n',
-    relax_column_count: true,
-    relax_quotes: true,
-    skip_empty_lines: true,
-    skip_records_with_empty_values: true,
-    ignore_last_delimiters: MAX_CELLS,
-    info: true,
-  });
-  const source = Readable.from(slicesFor(parser, file));
-  source.pipe(parser);
-  try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      // `lines` is where a row ends; a quoted field with line breaks makes it start earlier.
-      yield { line: info.lines - lineBreaksIn(record), cells: record };
-    }
-  } catch (err) {
-    if (!(err instanceof CsvError)) throw err;
-    const unclosed = err.code === 'CSV_QUOTE_NOT_CLOSED';
-    const at =
-      (unclosed ? unclosedQuoteLine(oneLineEnding(new TextDecoder().decode(file)), delimiter) : undefined) ?? (err as CsvError & { lines?: number }).lines;
-    const reason = unclosed ? 'a quoted field opens here and is never closed' : 'this line is not valid CSV';
-    throw new ValidationError({ file: `Line ${at ?? '?'}: ${reason}` });
-  } finally {
-    source.destroy();
-  }
-}
-
-/** Which cell holds each field, from the header; a file missing a required column is refused whole. */
-function columnsOf(header: string[]): Partial<Record<OrderField, number>> {
-  const columns: Partial<Record<OrderField, number>> = {};
+/** Which cell holds each field, from the header, and the named columns we do not read; a file missing a required column is refused whole. */
+function columnsOf(header: string[]): { columns: Partial<Record<ImportField, number>>; ignored: string[] } {
+  const columns: Partial<Record<ImportField, number>> = {};
+  const ignored: string[] = [];
   const fields: FieldErrors = {};
   header.forEach((name, index) => {
     const field = name.length > MAX_COLUMN_NAME ? undefined : FIELD_BY_KEY.get(columnKey(name));
-    if (!field) return;
+    if (!field) {
+      if (name.trim() !== '' && ignored.length < MAX_IGNORED_NAMED) ignored.push(name.trim().slice(0, MAX_COLUMN_NAME));
+      return;
+    }
     if (columns[field] !== undefined) {
       fields[field] = `Two columns hold the ${FIELD_LABEL[field]}: "${header[columns[field]!].trim()}" and "${name.trim()}"; keep one`;
     }
@@ -225,7 +106,7 @@ function columnsOf(header: string[]): Partial<Record<OrderField, number>> {
     if (columns[field] === undefined) fields[field] = `No column for the ${FIELD_LABEL[field]}: name one ${COLUMN_NAMES[field].join(', ')}`;
   }
   if (Object.keys(fields).length > 0) throw new ValidationError(fields, 'The header row does not name the columns an order needs');
-  return columns;
+  return { columns, ignored };
 }
 
 /** A line's reasons, in the order of the columns of an order (jsonb keeps keys in an order of its own). */
@@ -237,62 +118,65 @@ function inFieldOrder(fields: FieldErrors): FieldErrors {
   return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
 }
 
-/** A CSV file of orders read as far as its header: its rows come as they are read. */
+/** A file of orders read as far as its header: its rows come as they are read. */
 interface OrdersFile {
+  sheet: OpenedSheet;
   /** The number of cells the header names. */
   width: number;
-  columns: Partial<Record<OrderField, number>>;
-  /** The rows after the header; end it (`return()`) when not read to its end. */
-  rows: AsyncGenerator<Row>;
+  columns: Partial<Record<ImportField, number>>;
+  ignored: string[];
+}
+
+/** A file past the row bound is answered in orders, the unit of this import. */
+function inOrders(err: unknown): unknown {
+  if (!(err instanceof TooManyRowsError)) return err;
+  return new AppError(
+    413,
+    `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has more. Split it and import each part`,
+    'TOO_MANY_ROWS',
+  );
 }
 
 /**
- * Reads the header of a CSV file of orders, and refuses the file whole when it cannot be imported
- * (not UTF-8 text, no header, a required column missing). The rest is refused while it is read.
+ * Reads the header of a file of orders (CSV or XLSX, see services/spreadsheets), and refuses the
+ * file whole when it cannot be imported (no header, a required column missing). The rest is refused
+ * while it is read.
  */
-async function openOrdersCsv(file: Buffer): Promise<OrdersFile> {
-  checkFile(file);
-  const rows = csvRows(file);
+async function openOrdersFile(file: Buffer): Promise<OrdersFile> {
+  const sheet = await openSpreadsheet(file, { maxBytes: IMPORT_MAX_BYTES, maxRows: IMPORT_MAX_ROWS });
   try {
-    const { value: header } = await rows.next();
-    if (!header) throw new ValidationError({ file: 'The file is empty' });
-    // A header holding NUL is binary data (UTF-16, a spreadsheet's zip); a NUL in a row skips that row.
-    if (unsafeTextAt(header.cells)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
-    return { width: header.cells.length, columns: columnsOf(header.cells), rows };
+    // A header holding NUL is binary data (a PNG, a zip that is no workbook); a NUL in a row skips that row.
+    if (unsafeTextAt(sheet.header.cells)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
+    const { columns, ignored } = columnsOf(sheet.header.cells);
+    return { sheet, width: sheet.header.cells.length, columns, ignored };
   } catch (err) {
-    await rows.return(undefined);
+    await sheet.rows.return(undefined);
     throw err;
   }
 }
 
-/**
- * The file's rows, IMPORT_BATCH at a time. The row past IMPORT_MAX_ROWS refuses the file (413)
- * without another line read; so does the end of a file with no row (400).
- */
-async function* batchesOf(rows: AsyncIterable<Row>): AsyncGenerator<Row[]> {
-  let batch: Row[] = [];
+/** The file's rows, IMPORT_BATCH at a time; the end of a file with no row is a 400. */
+async function* batchesOf(rows: AsyncIterable<SheetRow>): AsyncGenerator<SheetRow[]> {
+  let batch: SheetRow[] = [];
   let count = 0;
-  for await (const row of rows) {
-    count += 1;
-    if (count > IMPORT_MAX_ROWS) {
-      throw new AppError(
-        413,
-        `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has more. Split it and import each part`,
-        'TOO_MANY_ROWS',
-      );
+  try {
+    for await (const row of rows) {
+      count += 1;
+      batch.push(row);
+      if (batch.length === IMPORT_BATCH) {
+        yield batch;
+        batch = [];
+      }
     }
-    batch.push(row);
-    if (batch.length === IMPORT_BATCH) {
-      yield batch;
-      batch = [];
-    }
+  } catch (err) {
+    throw inOrders(err);
   }
   if (count === 0) throw new ValidationError({ file: 'The file has a header row but no orders' });
   if (batch.length > 0) yield batch;
 }
 
 /** Checks rows of a file by the rules of POST /api/orders: the valid orders, and the reasons of the others by line. */
-function checkRows(file: OrdersFile, rows: Row[]): { valid: ValidOrder[]; errors: ImportResult['errors'] } {
+function checkRows(file: OrdersFile, rows: SheetRow[]): { valid: ValidOrder[]; errors: ImportResult['errors'] } {
   const valid: ValidOrder[] = [];
   const errors: ImportResult['errors'] = [];
   for (const row of rows) {
@@ -301,36 +185,46 @@ function checkRows(file: OrdersFile, rows: Row[]): { valid: ValidOrder[]; errors
       errors.push({ line: row.line, fields: { line: `This line has ${cells}; the header names ${file.width} columns` } });
       continue;
     }
+    const cell = (field: ImportField) => {
+      const index = file.columns[field];
+      return index === undefined ? undefined : (row.cells[index] ?? '');
+    };
     const input: OrderInput = {};
-    for (const [field, index] of Object.entries(file.columns) as Array<[OrderField, number]>) {
-      const cell = row.cells[index] ?? '';
-      if (field === 'status') input.status = cell.trim() === '' ? undefined : cell.trim().toLowerCase();
-      else input[field] = cell;
+    for (const field of Object.keys(file.columns) as ImportField[]) {
+      if (field !== 'placedAt' && field !== 'status' && field !== 'totalAmount') input[field] = cell(field);
     }
-    const checked = checkRow(input);
+    const checked = checkRow(input, { status: cell('status'), amount: cell('totalAmount'), placedAt: cell('placedAt') });
     if ('fields' in checked) errors.push({ line: row.line, fields: checked.fields });
     else valid.push(checked.order);
   }
   return { valid, errors };
 }
 
-/** One row by the rules of POST /api/orders, with every bad field named (a bad status does not hide a bad phone). */
-function checkRow(input: OrderInput): { order: ValidOrder } | { fields: FieldErrors } {
+/**
+ * One row by the rules of POST /api/orders, with every bad field named (a bad status does not hide a
+ * bad phone). The amount is read as people type it (`2 490,00`), the date as spreadsheets write it.
+ */
+function checkRow(input: OrderInput, cells: { status?: string; amount?: string; placedAt?: string }): { order: ValidOrder } | { fields: FieldErrors } {
   const fields: FieldErrors = {};
-  if (input.status !== undefined && !(ORDER_STATUSES as readonly unknown[]).includes(input.status)) {
-    fields.status = new InvalidStatusError().message;
-  }
+  const status = cells.status?.trim() ? cells.status.trim().toLowerCase() : undefined;
+  if (status !== undefined && !(ORDER_STATUSES as readonly unknown[]).includes(status)) fields.status = new InvalidStatusError().message;
+  const amountCell = cells.amount?.trim() ?? '';
+  const amount = amountCell === '' ? null : parseAmount(amountCell);
+  if (amount === undefined) fields.totalAmount = 'Total amount must be a number such as 349 or 349.50';
+  const dateCell = cells.placedAt?.trim() ?? '';
+  const placedAt = dateCell === '' ? null : parseSheetDate(dateCell);
+  if (placedAt === undefined) fields.placedAt = 'Order date must be a date such as 24/11/2026 or 24/11/2026 14:30';
   try {
-    const order = validNewOrder({ ...input, status: fields.status ? undefined : input.status });
-    if (!fields.status) return { order };
+    const order = validNewOrder({ ...input, totalAmount: amount ?? null, status: fields.status ? undefined : status });
+    if (Object.keys(fields).length === 0) return { order: { ...order, placedAt } };
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
-    Object.assign(fields, err.fields);
+    for (const [name, reason] of Object.entries(err.fields)) fields[name] ??= reason;
   }
   return { fields: inFieldOrder(fields) };
 }
 
-/** Imports a CSV file of orders: every valid row by the rules of POST /api/orders, all in one transaction. */
+/** Imports a CSV or XLSX file of orders: every valid row by the rules of POST /api/orders, all in one transaction. */
 export class ImportService {
   constructor(
     private readonly knex: Knex,
@@ -341,11 +235,12 @@ export class ImportService {
   async importCsv(workspaceId: string, file: Buffer, options: { idempotencyKey?: string } = {}): Promise<{ result: ImportResult; replayed: boolean }> {
     // Refused whole before anything is read: no order can be created without a handler.
     await this.orders.orderHandler(this.knex, workspaceId);
-    const opened = await openOrdersCsv(file);
+    const opened = await openOrdersFile(file);
+    const about = { format: opened.sheet.format, encoding: opened.sheet.encoding, ignored_columns: opened.ignored };
     try {
       const perform = async (trx: Knex.Transaction) => {
         const { ids, errors } = await this.insertChecked(trx, workspaceId, opened);
-        const result: ImportResult = { imported: ids.length, skipped: errors.length, errors, order_ids: ids };
+        const result: ImportResult = { imported: ids.length, skipped: errors.length, errors, order_ids: ids, ...about };
         return { status: 200, body: result };
       };
       if (options.idempotencyKey === undefined) {
@@ -356,10 +251,10 @@ export class ImportService {
       // Stored as jsonb, which reorders keys (the reasons of a line too): answer in the same order as the first time.
       const { imported, skipped, errors: lines, order_ids: orderIds } = stored.body;
       const errorsInOrder = lines.map(({ line, fields }) => ({ line, fields: inFieldOrder(fields) }));
-      return { result: { imported, skipped, errors: errorsInOrder, order_ids: orderIds }, replayed: stored.replayed };
+      return { result: { imported, skipped, errors: errorsInOrder, order_ids: orderIds, ...about }, replayed: stored.replayed };
     } finally {
       // A replay, or a refusal half-way, leaves the rest of the file unread: the parser stops here.
-      await opened.rows.return(undefined);
+      await opened.sheet.rows.return(undefined);
     }
   }
 
@@ -374,7 +269,7 @@ export class ImportService {
     const errors: ImportResult['errors'] = [];
     let inserting: Promise<string[]> = Promise.resolve([]);
     try {
-      for await (const rows of batchesOf(file.rows)) {
+      for await (const rows of batchesOf(file.sheet.rows)) {
         const checked = checkRows(file, rows);
         errors.push(...checked.errors);
         ids.push(...(await inserting));

@@ -22,17 +22,21 @@ const EXPORT_COLUMNS = [
   'external_ref',
   'total_amount',
   'currency',
+  'placed_at',
+  'city',
+  'note',
 ] as const;
 
 /**
  * The header row in the exporter's language (languages.md): English is the API's own names; French and
- * Arabic use names the import reads back (imports.ts COLUMN_NAMES), so an exported file imports as is.
+ * Arabic use names the import reads back (imports.ts COLUMN_NAMES), so an exported file imports as is
+ * (the time an order reached us is a column the import leaves aside: "ajoutée le", "تاريخ الإضافة").
  */
 const EXPORT_HEADERS: Record<Language, readonly string[]> = {
   en: EXPORT_COLUMNS,
   fr: [
     'id',
-    'date',
+    'ajoutée le',
     'nom',
     'téléphone',
     'boutique',
@@ -47,10 +51,13 @@ const EXPORT_HEADERS: Record<Language, readonly string[]> = {
     'référence',
     'montant',
     'devise',
+    'date de commande',
+    'ville',
+    'note',
   ],
   ar: [
     'المعرف',
-    'التاريخ',
+    'تاريخ الإضافة',
     'الاسم',
     'الهاتف',
     'المتجر',
@@ -65,6 +72,9 @@ const EXPORT_HEADERS: Record<Language, readonly string[]> = {
     'المرجع',
     'المبلغ',
     'العملة',
+    'تاريخ الطلب',
+    'المدينة',
+    'ملاحظة',
   ],
 };
 
@@ -86,7 +96,10 @@ interface ExportRow {
   phone: string;
   store_name: string;
   products_name: string;
+  placed_local: string | null;
   address: string | null;
+  city: string | null;
+  note: string | null;
   status: string;
   calls: number;
   last_outcome: string | null;
@@ -115,8 +128,11 @@ function line(row: ExportRow): string[] {
     row.source,
     row.external_id ?? '',
     row.external_ref ?? '',
-    amountText(row.total_amount) ?? '',
+    amountText(row.total_amount, row.currency) ?? '',
     row.currency ?? '',
+    row.placed_local ?? '',
+    row.city ?? '',
+    row.note ?? '',
   ].map(defuse);
 }
 
@@ -146,6 +162,8 @@ export async function* exportCsv(knex: Knex, workspaceId: string, filters: Order
         'o.store_name',
         'o.products_name',
         'o.address',
+        'o.city',
+        'o.note',
         'o.status',
         'k.calls',
         'k.last_outcome',
@@ -156,6 +174,7 @@ export async function* exportCsv(knex: Knex, workspaceId: string, filters: Order
         'o.total_amount',
         'o.currency',
         knex.raw("to_char(o.created_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS created_local", [SHOP_TIME_ZONE]),
+        knex.raw("to_char(o.placed_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS placed_local", [SHOP_TIME_ZONE]),
         knex.raw(POSITION_AT),
       );
     applyFilters(knex, query, filters);

@@ -210,11 +210,21 @@ export function applyBounds(knex: Knex, query: Knex.QueryBuilder, filters: Order
 }
 
 /**
+ * A store's reference is typed with or without its `#` ("#1001", "1001"), and stored either way:
+ * the search leaves the `#` out and finds both.
+ */
+function withoutHash(q: string): string {
+  const bare = q.trim().replace(/^#\s*/, '');
+  return bare === '' ? q : bare;
+}
+
+/**
  * The text search, on the order's stored unaccented lower-case text (see the orders_search
  * migration). A phone-like search is matched by its digits alone: the text holds the phone's
  * national digits, and digits typed in a name, store or product are found the same way.
  */
-export function applySearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuilder {
+export function applySearch(query: Knex.QueryBuilder, typed: string): Knex.QueryBuilder {
+  const q = withoutHash(typed);
   const digits = phoneDigits(q);
   if (digits) return query.whereRaw('o.search_text LIKE ?', [`%${digits}%`]);
   return query.whereRaw("o.search_text LIKE '%' || search_pattern_text(?) || '%'", [likeEscape(q)]);
@@ -231,7 +241,8 @@ const KEYED_WORD = /[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/;
  * the workspace as every orders query does. Null when the search has no keys (no run of three
  * word characters).
  */
-export function searchCandidates(knex: Knex, workspaceId: string, q: string): Knex.QueryBuilder | null {
+export function searchCandidates(knex: Knex, workspaceId: string, typed: string): Knex.QueryBuilder | null {
+  const q = withoutHash(typed);
   const text = phoneDigits(q) ?? q;
   if (!KEYED_WORD.test(text)) return null;
   return knex

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { insertJobsSql } from '../db/jobs';
 import type { Prepared } from '../db/prepared';
 import { queryPrepared } from '../db/prepared';
-import { AppError, ConflictError, NotFoundError } from './errors';
+import { AppError, ConflictError, NotFoundError, ValidationError } from './errors';
 import type { IdempotencyService } from './idempotency';
 import { requestHash } from './idempotency';
 import type { OperationService } from './operations';
@@ -25,8 +25,14 @@ export interface Order {
   store_name: string;
   products_name: string;
   address: string | null;
+  /** The delivery city, kept apart from the address (≤ 100). */
+  city: string | null;
+  /** The customer's or the shop's remark (≤ 1,000). */
+  note: string | null;
   status: OrderStatus;
   created_at: string;
+  /** When the shop took the order (an imported file's date column); `created_at` is when it reached us. */
+  placed_at: string | null;
   operation_id: string | null;
   /** What was risky about the order when it came in (see order-flags.ts); `[]` when nothing. */
   flags: OrderFlag[];
@@ -38,7 +44,7 @@ export interface Order {
   external_id: string | null;
   /** What the shop calls the order (`#1001`). */
   external_ref: string | null;
-  /** The amount to collect, a decimal with two places (`"349.00"`). */
+  /** The amount to collect, with its currency's number of decimals (`"349.00"` MAD, `"89.350"` TND). */
   total_amount: string | null;
   /** ISO 4217; `MAD` when an amount is given without one. */
   currency: string | null;
@@ -55,6 +61,8 @@ export const FIELD_COLUMNS = {
   storeName: 'store_name',
   productsName: 'products_name',
   address: 'address',
+  city: 'city',
+  note: 'note',
   externalId: 'external_id',
   externalRef: 'external_ref',
   totalAmount: 'total_amount',
@@ -95,8 +103,9 @@ const DEFAULT_CURRENCY = 'MAD';
 
 const AMOUNT_MESSAGE = 'Total amount must be a number such as 349 or 349.50';
 /**
- * The amount to collect, as a number or as text (`349`, `349.5`, `349,50`: a spreadsheet in French
- * writes a comma), kept as a decimal with two places; empty (or null) means none.
+ * The amount to collect, as a number or as plain decimal text (`349`, `349.5`; `349,50` too),
+ * kept as typed to three decimals at most; empty (or null) means none. Forms and spreadsheets read
+ * what people type (`1 250,00`) with parseAmount before it comes here.
  */
 const amount = z
   .union([z.number({ error: AMOUNT_MESSAGE }), z.string({ error: AMOUNT_MESSAGE })], { error: AMOUNT_MESSAGE })
@@ -105,14 +114,17 @@ const amount = z
   .transform((value, ctx) => {
     if (value === null || value === undefined || (typeof value === 'string' && value.trim() === '')) return null;
     const text = typeof value === 'number' ? String(value) : value.trim().replace(',', '.');
-    const m = /^(\d{1,10})(?:\.(\d{1,2}))?$/.exec(text);
+    const m = /^(\d{1,12})(?:\.(\d{1,3}))?$/.exec(text);
     if (!m) {
       ctx.addIssue({ code: 'custom', message: AMOUNT_MESSAGE });
       return z.NEVER;
     }
-    return `${m[1].replace(/^0+(?=\d)/, '')}.${(m[2] ?? '').padEnd(2, '0')}`;
+    return `${m[1].replace(/^0+(?=\d)/, '')}${m[2] ? `.${m[2]}` : ''}`;
   })
-  .meta({ description: 'The amount to collect: a number or decimal text with at most two decimals (`349`, `"349.50"`); answered as `"349.00"`' });
+  .meta({
+    description:
+      'The amount to collect: a number or decimal text with at most the currency\'s number of decimals (`349`, `"349.50"`; TND 3); answered with them (`"349.00"`)',
+  });
 
 export const contentSchema = z.object({
   clientName: requiredText('Client name', 200),
@@ -121,6 +133,8 @@ export const contentSchema = z.object({
   productsName: requiredText('Products', 1000),
   // An empty (or null) address means "no address".
   address: optionalText('Address', 500),
+  city: optionalText('City', 100),
+  note: optionalText('Note', 1000),
   externalId: optionalText('External id', 200),
   externalRef: optionalText('External reference', 200),
   totalAmount: amount,
@@ -136,13 +150,35 @@ export const contentSchema = z.object({
 // The store's id of an order is what its later messages find it by: set once, never edited.
 export const editSchema = contentSchema.omit({ externalId: true }).partial();
 
-export type ValidOrder = z.infer<typeof contentSchema> & { status: OrderStatus };
+/** `placedAt`: when the shop took the order, known from an import only. */
+export type ValidOrder = z.infer<typeof contentSchema> & { status: OrderStatus; placedAt?: string | null };
+
+/** ISO 4217 minor units other than 2 (the migration 20261125_40 gives SQL the same list). */
+const MINOR_UNITS: Record<string, number> = {
+  ...Object.fromEntries(['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'].map((c) => [c, 3])),
+  ...Object.fromEntries(
+    ['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'].map((c) => [c, 0]),
+  ),
+};
+
+/** How many decimals an amount in `currency` has (MAD 2, TND 3). */
+function minorUnits(currency: string | null | undefined): number {
+  return MINOR_UNITS[currency ?? DEFAULT_CURRENCY] ?? 2;
+}
+
+/** An amount with more decimals than its currency has (349.505 MAD) is refused, by the amount's field. */
+function checkDecimals(amount: string | null | undefined, currency: string | null | undefined): void {
+  const decimals = amount?.split('.')[1]?.length ?? 0;
+  if (decimals > minorUnits(currency)) throw new ValidationError({ totalAmount: AMOUNT_MESSAGE });
+}
 
 /** A new order's fields by the rules of POST /api/orders (status defaults to pending), or the errors. */
 export function validNewOrder(input: OrderInput): ValidOrder {
   const status = checkStatus(input.status) ?? 'pending';
   const order = parse(contentSchema, input);
-  return { ...order, currency: order.currency ?? (order.totalAmount ? DEFAULT_CURRENCY : null), status };
+  const currency = order.currency ?? (order.totalAmount ? DEFAULT_CURRENCY : null);
+  checkDecimals(order.totalAmount, currency);
+  return { ...order, currency, status };
 }
 
 type Columns = Partial<Record<(typeof FIELD_COLUMNS)[OrderField], string | null>>;
@@ -150,7 +186,7 @@ type Columns = Partial<Record<(typeof FIELD_COLUMNS)[OrderField], string | null>
 function toColumns(data: Partial<Record<OrderField, string | null | undefined>>): Columns {
   const columns: Columns = {};
   for (const [field, value] of Object.entries(data)) {
-    if (value !== undefined) columns[FIELD_COLUMNS[field as OrderField]] = value;
+    if (value !== undefined && Object.hasOwn(FIELD_COLUMNS, field)) columns[FIELD_COLUMNS[field as OrderField]] = value;
   }
   return columns;
 }
@@ -163,8 +199,11 @@ const ORDER_FIELDS = [
   'o.store_name',
   'o.products_name',
   'o.address',
+  'o.city',
+  'o.note',
   'o.status',
   'o.created_at',
+  'o.placed_at',
   'o.operation_id',
   'o.flags',
   'o.source',
@@ -206,15 +245,15 @@ function createOrdersSql(insertOrders: string, answer: string, before = ''): str
 }
 
 /** An order's columns as a new order's statement returns them. */
-const RETURNED = `id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags,
-    source, store_connection_id, external_id, external_ref, total_amount, currency`;
+const RETURNED = `id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status, created_at, placed_at,
+    operation_id, flags, source, store_connection_id, external_id, external_ref, total_amount, currency`;
 
 /** One new order: no row comes back without an order handler (nor, after `onConflict`, for a conflict). */
 function createOrderSql(onConflict: string): string {
   return createOrdersSql(
-    `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
+    `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, city, note, status, operation_id,
                         source, store_connection_id, external_id, external_ref, total_amount, currency)
-      SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
+      SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
              ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
       ${onConflict}
       RETURNING ${RETURNED}`,
@@ -240,6 +279,8 @@ function createValues(workspaceId: string, data: ValidOrder, origin: { source: O
     data.storeName,
     data.productsName,
     data.address ?? null,
+    data.city ?? null,
+    data.note ?? null,
     data.status,
     origin.source,
     origin.storeConnectionId,
@@ -271,9 +312,9 @@ const FOREIGN_KEY_VIOLATION = '23503';
 const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
   'ocs-store-order',
   createOrdersSql(
-    `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
+    `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status, operation_id,
                       source, store_connection_id, external_id, external_ref, total_amount, currency)
-    SELECT ?::uuid, handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
+    SELECT ?::uuid, handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
            ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
      WHERE EXISTS (SELECT 1 FROM claim)
     ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING
@@ -296,13 +337,15 @@ const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
  * order across batches. It answers how many orders it created.
  */
 const CREATE_ORDERS = createOrdersSql(
-  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id,
-                      source, external_id, external_ref, total_amount, currency)
-    SELECT i.id, handler.workspace_id, i.client_name, i.phone, i.store_name, i.products_name, i.address, i.status,
-           now() + (?::int + i.n - 1) * interval '1 microsecond', gen_random_uuid(),
+  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status, created_at, placed_at,
+                      operation_id, source, external_id, external_ref, total_amount, currency)
+    SELECT i.id, handler.workspace_id, i.client_name, i.phone, i.store_name, i.products_name, i.address, i.city, i.note, i.status,
+           now() + (?::int + i.n - 1) * interval '1 microsecond', i.placed_at, gen_random_uuid(),
            'import', i.external_id, i.external_ref, i.total_amount, i.currency
-      FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[])
-           WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, external_id, external_ref, total_amount, currency, n)
+      FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+                           ?::timestamptz[], ?::text[], ?::text[], ?::numeric[], ?::text[])
+           WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, city, note, status, placed_at,
+                                external_id, external_ref, total_amount, currency, n)
     RETURNING id, workspace_id, operation_id, flags`,
   'SELECT count(*)::int AS created FROM o',
 );
@@ -325,14 +368,15 @@ const LIST_OLDER: Prepared = {
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
 /**
- * An amount as the API shows it, two decimals as text: the database driver reads numeric columns
- * as numbers (db/knex.ts), and a webhook's stored order has it as text already.
+ * An amount as the API shows it, as text with its currency's decimals (`"349.00"` MAD, `"89.350"`
+ * TND): the database driver reads numeric columns as numbers (db/knex.ts), and a webhook's stored
+ * order has it as text already.
  */
-export function amountText(value: number | string | null | undefined): string | null {
-  return value === null || value === undefined ? null : Number(value).toFixed(2);
+export function amountText(value: number | string | null | undefined, currency?: string | null): string | null {
+  return value === null || value === undefined ? null : Number(value).toFixed(minorUnits(currency));
 }
 
-type StoreFields = 'source' | 'store_connection_id' | 'external_id' | 'external_ref' | 'total_amount' | 'currency';
+type StoreFields = 'source' | 'store_connection_id' | 'external_id' | 'external_ref' | 'total_amount' | 'currency' | 'city' | 'note' | 'placed_at';
 
 export function toOrder(
   row: Omit<Order, 'created_at' | 'flags' | StoreFields> & { flags?: OrderFlag[] } & Partial<Pick<Order, Exclude<StoreFields, 'total_amount'>>> & {
@@ -347,10 +391,14 @@ export function toOrder(
     store_name: row.store_name,
     products_name: row.products_name,
     address: row.address ?? null,
+    // An answer stored for an Idempotency-Key before orders had a city, a note or an order date has none.
+    city: row.city ?? null,
+    note: row.note ?? null,
     status: row.status,
     // A page's rows carry created_at to the microsecond as ISO text (their position): cut to the
     // millisecond as a Date would, without parsing a date per row.
     created_at: row.created_at === undefined ? `${row.position_at.slice(0, 23)}Z` : new Date(row.created_at).toISOString(),
+    placed_at: row.placed_at ? new Date(row.placed_at).toISOString() : null,
     operation_id: row.operation_id ?? null,
     // An answer stored for an Idempotency-Key before orders had flags has none.
     flags: row.flags ?? [],
@@ -359,10 +407,13 @@ export function toOrder(
     store_connection_id: row.store_connection_id ?? null,
     external_id: row.external_id ?? null,
     external_ref: row.external_ref ?? null,
-    total_amount: amountText(row.total_amount),
+    total_amount: amountText(row.total_amount, row.currency),
     currency: row.currency ?? null,
   };
 }
+
+/** Counts of a filtered listing stop here (the list shows "10,000+"): a count costs what it counts. */
+export const COUNT_CAP = 10_000;
 
 /** One page of a listing, newest first, with the positions to page on from either end. */
 export interface OrderPage {
@@ -477,6 +528,28 @@ export class OrderService {
     applyPosition(matches, request.position, request.direction).limit(request.limit + 1);
     const query = this.pageColumns(this.knex.from(matches.as('o')));
     return applyPosition(query, null, request.direction);
+  }
+
+  /**
+   * How many orders match the filters, newer than `newerThan` when given (a page's position), counted
+   * up to COUNT_CAP + 1: a number above COUNT_CAP reads "more than 10,000". A search counts through
+   * the search index's candidates, as indexedSearchRows finds them; without one, the newest-first
+   * indexes are walked no further than the cap.
+   */
+  async countUpTo(workspaceId: string, filters: OrderFilters, newerThan: Position | null = null): Promise<number> {
+    // As indexedSearchRows: the search keys' candidates materialized first (the columns the filters read).
+    const candidates = filters.q
+      ? searchCandidates(this.knex, workspaceId, filters.q)?.select('o.id', 'o.workspace_id', 'o.created_at', 'o.status', 'o.flags', 'o.search_text')
+      : null;
+    const query = (candidates ? this.knex.from('candidates as o') : this.knex.from('orders as o')).where('o.workspace_id', workspaceId);
+    applyBounds(this.knex, query, filters);
+    if (filters.q) applySearch(query, filters.q);
+    if (newerThan) query.whereRaw('(o.created_at, o.id) > (?::timestamptz, ?::uuid)', [newerThan.at, newerThan.id]);
+    query.select(this.knex.raw('1')).limit(COUNT_CAP + 1);
+    const [row] = await (candidates ? this.knex.withMaterialized('candidates', candidates) : this.knex)
+      .from(query.as('c'))
+      .count<Array<{ n: string }>>({ n: '*' });
+    return Number(row.n);
   }
 
   /** A paged API answer: `{orders, next_cursor}`. */
@@ -608,6 +681,7 @@ export class OrderService {
     const input = normalizeOrderInput(body);
     const status = checkStatus(input.status);
     const content = toColumns(parse(editSchema, input));
+    if (content.currency) checkDecimals(content.total_amount, content.currency);
     const editsContent = Object.keys(content).length > 0;
     // An amount given without its currency is in MAD, unless the order already names one.
     const currency = content.total_amount && !content.currency ? { currency: this.knex.raw('coalesce(currency, ?)', [DEFAULT_CURRENCY]) } : {};
@@ -706,7 +780,7 @@ export class OrderService {
    */
   async insertBatch(trx: Knex.Transaction, workspaceId: string, orders: ValidOrder[], before: number): Promise<string[]> {
     if (orders.length === 0) return [];
-    const batch = orders.map((data) => ({ ...toColumns(data), id: crypto.randomUUID() }));
+    const batch = orders.map((data) => ({ ...toColumns(data), placed_at: data.placedAt ?? null, id: crypto.randomUUID() }));
     const column = (name: keyof (typeof batch)[number]) => batch.map((row) => row[name] ?? null);
     // A column with a missing address is an array holding nulls, which knex's types do not name.
     const columns = [
@@ -716,7 +790,10 @@ export class OrderService {
       column('store_name'),
       column('products_name'),
       column('address'),
+      column('city'),
+      column('note'),
       column('status'),
+      column('placed_at'),
       column('external_id'),
       column('external_ref'),
       column('total_amount'),

@@ -221,7 +221,7 @@ export class StoreIntakeService {
       if (err instanceof ValidationError) return { result: 'rejected', orderId: current.id, reason: reasonOf(err) };
       throw err;
     }
-    const before: Record<string, unknown> = { ...current, total_amount: amountText(current.total_amount) };
+    const before: Record<string, unknown> = { ...current, total_amount: amountText(current.total_amount, current.currency) };
     const patch = Object.fromEntries(
       FOLLOWED.filter(([column, field]) => (data[field] ?? null) !== (before[column] ?? null)).map(([column, field]) => [column, data[field] ?? null]),
     );

@@ -364,7 +364,7 @@ describe('orders pages: calls (spec §11)', () => {
     await owner.post(`/calls/${callId}/outcome`, { outcome: 'no-answer' }).expect(303);
     const next = (await testKnex()('operations').where({ order_id: order.id }).first()).next_attempt_at as Date;
     const list = await owner.agent.get('/orders').expect(200);
-    const row = /<tr>\s*<td data-label="Client">[\s\S]*?<\/tr>/.exec(list.text)![0];
+    const row = /<tr>\s*<td class="client" data-label="Client">[\s\S]*?<\/tr>/.exec(list.text)![0];
     expect(row).to.match(/data-label="Last call"><span class="badge badge-no-answer">/);
     expect(row).to.contain(`datetime="${next.toISOString()}"`);
   });

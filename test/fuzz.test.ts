@@ -455,7 +455,7 @@ describe('bad input (property-based, seeded)', function () {
           }
           seen.imported += res.body.imported;
           seen.skipped += res.body.skipped;
-          expect(Object.keys(res.body)).to.deep.equal(['imported', 'skipped', 'errors', 'order_ids']);
+          expect(Object.keys(res.body)).to.deep.equal(['imported', 'skipped', 'errors', 'order_ids', 'format', 'encoding', 'ignored_columns']);
           expect(after - before).to.equal(res.body.imported);
           expect(res.body.order_ids).to.have.length(res.body.imported);
           expect(res.body.errors).to.have.length(res.body.skipped);

@@ -17,15 +17,15 @@ describe('languages: the CSV export header in the exporter’s language', () => 
       status: 'confirmed',
     });
     const api =
-      'id,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome,flags,source,external_id,external_ref,total_amount,currency';
+      'id,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome,flags,source,external_id,external_ref,total_amount,currency,placed_at,city,note';
     expect(headerOf((await owner.agent.get('/api/orders/export.csv').expect(200)).text)).to.equal(api);
     expect(headerOf((await owner.agent.get('/api/orders/export.csv?lang=fr').expect(200)).text)).to.equal(
-      'id,date,nom,téléphone,boutique,produits,adresse,statut,appels,dernier résultat,alertes,source,identifiant boutique,référence,montant,devise',
+      'id,ajoutée le,nom,téléphone,boutique,produits,adresse,statut,appels,dernier résultat,alertes,source,identifiant boutique,référence,montant,devise,date de commande,ville,note',
     );
     await owner.agent.put('/api/account').send({ language: 'ar' }).expect(200);
     const arabic = (await owner.agent.get('/api/orders/export.csv').expect(200)).text;
     expect(headerOf(arabic)).to.equal(
-      'المعرف,التاريخ,الاسم,الهاتف,المتجر,المنتج,العنوان,الحالة,المكالمات,آخر نتيجة,التنبيهات,المصدر,رقم الطلب في المتجر,المرجع,المبلغ,العملة',
+      'المعرف,تاريخ الإضافة,الاسم,الهاتف,المتجر,المنتج,العنوان,الحالة,المكالمات,آخر نتيجة,التنبيهات,المصدر,رقم الطلب في المتجر,المرجع,المبلغ,العملة,تاريخ الطلب,المدينة,ملاحظة',
     );
     expect(headerOf((await owner.agent.get('/api/orders/export.csv?lang=en').expect(200)).text)).to.equal(api);
     // The orders page links the export in its own language.
@@ -33,7 +33,7 @@ describe('languages: the CSV export header in the exporter’s language', () => 
 
     // The Arabic header goes back in through the import page, status included. (Exported phones start
     // with the CSV-injection guard `'`, which the import does not strip: a row typed as a shop would.)
-    const file = `${headerOf(arabic)}\r\n,,Ali & Co,0612345678,Atlas,Argan,,confirmed,,,\r\n`;
+    const file = `${headerOf(arabic)}\r\n,,Ali & Co,0612345678,Atlas,Argan,,confirmed,,,,,,,,,,,\r\n`;
     const page = await owner.agent.get('/orders/import').expect(200);
     const res = await owner.agent
       .post('/orders/import')

@@ -6,6 +6,7 @@ import type { SignedIn } from './helpers/app';
 import { app, csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { IMPORT_MAX_ROWS } from '../services/imports';
+import { deflatedBomb, xlsx } from './helpers/xlsx';
 
 /**
  * Issue 28 §1: an import holds about one batch of rows at a time, stops reading at the row past
@@ -216,6 +217,61 @@ describe('imports within bounded memory and time (issue 28 §1)', function () {
           if (status === 413) expect(JSON.parse(w.answer.text).code, what).to.equal('TOO_MANY_ROWS');
           // The longest to read: /healthz is answered while it is, not only while the body comes in.
           if (what === 'whitespace-only lines') expect(w.health.afterSent, 'GET /healthz answered after the body was sent').to.be.at.least(1);
+        }
+        expect(await written(s.workspaceId)).to.deep.equal({ orders: 0, operations: 0 });
+      });
+    }
+  });
+
+  describe('XLSX within the same bounds: a zip bomb and a sheet of a million empty rows', () => {
+    const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+    const XLSX_HEADER = `<row r="1">${['name', 'phone', 'store', 'products'].map((n) => `<c t="inlineStr"><is><t>${n}</t></is></c>`).join('')}</row>`;
+    const cases: Array<[string, () => Promise<Buffer>, number, string, RegExp]> = [
+      [
+        'a sheet declaring 256 MB unpacked',
+        async () => xlsx([], { packedSheet: await deflatedBomb(256 * MB) }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+        /too large once unpacked/,
+      ],
+      [
+        'a sheet declaring 1 MB that inflates to 256 MB',
+        async () => xlsx([], { packedSheet: await deflatedBomb(256 * MB), declaredSize: MB }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+        /too large once unpacked/,
+      ],
+      [
+        'one cell of 50 MB',
+        async () =>
+          xlsx([], {
+            sheetXml: Buffer.from(`<worksheet><sheetData><row r="1"><c t="inlineStr"><is><t>${'x'.repeat(50 * MB)}</t></is></c></row></sheetData></worksheet>`),
+          }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+        /too large once unpacked/,
+      ],
+      [
+        'a million empty rows after the header',
+        async () => {
+          const empty = Array.from({ length: 1_000_000 }, (_, i) => `<row r="${i + 2}"/>`).join('');
+          return xlsx([], { sheetXml: Buffer.from(`<worksheet><sheetData>${XLSX_HEADER}${empty}</sheetData></worksheet>`) });
+        },
+        413,
+        'TOO_MANY_ROWS',
+        /over 40,000 of its lines are blank/,
+      ],
+    ];
+    for (const [what, make, status, code, message] of cases) {
+      it(`${what}: ${status} ${code}, nothing written, RSS +100 MB at most, /healthz answered meanwhile`, async () => {
+        const s = await shop();
+        const file = await make();
+        expect(file.length, 'the file is small').to.be.below(MAX_FILE);
+        for (const w of [await watched('/api/orders/import', { Cookie: s.cookie, 'Content-Type': XLSX_TYPE }, file), await pageImport(s, file)]) {
+          expectBounded(w, what);
+          expect(w.answer.status, `${what}: ${w.answer.text.slice(0, 300)}`).to.equal(status);
+          if (w.answer.type.includes('json')) expect(JSON.parse(w.answer.text)).to.include({ code });
+          expect(w.answer.text, what).to.match(message);
         }
         expect(await written(s.workspaceId)).to.deep.equal({ orders: 0, operations: 0 });
       });

@@ -27,6 +27,9 @@ const COLUMNS = [
   'external_ref',
   'total_amount',
   'currency',
+  'placed_at',
+  'city',
+  'note',
 ];
 
 async function shop(): Promise<Shop> {
@@ -121,6 +124,9 @@ describe('GET /api/orders/export.csv', () => {
         external_ref: '#1001',
         total_amount: '349.50',
         currency: 'MAD',
+        placed_at: '',
+        city: '',
+        note: '',
       },
       {
         id: older,
@@ -140,6 +146,9 @@ describe('GET /api/orders/export.csv', () => {
         external_ref: '',
         total_amount: '',
         currency: '',
+        placed_at: '',
+        city: '',
+        note: '',
       },
     ]);
   });

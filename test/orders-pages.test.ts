@@ -139,14 +139,19 @@ describe('the /orders page at scale (orders-at-scale §2)', () => {
     }
     expect(names(page)).to.deep.equal(['Hélène Needle 80', 'Hélène Needle 0']);
     const onOrders = statements.filter((sql) => /\bfrom "?orders"?\b/i.test(sql));
-    const pageStatements = onOrders.filter((sql) => /search_text LIKE/.test(sql));
+    const pageStatements = onOrders.filter((sql) => /search_text LIKE/.test(sql) && !/count\(/i.test(sql));
     expect(pageStatements, onOrders.join('\n')).to.have.length(1);
     // The filter, the search and the page's size are in the statement, not applied to rows in Node.
     expect(pageStatements[0])
       .to.match(/"o"\."status" = \?|"o"\."status" = \$\d/)
       .and.match(/limit \?|limit \$\d/i);
-    // No count over the orders themselves: the ten numbers come from one grouped read of the counters.
-    expect(statements.filter((sql) => /count\(/i.test(sql) && /\borders\b/.test(sql.replace(/order_status_counts/g, '')))).to.deep.equal([]);
+    // One count over the orders themselves, for the search's total, stopping at 10,001 rows (shown
+    // "10,000+"); the ten numbers of the chips come from one grouped read of the counters.
+    const counted = statements.filter((sql) => /count\(/i.test(sql) && /\borders\b/.test(sql.replace(/order_status_counts/g, '')));
+    expect(counted, counted.join('\n')).to.have.length(1);
+    expect(counted[0])
+      .to.match(/search_text LIKE/)
+      .and.match(/limit \?|limit \$\d/i);
     const counts = statements.filter((sql) => /order_status_counts/.test(sql));
     expect(counts).to.have.length(1);
     expect(counts[0]).to.match(/group by/i);
@@ -190,7 +195,7 @@ describe('a customer’s history on the order page (orders-at-scale §3)', () =>
   it('says so when the customer has no other order', async () => {
     const s = await shop();
     const order = (await s.agent.post('/api/orders').send({ clientName: 'Solo', phone: '0677777777', storeName: 'S', productsName: 'P' }).expect(201)).body;
-    expect((await s.agent.get(`/orders/${order.id}`).expect(200)).text).to.contain('No other order from +212677777777');
+    expect((await s.agent.get(`/orders/${order.id}`).expect(200)).text).to.contain('No other order from 06 77 77 77 77');
   });
 });
 
@@ -234,7 +239,7 @@ describe('the /orders/import page (orders-at-scale §4)', () => {
     const none = await s.agent.post('/orders/import').field('_csrf', s.csrf).expect(400);
     expect(none.text).to.contain('Choose a CSV file');
     const notCsv = await upload(s, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe])).expect(400);
-    expect(notCsv.text).to.contain('not UTF-8');
+    expect(notCsv.text).to.contain('not a CSV text file');
     const missing = await upload(s, 'name,store\nA,S\n').expect(400);
     expect(missing.text).to.contain('No column for the phone');
     const big = await upload(s, Buffer.alloc(10 * 1024 * 1024 + 1, 'a')).expect(413);

@@ -4,7 +4,8 @@ import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError } from '../../services/errors';
 import { ORDER_STATUSES } from '../../services/order-status';
 import type { OrderStatus } from '../../services/order-status';
-import { FIELD_COLUMNS, InvalidStatusError } from '../../services/orders';
+import { COUNT_CAP, FIELD_COLUMNS, InvalidStatusError } from '../../services/orders';
+import { parseAmount } from '../../services/spreadsheets';
 import type { Order } from '../../services/orders';
 import { ORDER_FLAGS } from '../../services/order-flags';
 import type { OrderFlag } from '../../services/order-flags';
@@ -12,17 +13,32 @@ import { decodeCursor, encodeCursor, readFilters } from '../../services/order-fi
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
-import { formatDate } from './view-helpers';
+import { formatDate, INTL_LOCALE } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
 
-const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address'] as const;
+const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'total_amount', 'currency'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
 const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
 
-/** Orders shown on one page of /orders. */
-const PAGE_SIZE = 50;
+/** Orders shown on one page of /orders: `size` in the URL, one of these. */
+const PAGE_SIZES = [25, 50, 100] as const;
+const DEFAULT_PAGE_SIZE = 50;
+
+function pageSize(req: Request): number {
+  const wanted = Number(req.query.size);
+  return (PAGE_SIZES as readonly number[]).includes(wanted) ? wanted : DEFAULT_PAGE_SIZE;
+}
+
+/**
+ * The amount as people type it (`1 250,00`, `1.250,00`, `349`) as a plain decimal for the service;
+ * what is no amount goes as typed, for the service to refuse by the field.
+ */
+function typedAmount(values: Record<string, string>): Record<string, string> {
+  const typed = values.total_amount?.trim() ?? '';
+  return typed === '' ? values : { ...values, total_amount: parseAmount(typed) ?? typed };
+}
 
 function queryString(params: Record<string, string>): string {
   const text = new URLSearchParams(params).toString();
@@ -40,6 +56,10 @@ function formOf(order: Order): OrderFormValues {
     store_name: order.store_name,
     products_name: order.products_name,
     address: order.address ?? '',
+    city: order.city ?? '',
+    note: order.note ?? '',
+    total_amount: order.total_amount ?? '',
+    currency: order.currency ?? '',
   };
 }
 
@@ -81,25 +101,54 @@ export function orderPages(services: Services): Router {
     // A stale or edited page link just shows the newest orders.
     const older = typeof req.query.cursor === 'string' ? decodeCursor(req.query.cursor) : null;
     const newer = !older && typeof req.query.before === 'string' ? decodeCursor(req.query.before) : null;
-    const [page, counts, paused] = await Promise.all([
-      services.orders.page(workspace.id, filters, { limit: PAGE_SIZE, position: newer ?? older, direction: newer ? 'newer' : 'older' }),
+    const size = pageSize(req);
+    // Totals come from the status counts, kept by triggers; with a search or a flag, counted up to COUNT_CAP.
+    const counted = Boolean(q || flag);
+    const [page, counts, paused, matching] = await Promise.all([
+      services.orders.page(workspace.id, filters, { limit: size, position: newer ?? older, direction: newer ? 'newer' : 'older' }),
       services.orders.statusCounts(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
+      counted ? services.orders.countUpTo(workspace.id, filters) : Promise.resolve(null),
     ]);
+    // Where the page is: the number of newer orders under the same filters (none on the first page).
+    const atStart = !older && !newer;
+    const before = atStart || !page.newest ? 0 : await services.orders.countUpTo(workspace.id, filters, page.newest);
     const summaries = await services.callViews.summaries(
       workspace.id,
       page.orders.map((order) => order.id),
     );
-    const keep = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) };
+    const sizeParam = (n: number): Record<string, string> => (n === DEFAULT_PAGE_SIZE ? {} : { size: String(n) });
+    const filtersKept = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) };
+    const keep = { ...filtersKept, ...sizeParam(size) };
     const link = (extra: Record<string, string> = {}) => `/orders${queryString({ ...keep, ...extra })}`;
     // Reading newer orders, "more" means newer ones remain; reading older ones, it means older ones do.
     const hasNewer = newer ? page.more : older !== null;
     const hasOlder = newer ? true : page.more;
+    const all = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    const shownTotal = matching ?? (filter ? counts[filter] : all);
+    const lang = languageOf(req);
+    const number = (n: number) => new Intl.NumberFormat(INTL_LOCALE[lang].number).format(n);
+    const capped = (n: number) => (counted && n > COUNT_CAP ? req.t('listing.over', { n: number(COUNT_CAP) }) : number(n));
+    const range =
+      page.orders.length === 0
+        ? null
+        : before > COUNT_CAP
+          ? req.t('listing.rangeFar', { n: number(COUNT_CAP), total: capped(shownTotal) })
+          : req.t('listing.range', {
+              from: number(before + 1),
+              to: number(before + page.orders.length),
+              total: capped(Math.max(shownTotal, before + page.orders.length)),
+            });
     res.render('orders/index', {
       orders: page.orders,
       summaries,
       paused,
-      total: Object.values(counts).reduce((sum, n) => sum + n, 0),
+      total: all,
+      range,
+      size,
+      pageSizes: PAGE_SIZES,
+      sizeLink: (n: number) => `/orders${queryString({ ...filtersKept, ...sizeParam(n) })}`,
+      firstLink: hasNewer ? link() : null,
       counts,
       statuses: ORDER_STATUSES,
       filter,
@@ -112,7 +161,7 @@ export function orderPages(services: Services): Router {
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
       // The file's header row in the page's language (English: the API's names).
-      exportLink: `/api/orders/export.csv${queryString({ ...keep, ...(languageOf(req) === 'en' ? {} : { lang: languageOf(req) }) })}`,
+      exportLink: `/api/orders/export.csv${queryString({ ...filtersKept, ...(languageOf(req) === 'en' ? {} : { lang: languageOf(req) }) })}`,
     });
   });
 
@@ -130,7 +179,7 @@ export function orderPages(services: Services): Router {
   router.post('/orders', async (req, res) => {
     const values = formValues(req, ORDER_FIELDS);
     try {
-      const { order } = await services.orders.create(workspaceId(req), values, { source: 'form' });
+      const { order } = await services.orders.create(workspaceId(req), typedAmount(values), { source: 'form' });
       // A blocked number's order is declined at once: the notice says so, not "waiting for confirmation".
       const added = order.flags.includes('blocked_phone') ? 'orders.notice.addedBlocked' : 'orders.notice.added';
       await redirectWithNotice(req, res, '/orders', req.t(added, { name: order.client_name }));
@@ -164,7 +213,7 @@ export function orderPages(services: Services): Router {
   router.post('/orders/:id', async (req, res) => {
     const values = formValues(req, ORDER_FIELDS);
     try {
-      const order = await services.orders.update(workspaceId(req), String(req.params.id), values);
+      const order = await services.orders.update(workspaceId(req), String(req.params.id), typedAmount(values));
       await redirectWithNotice(req, res, `/orders/${order.id}`, req.t('orders.notice.updated'));
     } catch (err) {
       if (err instanceof ValidationError) return renderOrder(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD) });

@@ -20,7 +20,7 @@ const TIME_ZONE = TIMEZONE;
  * (0–9) as Morocco does. English dates use `en-GB`'s day-month order: `en-MA` in ICU writes
  * "Nov 22, 2026", an order nobody in Morocco writes; its numbers are the same as `en-GB`'s.
  */
-const INTL_LOCALE: Record<Language, { date: string; number: string }> = {
+export const INTL_LOCALE: Record<Language, { date: string; number: string }> = {
   en: { date: 'en-GB', number: 'en-MA' },
   fr: { date: 'fr-MA', number: 'fr-MA' },
   ar: { date: 'ar-MA', number: 'ar-MA' },
@@ -76,6 +76,15 @@ function formatDay(day: string, lang: Language = 'en'): string {
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+}
+
+/**
+ * A phone number as people read it: a Moroccan one (`+212612345678`) in its national form grouped
+ * in pairs, `06 12 34 56 78`; any other as stored. Shown left to right in every language.
+ */
+function groupedPhone(phone: string): string {
+  const national = /^\+212(\d{9})$/.exec(phone)?.[1];
+  return national ? `0${national}`.replace(/(\d{2})(?=\d)/g, '$1 ') : phone;
 }
 
 /** A catalogue's `messages` section, in English: each message a service writes, by key. */
@@ -148,6 +157,7 @@ export function localeHelpers(lang: Language, t: TFunction) {
     flagLabel: (flag: OrderFlag) => t(`flag.${flag}`),
     outcomeLabel: (outcome: Outcome) => t(`outcome.${outcome}`),
     message: (text: string) => translateMessage(t, text, isolate),
+    groupedPhone,
     /** A phone number or an amount inside a sentence: a left-to-right isolate on right-to-left pages. */
     ltr: (text: string) => (lang === 'ar' ? `\u2066${text}\u2069` : text),
     isolate,

@@ -1,0 +1,164 @@
+import { isUtf8 } from 'node:buffer';
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { parse as csvParser, CsvError } from 'csv-parse';
+import type { Parser } from 'csv-parse';
+import { unevenRows, unreadable } from './bounds';
+import type { SheetBounds } from './bounds';
+import type { SheetRow } from './rows';
+
+/** What a CSV file's bytes were read as. */
+export type CsvEncoding = 'utf-8' | 'windows-1252' | 'utf-16le';
+export type CsvSeparator = ',' | ';' | '\t';
+
+/**
+ * Bytes handed to the parser at a time. A row takes two at least (a character and its line break),
+ * so one slice never makes more than a thousand rows.
+ */
+const SLICE_BYTES = 2000;
+/**
+ * Cells a line is split into at most: the rest of a longer line stays in its last cell. Without it a
+ * line of ten million commas is an array of ten million cells (a wide shop export has under a hundred).
+ */
+export const MAX_CELLS = 1000;
+
+/**
+ * The encoding of a CSV file: a BOM says it (UTF-8, or UTF-16 as Excel's "Unicode text" writes);
+ * without one, bytes that are valid UTF-8 are UTF-8, and anything else is Windows-1252, what Excel
+ * in French writes for "CSV (séparateur : point-virgule)" (every byte is a character there).
+ */
+function encodingOf(file: Buffer): { encoding: CsvEncoding; bom: number } {
+  if (file[0] === 0xef && file[1] === 0xbb && file[2] === 0xbf) return { encoding: 'utf-8', bom: 3 };
+  if (file[0] === 0xff && file[1] === 0xfe) return { encoding: 'utf-16le', bom: 2 };
+  return { encoding: isUtf8(file) ? 'utf-8' : 'windows-1252', bom: 0 };
+}
+
+/** Quoted fields may span lines; a file saved by several tools may mix CRLF, LF and CR: all become LF. */
+function oneLineEnding(text: string): string {
+  return text.replace(/\r\n?/g, '\n');
+}
+
+/**
+ * The separator the header line uses most, outside quotes: `;` (Excel in French), tab (Excel's
+ * "Unicode text"), or `,`. The file's first 64 kB tell it as well as the whole.
+ */
+function separatorOf(head: string): CsvSeparator {
+  const header =
+    oneLineEnding(head)
+      .split('\n', 50)
+      .find((line) => line.trim() !== '') ?? '';
+  const counts: Record<CsvSeparator, number> = { ',': 0, ';': 0, '\t': 0 };
+  let quoted = false;
+  for (const c of header) {
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === ',' || c === ';' || c === '\t')) counts[c] += 1;
+  }
+  const best = (Object.keys(counts) as CsvSeparator[]).reduce((a, b) => (counts[b] > counts[a] ? b : a));
+  return counts[best] === 0 ? ',' : best;
+}
+
+/**
+ * The line where the quoted field that is never closed opens. The parser only reports the end of
+ * the file, which points the user at a line with nothing wrong on it.
+ */
+function unclosedQuoteLine(text: string, delimiter: string): number | undefined {
+  let line = 1;
+  let openedAt: number | undefined;
+  let fieldStart = true;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (openedAt !== undefined) {
+      if (c === '"' && text[i + 1] === '"') i += 1;
+      else if (c === '"') openedAt = undefined;
+      else if (c === '\n') line += 1;
+      fieldStart = false;
+      continue;
+    }
+    // A quote opens a quoted field only at the start of a field; elsewhere it is text.
+    if (c === '"' && fieldStart) openedAt = line;
+    if (c === '\n') line += 1;
+    fieldStart = c === delimiter || c === '\n';
+  }
+  return openedAt;
+}
+
+/** Line breaks inside a row's cells: quoted fields that span lines. */
+function lineBreaksIn(cells: string[]): number {
+  let count = 0;
+  for (const cell of cells) {
+    for (let at = cell.indexOf('\n'); at !== -1; at = cell.indexOf('\n', at + 1)) count += 1;
+  }
+  return count;
+}
+
+/**
+ * The file's text for the parser, a slice at a time, one slice per turn of the event loop: other
+ * requests go on meanwhile. A file with too many uneven lines is refused here, once the parser has
+ * read them.
+ */
+async function* slicesFor(parser: Parser, file: Buffer, encoding: CsvEncoding, bounds: SheetBounds): AsyncGenerator<string> {
+  // Streaming: a character cut in two by a slice's end is completed by the next slice.
+  const decoder = new TextDecoder(encoding);
+  let carriageReturn = false;
+  for (let start = 0; start < file.length; start += SLICE_BYTES) {
+    let text: string = (carriageReturn ? '\r' : '') + decoder.decode(file.subarray(start, start + SLICE_BYTES), { stream: true });
+    // A CR that ends a slice may be the first half of a CRLF: it goes with the next slice.
+    carriageReturn = text.endsWith('\r') && start + SLICE_BYTES < file.length;
+    if (carriageReturn) text = text.slice(0, -1);
+    if (text !== '') yield oneLineEnding(text);
+    await nextTurn();
+    if (parser.info.invalid_field_length > bounds.maxUnevenRows) {
+      // The reader gets this error in place of the rows the parser still holds.
+      parser.destroy(unevenRows(bounds.maxUnevenRows));
+      return;
+    }
+  }
+}
+
+export interface CsvSheet {
+  encoding: CsvEncoding;
+  separator: CsvSeparator;
+  /** Every row, the header first, as it is read; rows whose cells are all blank are left out. */
+  rows: AsyncGenerator<SheetRow>;
+}
+
+/**
+ * A CSV file's rows, read as they are needed: the parser reads a few slices (some kB) ahead of the
+ * reader, and stops when the reader does.
+ */
+export function readCsv(file: Buffer, bounds: SheetBounds): CsvSheet {
+  const { encoding, bom } = encodingOf(file);
+  const body = file.subarray(bom);
+  const separator = separatorOf(new TextDecoder(encoding).decode(body.subarray(0, 64 * 1024)));
+  return { encoding, separator, rows: csvRows(body, encoding, separator, bounds) };
+}
+
+async function* csvRows(file: Buffer, encoding: CsvEncoding, delimiter: CsvSeparator, bounds: SheetBounds): AsyncGenerator<SheetRow> {
+  const parser = csvParser({
+    delimiter,
+    record_delimiter: '\n',
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    skip_records_with_empty_values: true,
+    ignore_last_delimiters: MAX_CELLS,
+    info: true,
+  });
+  const source = Readable.from(slicesFor(parser, file, encoding, bounds));
+  source.pipe(parser);
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      // `lines` is where a row ends; a quoted field with line breaks makes it start earlier.
+      yield { line: info.lines - lineBreaksIn(record), cells: record };
+    }
+  } catch (err) {
+    if (!(err instanceof CsvError)) throw err;
+    const unclosed = err.code === 'CSV_QUOTE_NOT_CLOSED';
+    const at =
+      (unclosed ? unclosedQuoteLine(oneLineEnding(new TextDecoder(encoding).decode(file)), delimiter) : undefined) ??
+      (err as CsvError & { lines?: number }).lines;
+    throw unreadable(unclosed ? `Line ${at ?? '?'}: a quoted field opens here and is never closed` : `Line ${at ?? '?'}: this line is not valid CSV`);
+  } finally {
+    source.destroy();
+  }
+}

@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ROOT } from '../../config';
+import { TEST_ENV, uniqueEmail } from '../helpers/app';
+import { launchChromium, requireChromium } from '../helpers/browser';
+import { testDatabaseUrl } from '../helpers/db';
+import type { RunningServer } from '../helpers/process';
+import { startServer } from '../helpers/process';
+
+/**
+ * Daily work §1–3 at phone width, in French and Arabic: the orders list (one compact row per order,
+ * where you are, phones grouped and 44 px to tap), the order form (amount, currency, city, note) and
+ * the import result (encoding read, ignored columns, line errors). The pictures go to
+ * docs/screenshots/ for a person to look at.
+ */
+const SHOTS = path.join(ROOT, 'docs', 'screenshots');
+const PHONE = { width: 390, height: 844 };
+
+const ORDERS = [
+  {
+    clientName: 'فاطمة الزهراء',
+    phone: '06 12 34 56 78',
+    storeName: 'Atlas',
+    productsName: 'Huile d’argan',
+    city: 'الدار البيضاء',
+    totalAmount: '349.00',
+    externalRef: '#1001',
+  },
+  { clientName: 'Omar Tazi', phone: '+212 7 12 34 56 78', storeName: 'Atlas', productsName: 'Babouches, 42', city: 'Rabat', totalAmount: '2490.00' },
+  { clientName: 'Hélène Martin', phone: '0661234567', storeName: 'Atlas', productsName: 'Savon noir', city: 'Fès' },
+];
+
+/** What French Excel writes: Windows-1252, semicolons, a no-break space in the amounts, columns we do not read. */
+const FILE = Buffer.from(
+  'Nom;Téléphone;Boutique;Produit;Ville;Montant;Date de commande;Livreur;Poids\r\n' +
+    'Zoé Benali;06 12 34 56 78;Atlas;Argan;Marrakech;2\u00a0490,00;24/11/2026 14:30;Amana;2 kg\r\n' +
+    'Karim;0698765432;Atlas;Savon;Agadir;douze;31/02/2026;;\r\n',
+  'latin1',
+);
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** No element wider than the phone: nothing to scroll sideways. */
+async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  expect(width, `${what}: page width`).to.be.at.most(PHONE.width);
+}
+
+describe('daily work at phone width, in French and Arabic (screenshots)', function () {
+  this.timeout(120_000);
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+
+  before(async function () {
+    requireChromium(this);
+    [server, browser] = await Promise.all([startServer({ ...TEST_ENV, DATABASE_URL: testDatabaseUrl() }), launchChromium()]);
+    fs.mkdirSync(SHOTS, { recursive: true });
+  });
+
+  after(async () => {
+    await context?.close();
+    await browser?.close();
+    if (server) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('the list, the order form and the import result in fr and ar', async () => {
+    context = await browser!.newContext({ viewport: PHONE, deviceScaleFactor: 1, baseURL: server!.url, locale: 'fr-MA', timezoneId: 'Africa/Casablanca' });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto('/signup');
+    await page.locator('#f-name').fill('Salma Idrissi');
+    await page.locator('#f-email').fill(uniqueEmail('salma'));
+    await page.locator('#f-password').fill('correct horse battery');
+    await page.locator('#f-workspace').fill('Boutique Atlas');
+    await Promise.all([page.waitForURL('**/orders'), page.locator('form button[type="submit"]').first().click()]);
+    const api = context.request;
+    expect((await api.post('/api/agents', { data: { name: 'Youssef', orderHandler: true } })).status()).to.equal(201);
+    for (const order of ORDERS) expect((await api.post('/api/orders', { data: order })).status()).to.equal(201);
+
+    for (const language of ['fr', 'ar'] as const) {
+      expect((await api.put('/api/account', { data: { language } })).status()).to.equal(200);
+
+      await page.goto('/orders?size=25');
+      await expectNoSidewaysScroll(page, `${language} list`);
+      const rows = page.locator('table.orders-list tbody tr');
+      expect(await rows.count()).to.be.at.least(ORDERS.length);
+      for (let i = 0; i < ORDERS.length; i += 1) {
+        const box = (await rows.nth(i).boundingBox())!;
+        expect(box.height, `${language}: a compact row`).to.be.below(110);
+        const tel = (await rows.nth(i).locator('a.tel').boundingBox())!;
+        expect(tel.height, `${language}: tel link height`).to.be.at.least(44);
+        expect(tel.width, `${language}: tel link width`).to.be.at.least(44);
+      }
+      expect(await rows.first().locator('a.tel').innerText()).to.match(/^0\d( \d\d){4}$/);
+      expect(await page.locator('p.range').innerText()).to.match(language === 'fr' ? /^1–\d+ sur \d+$/ : /^1–\d+ من \d+$/);
+      await shoot(page, `daily-work-list-${language}`);
+
+      await page.goto('/orders/new');
+      await page.locator('#f-client_name').fill('Imane');
+      await page.locator('#f-phone').fill('0612');
+      await page.locator('#f-total_amount').fill('1 250,00');
+      await page.locator('#f-city').fill('Marrakech');
+      await page.locator('#f-note').fill('Après 18h');
+      await page.locator('form.card button[type="submit"]').click();
+      await page.waitForSelector('.error');
+      await expectNoSidewaysScroll(page, `${language} form`);
+      expect(await page.locator('#f-total_amount').inputValue()).to.equal('1 250,00');
+      const errors = await page.locator('p.error').allInnerTexts();
+      for (const error of errors) expect(error, language).not.to.match(/ is required| must be /);
+      await shoot(page, `daily-work-form-${language}`);
+
+      await page.goto('/orders/import');
+      await page.locator('#f-file').setInputFiles({ name: 'commandes.csv', mimeType: 'text/csv', buffer: FILE });
+      await Promise.all([page.waitForLoadState('load'), page.locator('form[enctype] button[type="submit"]').click()]);
+      await page.waitForSelector('[role="status"]');
+      await expectNoSidewaysScroll(page, `${language} import`);
+      const text = await page.locator('main').innerText();
+      expect(text).to.contain(language === 'fr' ? 'Windows-1252 (Excel en français)' : 'Windows-1252');
+      expect(text).to.contain('Livreur');
+      expect(text).not.to.match(/must be|Enter a valid/);
+      await shoot(page, `daily-work-import-${language}`);
+    }
+  });
+});
