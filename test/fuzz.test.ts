@@ -81,7 +81,7 @@ const anyValue = fc.oneof(
 );
 const deep = fc.oneof(
   fc.integer({ min: 50, max: 3000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
-  fc.integer({ min: 50, max: 3000 }).map((n) => '{"a":'.repeat(n) + '"\\u0000"' + '}'.repeat(n)),
+  fc.integer({ min: 50, max: 3000 }).map((n) => `${'{"a":'.repeat(n)}"\\u0000"${'}'.repeat(n)}`),
 );
 /** NUL or an unpaired surrogate, as JSON escapes, somewhere in an order body. */
 const unsafeEscapes = fc
