@@ -49,8 +49,11 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
               created_at: new Date(ctx.created_at).toISOString(),
               // What the agent asks the client to have ready at delivery, and the shop's order number.
               external_ref: ctx.external_ref ?? null,
-              total_amount: amountText(ctx.total_amount),
+              total_amount: amountText(ctx.total_amount, ctx.currency),
               currency: ctx.currency ?? null,
+              // What the customer wrote with the order ("Livrer après 18h"), and the delivery city.
+              note: ctx.note ?? null,
+              city: ctx.city ?? null,
             },
             workspace: { id: ctx.workspace_id, name: ctx.workspace_name },
             callback_url: `${publicBaseUrl}/hooks/calls/${ctx.id}`,

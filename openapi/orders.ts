@@ -45,10 +45,14 @@ export const OrderBody = named(
     external_ref: z.string().nullable().meta({ description: 'What the shop calls the order, e.g. `#1001`' }),
     total_amount: z
       .string()
-      .regex(/^\d+\.\d{2}$/)
+      .regex(/^\d+\.\d{2,3}$/)
       .nullable()
-      .meta({ description: 'The amount to collect, a decimal with two places, e.g. `"349.00"`' }),
+      .meta({
+        description: 'The amount to collect, with its currency\'s decimals: two (`"349.00"`), three for BHD, IQD, JOD, KWD, LYD, OMR and TND (`"89.350"`)',
+      }),
     currency: z.string().nullable().meta({ description: 'ISO 4217; `MAD` when an amount was given without one' }),
+    note: z.string().nullable().meta({ description: "What the customer wrote with the order (a store's order note), at most 1,000 characters" }),
+    city: z.string().nullable().meta({ description: 'The city of the delivery address' }),
   }),
 );
 
@@ -70,6 +74,8 @@ export const ORDER_EXAMPLE = {
   external_ref: '#1001',
   total_amount: '349.00',
   currency: 'MAD',
+  note: 'Livrer après 18h',
+  city: 'Casablanca',
 };
 
 const OrderList = z.looseObject({ orders: z.array(OrderBody) });

@@ -56,6 +56,8 @@ export const COLUMN_NAMES: Record<OrderField, string[]> = {
   externalRef: ['external_ref', 'externalRef', 'reference', 'référence', 'المرجع'],
   totalAmount: ['total_amount', 'totalAmount', 'total', 'montant', 'المبلغ'],
   currency: ['currency', 'devise', 'العملة'],
+  note: ['note', 'remarque', 'ملاحظة'],
+  city: ['city', 'ville', 'المدينة'],
   status: ['status', 'statut', 'الحالة'],
 };
 const REQUIRED: OrderField[] = ['clientName', 'phone', 'storeName', 'productsName'];
@@ -68,6 +70,8 @@ const FIELD_LABEL: Record<OrderField, string> = {
   externalId: 'external id',
   externalRef: 'order reference',
   totalAmount: 'total',
+  note: 'note',
+  city: 'city',
   currency: 'currency',
   status: 'status',
 };

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Jobs } from '../db/jobs';
 import { HostResolver } from '../integrations/dns';
+import { SignedSender } from '../integrations/http';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';
 import { BlockedPhoneService } from './blocked-phones';
@@ -20,6 +21,7 @@ import { OperationService } from './operations';
 import { OrderService } from './orders';
 import type { Order } from './orders';
 import { StatsService } from './stats';
+import { StoreConnectService } from './store-connect';
 import { StoreConnectionService } from './store-connections';
 import { StoreIntakeService } from './store-intake';
 import { StoreWriteBackService } from './store-write-back';
@@ -48,6 +50,17 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
   const blockedPhones = new BlockedPhoneService(knex);
   const stores = new StoreConnectionService(knex, config.publicBaseUrl);
+  // Connecting a store talks to the platform from the web process, through the same outbound guard.
+  const storeConnect = new StoreConnectService(knex, new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, urlPolicy.resolver), {
+    publicBaseUrl: config.publicBaseUrl,
+    isProduction: config.isProduction,
+    shopifyApp: config.stores.shopifyApp,
+    youcanApp: config.stores.youcanApp,
+    shopifyApiOrigin: config.stores.shopifyApiOrigin,
+    shopifyApiVersion: config.stores.shopifyApiVersion,
+    youcanAdminOrigin: config.stores.youcanAdminOrigin,
+    youcanApiOrigin: config.stores.youcanApiOrigin,
+  });
   return {
     workspaces,
     invitations,
@@ -73,11 +86,13 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       statusCounts: await orders.compactStatusCounts(),
       webhookLog: await webhooks.prune(),
       storeLog: await stores.prune(),
+      storeApprovals: await storeConnect.prune(),
     }),
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters, language?: Language) => exportCsv(knex, workspaceId, filters, language),
     stats: new StatsService(knex),
     stores,
+    storeConnect,
     storeIntake: new StoreIntakeService(knex, orders, operations),
     storeWriteBack: new StoreWriteBackService(knex, jobs, {
       shopifyApiVersion: config.stores.shopifyApiVersion,

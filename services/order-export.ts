@@ -115,7 +115,7 @@ function line(row: ExportRow): string[] {
     row.source,
     row.external_id ?? '',
     row.external_ref ?? '',
-    amountText(row.total_amount) ?? '',
+    amountText(row.total_amount, row.currency) ?? '',
     row.currency ?? '',
   ].map(defuse);
 }

@@ -42,6 +42,10 @@ export interface Order {
   total_amount: string | null;
   /** ISO 4217; `MAD` when an amount is given without one. */
   currency: string | null;
+  /** What the customer wrote with the order ("Livrer après 18h"). */
+  note: string | null;
+  /** The city of the delivery address. */
+  city: string | null;
 }
 
 /** The paths an order comes in by (store-integrations.md §1). */
@@ -59,6 +63,8 @@ export const FIELD_COLUMNS = {
   externalRef: 'external_ref',
   totalAmount: 'total_amount',
   currency: 'currency',
+  note: 'note',
+  city: 'city',
   status: 'status',
 } as const;
 export type OrderField = keyof typeof FIELD_COLUMNS;
@@ -94,6 +100,14 @@ function checkStatus(status: unknown): OrderStatus | undefined {
 const DEFAULT_CURRENCY = 'MAD';
 
 const AMOUNT_MESSAGE = 'Total amount must be a number such as 349 or 349.50';
+
+/** Currencies written with three decimals (ISO 4217): the dinars of Bahrain, Iraq, Jordan, Kuwait, Libya, Oman and Tunisia. */
+const THREE_DECIMALS: readonly string[] = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'];
+
+/** How many decimals an amount in this currency is shown with (two unless the currency has three). */
+function currencyDecimals(currency: string | null | undefined): number {
+  return currency && THREE_DECIMALS.includes(currency) ? 3 : 2;
+}
 /**
  * The amount to collect, as a number or as text (`349`, `349.5`, `349,50`: a spreadsheet in French
  * writes a comma), kept as a decimal with two places; empty (or null) means none.
@@ -105,14 +119,17 @@ const amount = z
   .transform((value, ctx) => {
     if (value === null || value === undefined || (typeof value === 'string' && value.trim() === '')) return null;
     const text = typeof value === 'number' ? String(value) : value.trim().replace(',', '.');
-    const m = /^(\d{1,10})(?:\.(\d{1,2}))?$/.exec(text);
+    const m = /^(\d{1,10})(?:\.(\d{1,3}))?$/.exec(text);
     if (!m) {
       ctx.addIssue({ code: 'custom', message: AMOUNT_MESSAGE });
       return z.NEVER;
     }
     return `${m[1].replace(/^0+(?=\d)/, '')}.${(m[2] ?? '').padEnd(2, '0')}`;
   })
-  .meta({ description: 'The amount to collect: a number or decimal text with at most two decimals (`349`, `"349.50"`); answered as `"349.00"`' });
+  .meta({
+    description:
+      'The amount to collect: a number or decimal text with at most three decimals (`349`, `"349.50"`, `"89.350"`); answered with its currency\'s decimals (`"349.00"`, TND `"89.350"`)',
+  });
 
 export const contentSchema = z.object({
   clientName: requiredText('Client name', 200),
@@ -124,6 +141,8 @@ export const contentSchema = z.object({
   externalId: optionalText('External id', 200),
   externalRef: optionalText('External reference', 200),
   totalAmount: amount,
+  note: optionalText('Note', 1000),
+  city: optionalText('City', 200),
   currency: z
     .string({ error: 'Currency must be text' })
     .trim()
@@ -173,6 +192,8 @@ const ORDER_FIELDS = [
   'o.external_ref',
   'o.total_amount',
   'o.currency',
+  'o.note',
+  'o.city',
 ];
 
 /**
@@ -206,15 +227,15 @@ function createOrdersSql(insertOrders: string, answer: string, before = ''): str
 
 /** An order's columns as a new order's statement returns them. */
 const RETURNED = `id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id, flags,
-    source, store_connection_id, external_id, external_ref, total_amount, currency`;
+    source, store_connection_id, external_id, external_ref, total_amount, currency, note, city`;
 
 /** One new order: no row comes back without an order handler (nor, after `onConflict`, for a conflict). */
 function createOrderSql(onConflict: string): string {
   return createOrdersSql(
     `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
-                        source, store_connection_id, external_id, external_ref, total_amount, currency)
+                        source, store_connection_id, external_id, external_ref, total_amount, currency, note, city, external_updated_at)
       SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
-             ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
+             ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text, ?::text, ?::text, ?::timestamptz FROM handler
       ${onConflict}
       RETURNING ${RETURNED}`,
     'SELECT o.* FROM o',
@@ -230,8 +251,15 @@ const CREATE_ORDER_PREPARED = numbered('ocs-create-order', CREATE_ORDER);
  */
 const CREATE_STORE_ORDER = createOrderSql('ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING');
 
+/** Where an order came from, which the caller's body never says; a store's order also says when the store last changed it. */
+export interface StoreOrigin {
+  source: OrderSource;
+  storeConnectionId: string | null;
+  externalUpdatedAt?: string | null;
+}
+
 /** The bind values of CREATE_ORDER and CREATE_STORE_ORDER, in their order. */
-function createValues(workspaceId: string, data: ValidOrder, origin: { source: OrderSource; storeConnectionId: string | null }): Knex.RawBinding[] {
+function createValues(workspaceId: string, data: ValidOrder, origin: StoreOrigin): Knex.RawBinding[] {
   return [
     workspaceId,
     data.clientName,
@@ -246,6 +274,9 @@ function createValues(workspaceId: string, data: ValidOrder, origin: { source: O
     data.externalRef ?? null,
     data.totalAmount ?? null,
     data.currency ?? null,
+    data.note ?? null,
+    data.city ?? null,
+    origin.externalUpdatedAt ?? null,
   ];
 }
 
@@ -271,9 +302,9 @@ const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
   'ocs-store-order',
   createOrdersSql(
     `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, operation_id,
-                      source, store_connection_id, external_id, external_ref, total_amount, currency)
+                      source, store_connection_id, external_id, external_ref, total_amount, currency, note, city, external_updated_at)
     SELECT ?::uuid, handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
-           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
+           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text, ?::text, ?::text, ?::timestamptz FROM handler
      WHERE EXISTS (SELECT 1 FROM claim)
     ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING
     RETURNING id, workspace_id, operation_id, flags`,
@@ -296,12 +327,12 @@ const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
  */
 const CREATE_ORDERS = createOrdersSql(
   `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, status, created_at, operation_id,
-                      source, external_id, external_ref, total_amount, currency)
+                      source, external_id, external_ref, total_amount, currency, note, city)
     SELECT i.id, handler.workspace_id, i.client_name, i.phone, i.store_name, i.products_name, i.address, i.status,
            now() + (?::int + i.n - 1) * interval '1 microsecond', gen_random_uuid(),
-           'import', i.external_id, i.external_ref, i.total_amount, i.currency
-      FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[])
-           WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, external_id, external_ref, total_amount, currency, n)
+           'import', i.external_id, i.external_ref, i.total_amount, i.currency, i.note, i.city
+      FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[])
+           WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, status, external_id, external_ref, total_amount, currency, note, city, n)
     RETURNING id, workspace_id, operation_id, flags`,
   'SELECT count(*)::int AS created FROM o',
 );
@@ -327,11 +358,11 @@ const LIST_OLDER: Prepared = {
  * An amount as the API shows it, two decimals as text: the database driver reads numeric columns
  * as numbers (db/knex.ts), and a webhook's stored order has it as text already.
  */
-export function amountText(value: number | string | null | undefined): string | null {
-  return value === null || value === undefined ? null : Number(value).toFixed(2);
+export function amountText(value: number | string | null | undefined, currency?: string | null): string | null {
+  return value === null || value === undefined ? null : Number(value).toFixed(currencyDecimals(currency));
 }
 
-type StoreFields = 'source' | 'store_connection_id' | 'external_id' | 'external_ref' | 'total_amount' | 'currency';
+type StoreFields = 'source' | 'store_connection_id' | 'external_id' | 'external_ref' | 'total_amount' | 'currency' | 'note' | 'city';
 
 export function toOrder(
   row: Omit<Order, 'created_at' | 'flags' | StoreFields> & { flags?: OrderFlag[] } & Partial<Pick<Order, Exclude<StoreFields, 'total_amount'>>> & {
@@ -358,8 +389,10 @@ export function toOrder(
     store_connection_id: row.store_connection_id ?? null,
     external_id: row.external_id ?? null,
     external_ref: row.external_ref ?? null,
-    total_amount: amountText(row.total_amount),
+    total_amount: amountText(row.total_amount, row.currency),
     currency: row.currency ?? null,
+    note: row.note ?? null,
+    city: row.city ?? null,
   };
 }
 
@@ -642,12 +675,7 @@ export class OrderService {
    * The one statement of `create` (see CREATE_ORDER); without an order handler it writes nothing.
    * `origin` is where the order came from, which the caller's body never says.
    */
-  private async insert(
-    db: Knex | Knex.Transaction,
-    workspaceId: string,
-    data: ValidOrder,
-    origin: { source: OrderSource; storeConnectionId: string | null },
-  ): Promise<Order> {
+  private async insert(db: Knex | Knex.Transaction, workspaceId: string, data: ValidOrder, origin: StoreOrigin): Promise<Order> {
     const values = createValues(workspaceId, data, origin);
     // Outside a transaction (every create but an idempotent one), as a prepared statement.
     const [row] =
@@ -666,7 +694,7 @@ export class OrderService {
     trx: Knex.Transaction,
     workspaceId: string,
     data: ValidOrder,
-    origin: { source: OrderSource; storeConnectionId: string },
+    origin: StoreOrigin & { storeConnectionId: string },
   ): Promise<Order | null> {
     const { rows } = await trx.raw(CREATE_STORE_ORDER, createValues(workspaceId, data, origin));
     if (!rows[0]) await this.orderHandler(trx, workspaceId);
@@ -680,7 +708,7 @@ export class OrderService {
   async insertFromStoreMessage(
     workspaceId: string,
     data: ValidOrder,
-    origin: { source: OrderSource; storeConnectionId: string },
+    origin: StoreOrigin & { storeConnectionId: string },
     event: { topic: string; key: string },
   ): Promise<string | null> {
     const id = crypto.randomUUID();
@@ -720,6 +748,8 @@ export class OrderService {
       column('external_ref'),
       column('total_amount'),
       column('currency'),
+      column('note'),
+      column('city'),
     ];
     const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, before, ...(columns as string[][])]);
     if (rows[0].created !== batch.length) throw noOrderHandler();

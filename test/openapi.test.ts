@@ -105,6 +105,8 @@ describe('OpenAPI document', () => {
       external_ref: null,
       total_amount: null,
       currency: null,
+      note: null,
+      city: null,
     };
     const url = `/api/orders/${order.id}`;
     expect(responseViolation('GET', url, 200, 'application/json', order)).to.equal(null);

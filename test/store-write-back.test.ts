@@ -466,7 +466,15 @@ describe('store write-back (store-integrations.md §5)', () => {
     });
 
     it('SHOPIFY_API_VERSION is pinned (2025-10 unless set); SHOPIFY_API_ORIGIN, a double’s address, is refused in production', () => {
-      expect(loadConfig(TEST_ENV).stores).to.deep.equal({ shopifyApiVersion: '2025-10', shopifyApiOrigin: undefined, writeBackRetrySeconds: undefined });
+      expect(loadConfig(TEST_ENV).stores).to.deep.equal({
+        shopifyApiVersion: '2025-10',
+        shopifyApiOrigin: undefined,
+        writeBackRetrySeconds: undefined,
+        shopifyApp: undefined,
+        youcanApp: undefined,
+        youcanAdminOrigin: 'https://seller-area.youcan.shop',
+        youcanApiOrigin: 'https://api.youcan.shop',
+      });
       expect(loadConfig({ ...TEST_ENV, SHOPIFY_API_VERSION: '2026-01', ...FAST_RETRIES }).stores).to.include({ shopifyApiVersion: '2026-01' });
       expect(loadConfig({ ...TEST_ENV, ...FAST_RETRIES }).stores.writeBackRetrySeconds).to.deep.equal([0.2, 0.2]);
       const production = { ...TEST_ENV, NODE_ENV: 'production', DATABASE_URL: 'postgres://x@127.0.0.1/x', SHOPIFY_API_ORIGIN: 'http://127.0.0.1:9' };

@@ -15,7 +15,7 @@ import type { FormState } from './forms';
 import { formatDate } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
 
-const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address'] as const;
+const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'note'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
@@ -40,6 +40,7 @@ function formOf(order: Order): OrderFormValues {
     store_name: order.store_name,
     products_name: order.products_name,
     address: order.address ?? '',
+    note: order.note ?? '',
   };
 }
 
