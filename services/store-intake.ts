@@ -14,26 +14,29 @@ import type { OrderStatus } from './order-status';
 import { amountText, validNewOrder } from './orders';
 import type { Order, OrderService, ValidOrder } from './orders';
 import type { EventResult, StoreKind } from './store-connections';
-import { isUuid } from './validation';
+import { isUuid, jsonTooDeep, unsafeTextAt } from './validation';
 
 const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
 
 /** The connection a message names, read on every message (prepared: a flash sale's hot path). */
 const CONNECTION: Prepared = {
   name: 'ocs-store-connection',
-  text: 'SELECT id, workspace_id, kind, name, secret, cod_only FROM store_connections WHERE id = $1 AND enabled',
+  text: "SELECT id, workspace_id, kind, name, secret, cod_only, pending FROM store_connections WHERE id = $1 AND (enabled OR (pending AND kind = 'woocommerce'))",
 };
 
 /** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
 export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 | 404 };
 
-interface Connection {
+/** A connection as the intake reads it, found before the message's body is read. */
+export interface IntakeConnection {
   id: string;
   workspace_id: string;
   kind: StoreKind;
   name: string;
   secret: string;
   cod_only: boolean;
+  /** Being set up in one click (WooCommerce only here): its pings are answered, nothing else. */
+  pending: boolean;
 }
 
 /** An order's row as intake reads it: with the store's time of the newest update applied. */
@@ -80,30 +83,36 @@ export class StoreIntakeService {
     private readonly operations: OperationService,
   ) {}
 
-  async receive(connectionId: string, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
-    const [connection] = isUuid(connectionId) ? await queryPrepared<Connection>(this.knex, CONNECTION, [connectionId]) : [];
-    if (!connection) {
-      // WooCommerce pings each webhook we register for a connection still being set up: it must get 200.
-      if (
-        woocommerce.isPing?.(raw) &&
-        isUuid(connectionId) &&
-        (await this.knex('store_connections').where({ id: connectionId, kind: 'woocommerce', pending: true }).first('id'))
-      )
-        return { status: 200, result: 'ignored' };
-      return { status: 404 };
-    }
+  /**
+   * The connection a message is sent to, looked up before its body is read; null answers 404. A
+   * WooCommerce connection being set up in one click is found too: WooCommerce pings each webhook we
+   * register for it, and the ping must get 200 (anything else it sends is 404 until it is set up).
+   */
+  async connection(connectionId: string): Promise<IntakeConnection | null> {
+    const [connection] = isUuid(connectionId) ? await queryPrepared<IntakeConnection>(this.knex, CONNECTION, [connectionId]) : [];
+    return connection ?? null;
+  }
+
+  async receive(connection: IntakeConnection, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
     const adapter = ADAPTERS[connection.kind];
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
+    if (connection.pending) return { status: 404 };
     if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
+    // Parsing a megabyte nested a million levels deep takes most of a second: such a body is unreadable.
+    if (jsonTooDeep(raw)) return { status: 400 };
     let message: StoreMessage;
+    let body: unknown;
     try {
       // Numbers stay the text the store wrote: ids above 2^53 are never rounded.
-      message = adapter.read(parseStoreJson(raw), headers, raw);
+      body = parseStoreJson(raw);
+      message = adapter.read(body, headers, raw);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof UnreadableMessage) return { status: 400 };
       throw err;
     }
     if (message.action === 'ignore') return { status: 200, result: 'ignored' };
+    const unsafe = unsafeTextAt(body);
+    if (unsafe) return { status: 200, result: await this.rejectUnsafe(connection, message.topic, unsafe) };
     if (message.action === 'uninstalled') {
       // The app's token is revoked with it: nothing can be written back any more.
       await this.knex('store_connections').where({ id: connection.id }).update({ enabled: false, disabled_reason: 'uninstalled', write_back: null });
@@ -115,11 +124,26 @@ export class StoreIntakeService {
   }
 
   /**
+   * A signed message holding text Postgres refuses (NUL, an unpaired surrogate) or nested too deep:
+   * logged as `rejected` with the place it was found, and nothing else of it is kept.
+   */
+  private async rejectUnsafe(connection: IntakeConnection, topic: string, unsafe: { field: string; message: string }): Promise<EventResult> {
+    const field = unsafeTextAt(unsafe.field) ? 'a field name' : unsafe.field.slice(0, 200);
+    await this.knex('store_events').insert({
+      connection_id: connection.id,
+      topic: topic.slice(0, 100),
+      result: 'rejected',
+      reason: `${field}: ${unsafe.message}`.slice(0, 500),
+    });
+    return 'rejected';
+  }
+
+  /**
    * The flash-sale path: a valid new cash-on-delivery order and its `created` event in one statement.
    * False when anything is not plainly new (a delivery seen before, an order we have, no order
    * handler, a parallel message): nothing was written, and `apply` decides with the locks it takes.
    */
-  private async createFast(connection: Connection, message: Extract<StoreMessage, { action: 'order' }>): Promise<boolean> {
+  private async createFast(connection: IntakeConnection, message: Extract<StoreMessage, { action: 'order' }>): Promise<boolean> {
     const incoming = message.order;
     if (incoming.cancelled || (connection.cod_only && !incoming.cashOnDelivery)) return false;
     let data: ValidOrder;
@@ -140,7 +164,7 @@ export class StoreIntakeService {
 
   private async apply(
     trx: Knex.Transaction,
-    connection: Connection,
+    connection: IntakeConnection,
     message: Exclude<StoreMessage, { action: 'ignore' | 'uninstalled' }>,
   ): Promise<EventResult> {
     const externalId = message.action === 'order' ? message.order.externalId : message.externalId;
@@ -151,11 +175,13 @@ export class StoreIntakeService {
        ON CONFLICT (connection_id, message_key) WHERE message_key IS NOT NULL DO NOTHING RETURNING id`,
       [connection.id, event.topic, message.key.slice(0, 300), externalId],
     );
-    const outcome: Outcome = claimed.rows[0]
-      ? message.action === 'order'
+    const outcome: Outcome = !claimed.rows[0]
+      ? { result: 'duplicate' }
+      : message.action === 'order'
         ? await this.applyOrder(trx, connection, message.order)
-        : await this.cancel(trx, await this.existing(trx, connection.id, externalId))
-      : { result: 'duplicate' };
+        : message.action === 'delete'
+          ? await this.cancel(trx, await this.existing(trx, connection.id, externalId))
+          : { result: 'ignored_unchanged', reason: 'The topic cancels the order but the signed body does not: nothing changed' };
     const row = { result: outcome.result, order_id: outcome.orderId ?? null, reason: outcome.reason ?? null };
     if (claimed.rows[0]) await trx('store_events').where({ id: claimed.rows[0].id }).update(row);
     else await trx('store_events').insert({ ...event, ...row });
@@ -166,7 +192,7 @@ export class StoreIntakeService {
     return trx('orders').where({ store_connection_id: connectionId, external_id: externalId }).forUpdate().first();
   }
 
-  private async applyOrder(trx: Knex.Transaction, connection: Connection, incoming: IncomingOrder): Promise<Outcome> {
+  private async applyOrder(trx: Knex.Transaction, connection: IntakeConnection, incoming: IncomingOrder): Promise<Outcome> {
     const current = await this.existing(trx, connection.id, incoming.externalId);
     if (current) return incoming.cancelled ? this.cancel(trx, current) : this.follow(trx, current, incoming, connection);
     // An update for an order we never saw creates it (a store may send the update first).
@@ -197,7 +223,7 @@ export class StoreIntakeService {
     return this.follow(trx, created!, incoming, connection);
   }
 
-  private valid(incoming: IncomingOrder, connection: Connection): ValidOrder {
+  private valid(incoming: IncomingOrder, connection: IntakeConnection): ValidOrder {
     return validNewOrder({
       clientName: incoming.clientName,
       phone: incoming.phone,
@@ -215,7 +241,7 @@ export class StoreIntakeService {
   }
 
   /** While our order is pending, its content follows the store's; afterwards it is left alone. */
-  private async follow(trx: Knex.Transaction, current: StoredOrder, incoming: IncomingOrder, connection: Connection): Promise<Outcome> {
+  private async follow(trx: Knex.Transaction, current: StoredOrder, incoming: IncomingOrder, connection: IntakeConnection): Promise<Outcome> {
     if (current.status !== 'pending') return { result: 'ignored_unchanged', orderId: current.id };
     // Webhooks are not ordered: an update older than the newest one applied changes nothing. One of
     // the same time is applied when its content differs (two edits within the store's clock tick).

@@ -32,6 +32,8 @@ export interface IncomingOrder {
 export type StoreMessage =
   | { topic: string; action: 'order'; key: string; order: IncomingOrder }
   | { topic: string; action: 'delete'; key: string; externalId: string }
+  /** A cancelling topic over a body that does not cancel: the topic header is not signed, so nothing changes. */
+  | { topic: string; action: 'unchanged'; key: string; externalId: string }
   | { topic: string; action: 'ignore' }
   /** The shop removed our app (Shopify's app/uninstalled): the connection stops. */
   | { topic: string; action: 'uninstalled' };
