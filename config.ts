@@ -64,6 +64,12 @@ const envSchema = z.object({
     .regex(/^\d{4}-\d{2}$/, 'must be a Shopify API version such as 2025-10')
     .default('2025-10'),
   SHOPIFY_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  SHOPIFY_CLIENT_ID: z.string().trim().min(1).max(200).optional(),
+  SHOPIFY_CLIENT_SECRET: z.string().trim().min(1).max(500).optional(),
+  YOUCAN_CLIENT_ID: z.string().trim().min(1).max(200).optional(),
+  YOUCAN_CLIENT_SECRET: z.string().trim().min(1).max(500).optional(),
+  YOUCAN_ADMIN_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  YOUCAN_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
   WRITE_BACK_RETRY_SECONDS: z
     .string()
     .refine((value) => commaList(value).every((s) => /^\d+(\.\d+)?$/.test(s)), 'must be a comma-separated list of seconds')
@@ -104,6 +110,13 @@ export interface Config {
     shopifyApiOrigin?: string;
     /** The waits between tries of one write-back; unset: the webhooks' schedule. */
     writeBackRetrySeconds?: readonly number[];
+    /** The Shopify app (Dev Dashboard) that connects shops in one click; unset: the manual way only. */
+    shopifyApp?: { clientId: string; clientSecret: string };
+    /** The YouCan Partners app that connects shops in one click; unset: YouCan cannot be connected. */
+    youcanApp?: { clientId: string; clientSecret: string };
+    /** YouCan's seller area (where the owner approves) and API; test doubles outside production. */
+    youcanAdminOrigin?: string;
+    youcanApiOrigin?: string;
   };
   /** Development only: run the worker inside the web process. */
   inProcessWorker: boolean;
@@ -174,6 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     }
     // Access tokens go where this points: only a test or a developer's double may stand in for Shopify.
     if (e.SHOPIFY_API_ORIGIN) throw new ConfigError(['SHOPIFY_API_ORIGIN: not allowed when NODE_ENV=production']);
+    for (const name of ['YOUCAN_ADMIN_ORIGIN', 'YOUCAN_API_ORIGIN'] as const)
+      if (e[name]) throw new ConfigError([`${name}: not allowed when NODE_ENV=production`]);
   }
   const dataDir = path.resolve(ROOT, e.DATA_DIR ?? '.data');
   const generated = !e.SESSION_SECRET || !e.JWT_SECRET ? devSecrets(dataDir) : undefined;
@@ -204,6 +219,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       shopifyApiVersion: e.SHOPIFY_API_VERSION,
       shopifyApiOrigin: e.SHOPIFY_API_ORIGIN?.replace(/\/+$/, ''),
       writeBackRetrySeconds: e.WRITE_BACK_RETRY_SECONDS ? Object.freeze(commaList(e.WRITE_BACK_RETRY_SECONDS).map(Number)) : undefined,
+      shopifyApp:
+        e.SHOPIFY_CLIENT_ID && e.SHOPIFY_CLIENT_SECRET ? Object.freeze({ clientId: e.SHOPIFY_CLIENT_ID, clientSecret: e.SHOPIFY_CLIENT_SECRET }) : undefined,
+      youcanApp:
+        e.YOUCAN_CLIENT_ID && e.YOUCAN_CLIENT_SECRET ? Object.freeze({ clientId: e.YOUCAN_CLIENT_ID, clientSecret: e.YOUCAN_CLIENT_SECRET }) : undefined,
+      youcanAdminOrigin: (e.YOUCAN_ADMIN_ORIGIN ?? 'https://seller-area.youcan.shop').replace(/\/+$/, ''),
+      youcanApiOrigin: (e.YOUCAN_API_ORIGIN ?? 'https://api.youcan.shop').replace(/\/+$/, ''),
     }),
     inProcessWorker: e.NODE_ENV === 'development' && e.WORKER === 'on',
     limits: Object.freeze({

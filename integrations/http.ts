@@ -21,7 +21,7 @@ export interface DeliveryResult {
 
 /** A request to someone else's API; `headers` may carry credentials, which never reach a result or a log. */
 export interface OutboundRequest {
-  method: 'POST' | 'PUT';
+  method: 'POST' | 'PUT' | 'DELETE';
   url: string;
   headers: Record<string, string>;
   body: string;

@@ -104,7 +104,7 @@ export function register(b: OpenApiBuilder): void {
     security: ['hookSignature'],
     summary: "A store's order message",
     description:
-      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). WooCommerce: `X-WC-Webhook-Signature` (base64 HMAC-SHA256 of the body), `X-WC-Webhook-Topic` (`order.created`, `order.updated`, `order.deleted`), a delivery named by the order's `id` and `date_modified`; its unsigned activation ping `webhook_id=<n>` is answered 200 and recorded nowhere. YouCan: `x-youcan-signature` (hex HMAC-SHA256 of the exact bytes YouCan sent), one `order.create` per order. Custom: Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the key we made, body `{type: order.created | order.updated | order.cancelled, data: {external_id, external_ref?, client_name, phone, products_name, address?, total_amount?, currency?, paid?}}`. Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log. A cancellation is read from the signed body only (Shopify `cancelled_at`; WooCommerce `status: cancelled`, or `order.deleted` with the body `{\"id\": N}`); a signed body holding a NUL character or an unpaired surrogate, is `rejected`; one nested over 64 levels is unreadable (400).",
+      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). WooCommerce: `X-WC-Webhook-Signature` (base64 HMAC-SHA256 of the body), `X-WC-Webhook-Topic` (`order.created`, `order.updated`, `order.deleted`), a delivery named by the order's `id` and `date_modified`; its unsigned activation ping `webhook_id=<n>` is answered 200 and recorded nowhere. YouCan: `x-youcan-signature` (hex HMAC-SHA256 of the exact bytes YouCan sent), `order.create` per order and `order.update` where offered. Shopify's `app/uninstalled` (for a connection made in one click) disables the connection. Every number of a store's JSON is read as text: ids above 2^53 stay exact. Custom: Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the key we made, body `{type: order.created | order.updated | order.cancelled, data: {external_id, external_ref?, client_name, phone, products_name, address?, total_amount?, currency?, paid?}}`. Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log. A cancellation is read from the signed body only (Shopify `cancelled_at`; WooCommerce `status: cancelled`, or `order.deleted` with the body `{\"id\": N}`); a signed body holding a NUL character or an unpaired surrogate, is `rejected`; one nested over 64 levels is unreadable (400).",
     body: { schema: z.looseObject({}), example: { id: 5678901234, name: '#1001', total_price: '349.00', currency: 'MAD' } },
     responses: {
       200: {
@@ -133,6 +133,47 @@ export function register(b: OpenApiBuilder): void {
             'More refused messages (400, 401, 404, 413) from one IP in a minute than `HOOKS_LIMIT_PER_IP` (messages answered 200 are never counted); or more than `HOOKS_BODIES_PER_IP` (32) bodies arriving at once from one address (nothing read, the connection closed)',
           example: { error: 'rate_limited' },
         },
+        500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
+      }),
+    },
+  });
+  b.add({
+    method: 'post',
+    path: '/hooks/stores/{id}/keys',
+    tag: 'Store intake',
+    security: [],
+    summary: "WooCommerce's keys for a one-click connection",
+    description:
+      "The `callback_url` of WooCommerce's `/wc-auth/v1/authorize`: the shop's server posts the REST key pair it made when the owner approved. No session: accepted once, for the live single-use `user_id` nonce we sent, naming this connection while it is being set up.",
+    body: {
+      schema: z.looseObject({}),
+      example: { key_id: 1, user_id: 'nonce', consumer_key: 'ck_…', consumer_secret: 'cs_…', key_permissions: 'read_write' },
+    },
+    responses: {
+      200: { description: 'Keys taken', schema: z.looseObject({ ok: z.literal(true) }), example: { ok: true } },
+      ...errors({
+        404: { description: 'No connection being set up with this id and nonce (unknown, used or expired nonce)', example: { error: 'not_found' } },
+        413: { description: 'Over 16 kB', example: { error: 'payload_too_large' } },
+        500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
+      }),
+    },
+  });
+  b.add({
+    method: 'post',
+    path: '/hooks/shopify/privacy',
+    tag: 'Store intake',
+    security: ['hookSignature'],
+    summary: "Shopify's privacy topics",
+    description:
+      "`X-Shopify-Topic`: `customers/data_request` (acknowledged), `customers/redact` (deletes the orders named in `orders_to_redact` of the shop's connections), `shop/redact` (deletes the shop's connections and their orders). Signed with the Shopify app's client secret (`X-Shopify-Hmac-Sha256`); 404 when no Shopify app is configured.",
+    body: { schema: z.looseObject({}), example: { shop_id: 954889, shop_domain: 'atlas.myshopify.com', customer: { id: 191167 }, orders_to_redact: [299938] } },
+    responses: {
+      200: { description: 'Done', schema: z.looseObject({ ok: z.literal(true) }), example: { ok: true } },
+      ...errors({
+        400: { description: 'Not JSON, no shop_domain, or another topic', example: { error: 'unreadable_body' } },
+        401: { description: 'A missing or wrong signature', example: { error: 'invalid_signature' } },
+        404: { description: 'No Shopify app configured', example: { error: 'not_found' } },
+        413: { description: 'Over 64 kB', example: { error: 'payload_too_large' } },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
       }),
     },

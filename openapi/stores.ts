@@ -14,6 +14,11 @@ const StoreBody = named(
     shop: z.string().nullable().meta({ description: "The store's address: `atlas.myshopify.com`, or a WooCommerce site's URL" }),
     cod_only: z.boolean().meta({ description: 'Orders paid online are ignored (they need no confirmation call)' }),
     enabled: z.boolean(),
+    pending: z
+      .boolean()
+      .meta({ description: 'Being connected by the platform’s approval: its webhooks are not registered yet (removed after an hour if never finished)' }),
+    disabled_reason: z.enum(['uninstalled']).nullable().meta({ description: '`uninstalled`: the shop removed our Shopify app, which disabled the connection' }),
+    connected_by: z.enum(['oauth', 'manual']).meta({ description: '`oauth`: connected in one click; `manual`: keys pasted' }),
     intake_url: z.string().meta({ description: 'Where the store sends its orders: `{PUBLIC_BASE_URL}/hooks/stores/{id}`' }),
     write_back: z.looseObject({ enabled: z.boolean(), last_error: z.string().nullable() }).meta({ description: 'Never the credentials' }),
     created_at: instant,
@@ -45,6 +50,9 @@ const STORE = {
   shop: 'atlas.myshopify.com',
   cod_only: true,
   enabled: true,
+  pending: false,
+  disabled_reason: null,
+  connected_by: 'manual',
   intake_url: 'https://ocs.example.com/hooks/stores/4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d',
   write_back: { enabled: false, last_error: null },
   created_at: '2026-11-24T09:00:00.000Z',

@@ -117,5 +117,19 @@ export function hooksRouter(services: Services, limits: HookBodyLimits): Router 
     if (answer.status === 200) return void res.json({ ok: true, result: answer.result });
     res.status(answer.status).json({ error: STORE_REFUSALS[answer.status] });
   });
+  // WooCommerce's server posts the keys of a one-click connection here: the single-use user_id nonce is the only key.
+  router.post('/stores/:id/keys', bodies.raw('16kb'), async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (await services.storeConnect.wooKeys(String(req.params.id), raw)) return void res.json({ ok: true });
+    res.status(404).json({ error: 'not_found' });
+  });
+
+  // Shopify's privacy topics for the app, signed with its client secret.
+  router.post('/shopify/privacy', bodies.raw('64kb'), async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const status = await services.storeConnect.shopifyPrivacy(raw, req.headers);
+    if (status === 200) return void res.json({ ok: true });
+    res.status(status).json({ error: STORE_REFUSALS[status] });
+  });
   return router;
 }

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Jobs } from '../db/jobs';
 import { HostResolver } from '../integrations/dns';
+import { SignedSender } from '../integrations/http';
 import { AgentService } from './agents';
 import { ApiKeyService } from './api-keys';
 import { BlockedPhoneService } from './blocked-phones';
@@ -21,6 +22,7 @@ import { OperationService } from './operations';
 import { OrderService } from './orders';
 import type { Order } from './orders';
 import { StatsService } from './stats';
+import { StoreConnectService } from './store-connect';
 import { StoreConnectionService } from './store-connections';
 import { StoreIntakeService } from './store-intake';
 import { StoreWriteBackService } from './store-write-back';
@@ -50,6 +52,17 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const blockedPhones = new BlockedPhoneService(knex);
   const stores = new StoreConnectionService(knex, config.publicBaseUrl);
   const formTokens = new FormTokenService(knex);
+  // Connecting a store talks to the platform from the web process, through the same outbound guard.
+  const storeConnect = new StoreConnectService(knex, new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, urlPolicy.resolver), {
+    publicBaseUrl: config.publicBaseUrl,
+    isProduction: config.isProduction,
+    shopifyApp: config.stores.shopifyApp,
+    youcanApp: config.stores.youcanApp,
+    shopifyApiOrigin: config.stores.shopifyApiOrigin,
+    shopifyApiVersion: config.stores.shopifyApiVersion,
+    youcanAdminOrigin: config.stores.youcanAdminOrigin,
+    youcanApiOrigin: config.stores.youcanApiOrigin,
+  });
   return {
     workspaces,
     invitations,
@@ -76,12 +89,14 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       webhookLog: await webhooks.prune(),
       storeLog: await stores.prune(),
       formTokens: await formTokens.pruneExpired(),
+      storeApprovals: await storeConnect.prune(),
     }),
     formTokens,
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters, language?: Language) => exportCsv(knex, workspaceId, filters, language),
     stats: new StatsService(knex),
     stores,
+    storeConnect,
     storeIntake: new StoreIntakeService(knex, orders, operations),
     storeWriteBack: new StoreWriteBackService(knex, jobs, {
       shopifyApiVersion: config.stores.shopifyApiVersion,

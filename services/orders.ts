@@ -102,6 +102,7 @@ function checkStatus(status: unknown): OrderStatus | undefined {
 const DEFAULT_CURRENCY = 'MAD';
 
 const AMOUNT_MESSAGE = 'Total amount must be a number such as 349 or 349.50';
+
 /**
  * The amount to collect, as a number or as plain decimal text (`349`, `349.5`; `349,50` too),
  * kept as typed to three decimals at most; empty (or null) means none. Forms and spreadsheets read
@@ -212,6 +213,8 @@ const ORDER_FIELDS = [
   'o.external_ref',
   'o.total_amount',
   'o.currency',
+  'o.note',
+  'o.city',
 ];
 
 /**
@@ -252,9 +255,9 @@ const RETURNED = `id, workspace_id, client_name, phone, store_name, products_nam
 function createOrderSql(onConflict: string): string {
   return createOrdersSql(
     `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, city, note, status, operation_id,
-                        source, store_connection_id, external_id, external_ref, total_amount, currency)
+                        source, store_connection_id, external_id, external_ref, total_amount, currency, external_updated_at)
       SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
-             ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
+             ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text, ?::timestamptz FROM handler
       ${onConflict}
       RETURNING ${RETURNED}`,
     'SELECT o.* FROM o',
@@ -270,8 +273,15 @@ const CREATE_ORDER_PREPARED = numbered('ocs-create-order', CREATE_ORDER);
  */
 const CREATE_STORE_ORDER = createOrderSql('ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING');
 
+/** Where an order came from, which the caller's body never says; a store's order also says when the store last changed it. */
+export interface StoreOrigin {
+  source: OrderSource;
+  storeConnectionId: string | null;
+  externalUpdatedAt?: string | null;
+}
+
 /** The bind values of CREATE_ORDER and CREATE_STORE_ORDER, in their order. */
-function createValues(workspaceId: string, data: ValidOrder, origin: { source: OrderSource; storeConnectionId: string | null }): Knex.RawBinding[] {
+function createValues(workspaceId: string, data: ValidOrder, origin: StoreOrigin): Knex.RawBinding[] {
   return [
     workspaceId,
     data.clientName,
@@ -288,6 +298,7 @@ function createValues(workspaceId: string, data: ValidOrder, origin: { source: O
     data.externalRef ?? null,
     data.totalAmount ?? null,
     data.currency ?? null,
+    origin.externalUpdatedAt ?? null,
   ];
 }
 
@@ -313,9 +324,9 @@ const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
   'ocs-store-order',
   createOrdersSql(
     `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status, operation_id,
-                      source, store_connection_id, external_id, external_ref, total_amount, currency)
+                      source, store_connection_id, external_id, external_ref, total_amount, currency, external_updated_at)
     SELECT ?::uuid, handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
-           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text FROM handler
+           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text, ?::timestamptz FROM handler
      WHERE EXISTS (SELECT 1 FROM claim)
     ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING
     RETURNING id, workspace_id, operation_id, flags`,
@@ -717,12 +728,7 @@ export class OrderService {
    * The one statement of `create` (see CREATE_ORDER); without an order handler it writes nothing.
    * `origin` is where the order came from, which the caller's body never says.
    */
-  private async insert(
-    db: Knex | Knex.Transaction,
-    workspaceId: string,
-    data: ValidOrder,
-    origin: { source: OrderSource; storeConnectionId: string | null },
-  ): Promise<Order> {
+  private async insert(db: Knex | Knex.Transaction, workspaceId: string, data: ValidOrder, origin: StoreOrigin): Promise<Order> {
     const values = createValues(workspaceId, data, origin);
     // Outside a transaction (every create but an idempotent one), as a prepared statement.
     const [row] =
@@ -741,7 +747,7 @@ export class OrderService {
     trx: Knex.Transaction,
     workspaceId: string,
     data: ValidOrder,
-    origin: { source: OrderSource; storeConnectionId: string },
+    origin: StoreOrigin & { storeConnectionId: string },
   ): Promise<Order | null> {
     const { rows } = await trx.raw(CREATE_STORE_ORDER, createValues(workspaceId, data, origin));
     if (!rows[0]) await this.orderHandler(trx, workspaceId);
@@ -755,7 +761,7 @@ export class OrderService {
   async insertFromStoreMessage(
     workspaceId: string,
     data: ValidOrder,
-    origin: { source: OrderSource; storeConnectionId: string },
+    origin: StoreOrigin & { storeConnectionId: string },
     event: { topic: string; key: string },
   ): Promise<string | null> {
     const id = crypto.randomUUID();
@@ -798,6 +804,8 @@ export class OrderService {
       column('external_ref'),
       column('total_amount'),
       column('currency'),
+      column('note'),
+      column('city'),
     ];
     const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, before, ...(columns as string[][])]);
     if (rows[0].created !== batch.length) throw noOrderHandler();

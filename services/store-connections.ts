@@ -22,6 +22,12 @@ export interface StoreConnection {
   shop: string | null;
   cod_only: boolean;
   enabled: boolean;
+  /** Being connected by the platform's approval: its webhooks are not registered yet, and its intake answers 404. */
+  pending: boolean;
+  /** Why the connection stopped by itself: `uninstalled` (the shop removed our Shopify app); null otherwise. */
+  disabled_reason: 'uninstalled' | null;
+  /** `oauth` when made by the platform's approval, `manual` when keys were pasted. */
+  connected_by: 'oauth' | 'manual';
   intake_url: string;
   write_back: { enabled: boolean; last_error: string | null };
   created_at: string;
@@ -38,7 +44,20 @@ export interface StoreEvent {
   reason: string | null;
 }
 
-const FIELDS = ['c.id', 'c.kind', 'c.name', 'c.shop', 'c.cod_only', 'c.enabled', 'c.write_back', 'c.write_back_error', 'c.created_at'];
+const FIELDS = [
+  'c.id',
+  'c.kind',
+  'c.name',
+  'c.shop',
+  'c.cod_only',
+  'c.enabled',
+  'c.pending',
+  'c.disabled_reason',
+  'c.connected_by',
+  'c.write_back',
+  'c.write_back_error',
+  'c.created_at',
+];
 
 const shopifyShop = z
   .string({ error: 'shop must be text' })
@@ -151,6 +170,9 @@ export class StoreConnectionService {
       shop: row.shop,
       cod_only: row.cod_only,
       enabled: row.enabled,
+      pending: row.pending,
+      disabled_reason: row.disabled_reason,
+      connected_by: row.connected_by ?? 'manual',
       intake_url: `${this.publicBaseUrl}/hooks/stores/${row.id}`,
       write_back: { enabled: row.write_back !== null, last_error: row.write_back_error },
       created_at: row.created_at.toISOString(),
@@ -232,7 +254,12 @@ export class StoreConnectionService {
     if (input.name !== undefined) patch.name = input.name;
     if (input.secret !== undefined) patch.secret = input.secret;
     if (input.cod_only !== undefined) patch.cod_only = input.cod_only;
-    if (input.enabled !== undefined) patch.enabled = input.enabled;
+    if (input.enabled !== undefined) {
+      // A connection being set up is enabled by its approval alone, once its webhooks are registered.
+      if (current.pending) throw new ConflictError('This connection is still being set up: finish the approval on the store, or add it again', 'STORE_PENDING');
+      patch.enabled = input.enabled;
+      if (input.enabled) patch.disabled_reason = null;
+    }
     // New credentials start without the old ones' error.
     if (input.write_back !== undefined)
       Object.assign(patch, { write_back: input.write_back ? JSON.stringify(input.write_back) : null, write_back_error: null });

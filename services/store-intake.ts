@@ -7,7 +7,7 @@ import { shopify } from '../integrations/stores/shopify';
 import { woocommerce } from '../integrations/stores/woocommerce';
 import { youcan } from '../integrations/stores/youcan';
 import type { IncomingOrder, StoreAdapter, StoreMessage } from '../integrations/stores/types';
-import { UnreadableMessage } from '../integrations/stores/types';
+import { parseStoreJson, UnreadableMessage } from '../integrations/stores/types';
 import { AppError, ValidationError } from './errors';
 import type { OperationService } from './operations';
 import type { OrderStatus } from './order-status';
@@ -21,11 +21,11 @@ const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan
 /** The connection a message names, read on every message (prepared: a flash sale's hot path). */
 const CONNECTION: Prepared = {
   name: 'ocs-store-connection',
-  text: 'SELECT id, workspace_id, kind, name, secret, cod_only FROM store_connections WHERE id = $1 AND enabled',
+  text: "SELECT id, workspace_id, kind, name, secret, cod_only, pending FROM store_connections WHERE id = $1 AND (enabled OR (pending AND kind = 'woocommerce'))",
 };
 
 /** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
-export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 };
+export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 | 404 };
 
 /** A connection as the intake reads it, found before the message's body is read. */
 export interface IntakeConnection {
@@ -35,7 +35,12 @@ export interface IntakeConnection {
   name: string;
   secret: string;
   cod_only: boolean;
+  /** Being set up in one click (WooCommerce only here): its pings are answered, nothing else. */
+  pending: boolean;
 }
+
+/** An order's row as intake reads it: with the store's time of the newest update applied. */
+type StoredOrder = Order & { external_updated_at: Date | null };
 
 interface Outcome {
   result: EventResult;
@@ -55,6 +60,8 @@ const FOLLOWED = [
   ['external_ref', 'externalRef'],
   ['total_amount', 'totalAmount'],
   ['currency', 'currency'],
+  ['note', 'note'],
+  ['city', 'city'],
 ] as const;
 
 /** A field error as the connection's log shows it: the message of each bad field, as a form would. */
@@ -76,7 +83,11 @@ export class StoreIntakeService {
     private readonly operations: OperationService,
   ) {}
 
-  /** The enabled connection a message is sent to, looked up before its body is read; null answers 404. */
+  /**
+   * The connection a message is sent to, looked up before its body is read; null answers 404. A
+   * WooCommerce connection being set up in one click is found too: WooCommerce pings each webhook we
+   * register for it, and the ping must get 200 (anything else it sends is 404 until it is set up).
+   */
   async connection(connectionId: string): Promise<IntakeConnection | null> {
     const [connection] = isUuid(connectionId) ? await queryPrepared<IntakeConnection>(this.knex, CONNECTION, [connectionId]) : [];
     return connection ?? null;
@@ -85,14 +96,16 @@ export class StoreIntakeService {
   async receive(connection: IntakeConnection, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
     const adapter = ADAPTERS[connection.kind];
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
+    if (connection.pending) return { status: 404 };
     if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
     // Parsing a megabyte nested a million levels deep takes most of a second: such a body is unreadable.
     if (jsonTooDeep(raw)) return { status: 400 };
     let message: StoreMessage;
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
-      message = adapter.read(body, headers);
+      // Numbers stay the text the store wrote: ids above 2^53 are never rounded.
+      body = parseStoreJson(raw);
+      message = adapter.read(body, headers, raw);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof UnreadableMessage) return { status: 400 };
       throw err;
@@ -100,6 +113,11 @@ export class StoreIntakeService {
     if (message.action === 'ignore') return { status: 200, result: 'ignored' };
     const unsafe = unsafeTextAt(body);
     if (unsafe) return { status: 200, result: await this.rejectUnsafe(connection, message.topic, unsafe) };
+    if (message.action === 'uninstalled') {
+      // The app's token is revoked with it: nothing can be written back any more.
+      await this.knex('store_connections').where({ id: connection.id }).update({ enabled: false, disabled_reason: 'uninstalled', write_back: null });
+      return { status: 200, result: 'ignored' };
+    }
     if (message.action === 'order' && (await this.createFast(connection, message))) return { status: 200, result: 'created' };
     const result = await this.knex.transaction((trx) => this.apply(trx, connection, message));
     return { status: 200, result };
@@ -138,13 +156,17 @@ export class StoreIntakeService {
     const created = await this.orders.insertFromStoreMessage(
       connection.workspace_id,
       data,
-      { source: connection.kind, storeConnectionId: connection.id },
+      { source: connection.kind, storeConnectionId: connection.id, externalUpdatedAt: incoming.updatedAt },
       { topic: message.topic.slice(0, 100), key: message.key.slice(0, 300) },
     );
     return created !== null;
   }
 
-  private async apply(trx: Knex.Transaction, connection: IntakeConnection, message: Exclude<StoreMessage, { action: 'ignore' }>): Promise<EventResult> {
+  private async apply(
+    trx: Knex.Transaction,
+    connection: IntakeConnection,
+    message: Exclude<StoreMessage, { action: 'ignore' | 'uninstalled' }>,
+  ): Promise<EventResult> {
     const externalId = message.action === 'order' ? message.order.externalId : message.externalId;
     const event = { connection_id: connection.id, topic: message.topic.slice(0, 100), external_id: externalId };
     // The delivery is claimed first: a retry of it running alongside waits here, then finds it taken.
@@ -166,7 +188,7 @@ export class StoreIntakeService {
     return outcome.result;
   }
 
-  private existing(trx: Knex.Transaction, connectionId: string, externalId: string): Promise<Order | undefined> {
+  private existing(trx: Knex.Transaction, connectionId: string, externalId: string): Promise<StoredOrder | undefined> {
     return trx('orders').where({ store_connection_id: connectionId, external_id: externalId }).forUpdate().first();
   }
 
@@ -184,7 +206,11 @@ export class StoreIntakeService {
       throw err;
     }
     try {
-      const order = await this.orders.insertFromStore(trx, connection.workspace_id, data, { source: connection.kind, storeConnectionId: connection.id });
+      const order = await this.orders.insertFromStore(trx, connection.workspace_id, data, {
+        source: connection.kind,
+        storeConnectionId: connection.id,
+        externalUpdatedAt: incoming.updatedAt,
+      });
       if (order) return { result: 'created', orderId: order.id };
     } catch (err) {
       // No order handler: the store still gets its 200; the log says what to set up.
@@ -208,12 +234,20 @@ export class StoreIntakeService {
       externalRef: incoming.externalRef,
       totalAmount: incoming.totalAmount,
       currency: incoming.currency,
+      // A note or city longer than an order keeps is cut rather than costing the order.
+      note: incoming.note?.slice(0, 1000) ?? null,
+      city: incoming.city?.slice(0, 200) ?? null,
     });
   }
 
   /** While our order is pending, its content follows the store's; afterwards it is left alone. */
-  private async follow(trx: Knex.Transaction, current: Order, incoming: IncomingOrder, connection: IntakeConnection): Promise<Outcome> {
+  private async follow(trx: Knex.Transaction, current: StoredOrder, incoming: IncomingOrder, connection: IntakeConnection): Promise<Outcome> {
     if (current.status !== 'pending') return { result: 'ignored_unchanged', orderId: current.id };
+    // Webhooks are not ordered: an update older than the newest one applied changes nothing. One of
+    // the same time is applied when its content differs (two edits within the store's clock tick).
+    const applied = current.external_updated_at ? new Date(current.external_updated_at).getTime() : null;
+    const given = incoming.updatedAt ? new Date(incoming.updatedAt).getTime() : null;
+    if (applied !== null && given !== null && given < applied) return { result: 'ignored_unchanged', orderId: current.id };
     let data: ValidOrder;
     try {
       data = this.valid(incoming, connection);
@@ -221,11 +255,18 @@ export class StoreIntakeService {
       if (err instanceof ValidationError) return { result: 'rejected', orderId: current.id, reason: reasonOf(err) };
       throw err;
     }
+    // Amounts compared as each currency shows them (`349.00`, TND `89.350`).
     const before: Record<string, unknown> = { ...current, total_amount: amountText(current.total_amount, current.currency) };
-    const patch = Object.fromEntries(
-      FOLLOWED.filter(([column, field]) => (data[field] ?? null) !== (before[column] ?? null)).map(([column, field]) => [column, data[field] ?? null]),
+    const after: Record<string, unknown> = { ...data, totalAmount: amountText(data.totalAmount, data.currency) };
+    const patch: Record<string, unknown> = Object.fromEntries(
+      FOLLOWED.filter(([column, field]) => (after[field] ?? null) !== (before[column] ?? null)).map(([column, field]) => [column, data[field] ?? null]),
     );
-    if (Object.keys(patch).length === 0) return { result: 'ignored_unchanged', orderId: current.id };
+    const newer = given !== null && (applied === null || given > applied);
+    if (Object.keys(patch).length === 0) {
+      if (newer) await trx('orders').where({ id: current.id }).update({ external_updated_at: incoming.updatedAt });
+      return { result: 'ignored_unchanged', orderId: current.id };
+    }
+    if (newer) patch.external_updated_at = incoming.updatedAt;
     await trx('orders').where({ id: current.id }).update(patch);
     return { result: 'updated', orderId: current.id };
   }

@@ -56,6 +56,10 @@ const DYNAMIC_PREFIXES = [
   'storesPage.kind.',
   'storePage.result.',
   'storeGuide.admin.',
+  'storeConnect.intro.',
+  'storeConnect.approve.',
+  'storeConnect.notConfigured.',
+  'storeConnect.error.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

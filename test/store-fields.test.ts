@@ -55,7 +55,7 @@ describe('orders: what a store knows (store-integrations.md §1)', () => {
     const s = await shop();
     for (const [body, field] of [
       [{ totalAmount: -1 }, 'totalAmount'],
-      [{ totalAmount: '12.345' }, 'totalAmount'],
+      [{ totalAmount: '12.3456' }, 'totalAmount'],
       [{ totalAmount: 'cent dirhams' }, 'totalAmount'],
       [{ totalAmount: '1234567890123' }, 'totalAmount'],
       [{ totalAmount: true }, 'totalAmount'],

@@ -269,8 +269,10 @@ describe('store intake: Shopify (store-integrations.md §3)', () => {
     const changed = {
       ...FIXTURE,
       total_price: '378.00',
+      current_total_price: '378.00',
+      updated_at: '2026-11-24T10:30:00+01:00',
       shipping_address: { ...FIXTURE.shipping_address, address2: null, city: 'Rabat' },
-      line_items: [{ ...FIXTURE.line_items[0], quantity: 3 }],
+      line_items: [{ ...FIXTURE.line_items[0], quantity: 3, current_quantity: 3 }],
     };
     expect((await deliver(s.storeId, changed, { topic: 'orders/updated' }).expect(200)).body.result).to.equal('updated');
     const [order] = await ordersOf(s);

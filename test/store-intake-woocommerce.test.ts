@@ -61,7 +61,7 @@ describe('store intake: WooCommerce (store-integrations.md §3)', () => {
     });
     // WooCommerce may send order.created then order.updated for one checkout: same id and date_modified.
     expect((await deliver(s, FIXTURE, { topic: 'order.updated' }).expect(200)).body.result).to.equal('duplicate');
-    const later = { ...FIXTURE, date_modified: '2026-11-24T10:25:00', date_modified_gmt: '2026-11-24T09:25:00', customer_note: 'Merci' };
+    const later = { ...FIXTURE, date_modified: '2026-11-24T10:25:00', date_modified_gmt: '2026-11-24T09:25:00', customer_ip_address: '105.66.131.13' };
     expect((await deliver(s, later, { topic: 'order.updated' }).expect(200)).body.result).to.equal('ignored_unchanged');
     expect(await ordersOf(s)).to.have.length(1);
     expect((await eventsOf(s)).map((e) => e.result)).to.deep.equal(['created', 'duplicate', 'ignored_unchanged']);

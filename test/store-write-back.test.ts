@@ -180,6 +180,24 @@ describe('store write-back (store-integrations.md §5)', () => {
       expect((await s.agent.get(`/api/stores/${s.storeId}`).expect(200)).body.write_back).to.deep.equal({ enabled: true, last_error: null });
     });
 
+    it('Shopify, an order id above 2^53: the tag goes to that very order, its id exact from the raw JSON', async () => {
+      const s = await shopifyShop();
+      const bigId = `82098291194615${String(crypto.randomInt(1000, 9999))}`;
+      expect(String(Number(bigId))).to.not.equal(bigId);
+      const raw = JSON.stringify({ ...SHOPIFY_ORDER, id: 'ID', name: '#1002' }).replace('"ID"', bigId);
+      const hmac = crypto.createHmac('sha256', SHOPIFY_SECRET).update(raw).digest('base64');
+      expect(
+        (await hook(s, raw, { 'X-Shopify-Topic': 'orders/create', 'X-Shopify-Webhook-Id': crypto.randomUUID(), 'X-Shopify-Hmac-Sha256': hmac }).expect(200))
+          .body.result,
+      ).to.equal('created');
+      const order = await storeOrder(s, bigId);
+      await setStatus(s, order.id, 'confirmed');
+      await settled(order.id);
+      const hits = shopifyHits(bigId);
+      expect(hits).to.have.length(1);
+      expect(hits[0].json.variables).to.deep.equal({ id: `gid://shopify/Order/${bigId}`, tags: ['confirmation:confirmed'] });
+    });
+
     it('Shopify, unconfirmed by a person on the order page: the tag confirmation:unconfirmed', async () => {
       const s = await shopifyShop();
       const { order } = await shopifyOrder(s);
@@ -466,7 +484,15 @@ describe('store write-back (store-integrations.md §5)', () => {
     });
 
     it('SHOPIFY_API_VERSION is pinned (2025-10 unless set); SHOPIFY_API_ORIGIN, a double’s address, is refused in production', () => {
-      expect(loadConfig(TEST_ENV).stores).to.deep.equal({ shopifyApiVersion: '2025-10', shopifyApiOrigin: undefined, writeBackRetrySeconds: undefined });
+      expect(loadConfig(TEST_ENV).stores).to.deep.equal({
+        shopifyApiVersion: '2025-10',
+        shopifyApiOrigin: undefined,
+        writeBackRetrySeconds: undefined,
+        shopifyApp: undefined,
+        youcanApp: undefined,
+        youcanAdminOrigin: 'https://seller-area.youcan.shop',
+        youcanApiOrigin: 'https://api.youcan.shop',
+      });
       expect(loadConfig({ ...TEST_ENV, SHOPIFY_API_VERSION: '2026-01', ...FAST_RETRIES }).stores).to.include({ shopifyApiVersion: '2026-01' });
       expect(loadConfig({ ...TEST_ENV, ...FAST_RETRIES }).stores.writeBackRetrySeconds).to.deep.equal([0.2, 0.2]);
       const production = { ...TEST_ENV, NODE_ENV: 'production', DATABASE_URL: 'postgres://x@127.0.0.1/x', SHOPIFY_API_ORIGIN: 'http://127.0.0.1:9' };

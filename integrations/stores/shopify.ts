@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IncomingOrder, StoreAdapter, StoreMessage } from './types';
-import { fields, header, hmacMatches, joined, orderId, productsLine, text, UnreadableMessage } from './types';
+import { fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text, UnreadableMessage } from './types';
 
 /**
  * Shopify's order webhooks (`orders/create`, `orders/updated`, `orders/cancelled`), signed with
@@ -15,20 +15,46 @@ function cashOnDelivery(order: Record<string, unknown>): boolean {
   return gateways.some((name) => /cash on delivery|\bcod\b/i.test(name)) || text(order.financial_status) === 'pending';
 }
 
+/**
+ * The amount to collect and its currency. After an order edit, `current_total_price` is the truth
+ * (`total_price` stays as ordered); in a multi-currency shop the customer pays the presentment money,
+ * not the shop's currency.
+ */
+function amount(order: Record<string, unknown>): { totalAmount: string | null; currency: string | null } {
+  const presentment = fields(fields(order.current_total_price_set).presentment_money);
+  if (text(presentment.amount))
+    return { totalAmount: text(presentment.amount), currency: text(presentment.currency_code) || text(order.presentment_currency) || null };
+  return { totalAmount: text(order.current_total_price) || text(order.total_price) || null, currency: text(order.currency) || null };
+}
+
+/** An address that has anything of a place in it (a billing-only checkout sends an empty shipping one, or none). */
+function hasPlace(address: Record<string, unknown>): boolean {
+  return joined([address.address1, address.address2, address.city], '') !== '';
+}
+
 function map(order: Record<string, unknown>): IncomingOrder {
-  const shipping = fields(order.shipping_address);
+  const shippingGiven = fields(order.shipping_address);
   const billing = fields(order.billing_address);
+  // Billing-only checkouts: the billing address is where the order goes.
+  const shipping = hasPlace(shippingGiven) ? shippingGiven : { ...billing, phone: shippingGiven.phone ?? billing.phone };
   const customer = fields(order.customer);
   const nameOf = (who: Record<string, unknown>) => joined([who.first_name, who.last_name], ' ');
   return {
     externalId: orderId(order.id),
     externalRef: text(order.name) || null,
-    clientName: nameOf(shipping) || nameOf(billing) || nameOf(customer),
-    phone: [shipping.phone, order.phone, billing.phone, customer.phone].map(text).find(Boolean) ?? '',
+    clientName: nameOf(shippingGiven) || nameOf(billing) || nameOf(customer),
+    phone: [shippingGiven.phone, order.phone, billing.phone, customer.phone].map(text).find(Boolean) ?? '',
     address: joined([shipping.address1, shipping.address2, shipping.city], ', ') || null,
-    productsName: productsLine(order.line_items, (item) => item.name ?? item.title),
-    totalAmount: text(order.total_price) || null,
-    currency: text(order.currency) || null,
+    city: text(shipping.city) || null,
+    // After an edit, current_quantity is the truth: an item edited out has 0 and is left out.
+    productsName: productsLine(
+      order.line_items,
+      (item) => item.name ?? item.title,
+      (item) => item.current_quantity ?? item.quantity,
+    ),
+    ...amount(order),
+    note: text(order.note) || null,
+    updatedAt: storeTime(order.updated_at),
     cashOnDelivery: cashOnDelivery(order),
     cancelled: text(order.cancelled_at) !== '',
   };
@@ -38,6 +64,7 @@ export const shopify: StoreAdapter = {
   verify: (raw: Buffer, headers: IncomingHttpHeaders, secret: string) => hmacMatches(raw, secret, header(headers, 'x-shopify-hmac-sha256'), 'base64'),
   read(body: unknown, headers: IncomingHttpHeaders): StoreMessage {
     const topic = header(headers, 'x-shopify-topic') ?? '';
+    if (topic === 'app/uninstalled') return { topic, action: 'uninstalled' };
     if (!TOPICS.includes(topic)) return { topic: topic.slice(0, 100) || 'unknown', action: 'ignore' };
     const key = header(headers, 'x-shopify-webhook-id');
     if (!key) throw new UnreadableMessage('X-Shopify-Webhook-Id is missing');

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IncomingOrder, StoreAdapter, StoreMessage } from './types';
-import { fields, header, hmacMatches, joined, orderId, productsLine, text, UnreadableMessage } from './types';
+import { decoded, digestOf, fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text, UnreadableMessage } from './types';
 
 /**
  * WooCommerce's order webhooks (`order.created`, `order.updated`, `order.deleted`), signed with
@@ -9,17 +9,27 @@ import { fields, header, hmacMatches, joined, orderId, productsLine, text, Unrea
  */
 const TOPICS = ['order.created', 'order.updated', 'order.deleted'];
 
+/** WooCommerce's JSON carries HTML entities in what WordPress wrote (`Ship Your Idea &ndash; Tee`): decoded once. */
+function decodedFields(address: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(['first_name', 'last_name', 'address_1', 'address_2', 'city', 'phone'].map((name) => [name, decoded(address[name])]));
+}
+
 function map(order: Record<string, unknown>): IncomingOrder {
-  const shipping = fields(order.shipping);
-  const billing = fields(order.billing);
+  const shippingGiven = decodedFields(fields(order.shipping));
+  const billing = decodedFields(fields(order.billing));
+  // A checkout that asks for the billing address only leaves the shipping one empty.
+  const shipping = joined([shippingGiven.address_1, shippingGiven.address_2, shippingGiven.city], '') ? shippingGiven : billing;
   const nameOf = (who: Record<string, unknown>) => joined([who.first_name, who.last_name], ' ');
   return {
     externalId: orderId(order.id),
     externalRef: text(order.number) || null,
-    clientName: nameOf(shipping) || nameOf(billing),
-    phone: text(shipping.phone) || text(billing.phone),
+    clientName: nameOf(shippingGiven) || nameOf(billing),
+    phone: text(shippingGiven.phone) || text(billing.phone),
     address: joined([shipping.address_1, shipping.address_2, shipping.city], ', ') || null,
-    productsName: productsLine(order.line_items, (item) => item.name),
+    city: text(shipping.city) || null,
+    productsName: productsLine(order.line_items, (item) => decoded(item.name)),
+    note: decoded(order.customer_note) || null,
+    updatedAt: storeTime(order.date_modified_gmt),
     totalAmount: text(order.total) || null,
     currency: text(order.currency) || null,
     cashOnDelivery: text(order.payment_method) === 'cod',
@@ -31,7 +41,7 @@ export const woocommerce: StoreAdapter = {
   verify: (raw: Buffer, headers: IncomingHttpHeaders, secret: string) => hmacMatches(raw, secret, header(headers, 'x-wc-webhook-signature'), 'base64'),
   // The activation ping, an unsigned form post, must get 200 or WooCommerce will not save the webhook.
   isPing: (raw: Buffer) => /^webhook_id=\d{1,20}$/.test(raw.toString('latin1')),
-  read(body: unknown, headers: IncomingHttpHeaders): StoreMessage {
+  read(body: unknown, headers: IncomingHttpHeaders, raw: Buffer): StoreMessage {
     const topic = header(headers, 'x-wc-webhook-topic') ?? '';
     if (!TOPICS.includes(topic)) return { topic: topic.slice(0, 100) || 'unknown', action: 'ignore' };
     const order = fields(body);
@@ -44,6 +54,7 @@ export const woocommerce: StoreAdapter = {
     const modified = text(order.date_modified_gmt) || text(order.date_modified);
     if (!modified) throw new UnreadableMessage('The order has no date_modified');
     const incoming = map(order);
-    return { topic, action: 'order', key: `${incoming.externalId}:${modified}`, order: incoming };
+    // date_modified has one-second resolution: two updates within a second differ by their content.
+    return { topic, action: 'order', key: `${incoming.externalId}:${modified}:${digestOf(raw)}`, order: incoming };
   },
 };

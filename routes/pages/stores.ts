@@ -2,6 +2,8 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { ConflictError, isOwner, ValidationError } from '../../services/errors';
+import { CONNECT_ERRORS, CONNECT_KINDS, ConnectError } from '../../services/store-connect';
+import type { ConnectKind } from '../../services/store-connect';
 import { STORE_KINDS } from '../../services/store-connections';
 import type { StoreConnection } from '../../services/store-connections';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
@@ -15,6 +17,12 @@ const FORM_FIELDS = ['kind', 'name', 'shop', 'secret', 'cod_only'] as const;
 const kindLabels = (req: Request) => Object.fromEntries(STORE_KINDS.map((kind) => [kind, req.t(`storesPage.kind.${kind}`)]));
 /** The form's labels, put in place of the field's API name at the start of a service's message. */
 const labelsOf = (kind: string) => ({ name: 'Name', shop: kind === 'shopify' ? 'Shop address' : 'Site address', secret: 'Signing key' });
+
+/** The platform's query string as it came (Shopify's hmac is computed over its parameters as given). */
+function queryOf(req: Request): URLSearchParams {
+  const at = req.originalUrl.indexOf('?');
+  return new URLSearchParams(at === -1 ? '' : req.originalUrl.slice(at + 1));
+}
 
 /** A form's text as the service's body: empty fields left out, the box as a boolean. */
 function bodyOf(values: Record<string, string>): Record<string, unknown> {
@@ -30,15 +38,33 @@ export function storePages(services: Services): Router {
   router.use('/stores', requirePageWorkspace);
   const workspace = (req: Request) => workspaceOf(req).workspace;
 
-  function renderNew(req: Request, res: Response, status = 200, form: FormState = {}) {
-    const kind = typeof req.query.kind === 'string' && (STORE_KINDS as readonly string[]).includes(req.query.kind) ? req.query.kind : 'shopify';
+  function renderNew(req: Request, res: Response, status = 200, form: FormState = {}, connectForm: FormState = {}) {
+    const given = connectForm.values?.kind ?? form.values?.kind ?? req.query.kind;
+    const kind = typeof given === 'string' && (STORE_KINDS as readonly string[]).includes(given) ? given : 'shopify';
+    const error =
+      typeof req.query.connect_error === 'string' && (CONNECT_ERRORS as readonly string[]).includes(req.query.connect_error) ? req.query.connect_error : null;
     res.status(status).render('stores/new', {
       kinds: STORE_KINDS,
       kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
       values: form.values ?? { kind, name: '', shop: '', secret: '', cod_only: 'true' },
       errors: form.errors ?? {},
+      // One click for the platforms: whether the operator set up its app, and why the last try failed.
+      connect: (CONNECT_KINDS as readonly string[]).includes(kind) ? { available: services.storeConnect.available()[kind as ConnectKind], error } : null,
+      connectValues: connectForm.values ?? { name: '', shop: '', cod_only: 'true' },
+      connectErrors: connectForm.errors ?? {},
     });
+  }
+
+  /** Where the owner lands after a platform's approval: their connection, or the form with the reason. */
+  async function afterApproval(req: Request, res: Response, kind: ConnectKind, connect: () => Promise<string>) {
+    try {
+      const id = await connect();
+      await redirectWithNotice(req, res, `/stores/${id}`, req.t('storeConnect.connected', { kind: req.t(`storesPage.kind.${kind}`) }));
+    } catch (err) {
+      if (!(err instanceof ConnectError)) throw err;
+      res.redirect(303, `/stores/new?kind=${err.kind}&connect_error=${err.code}`);
+    }
   }
 
   async function renderStore(req: Request, res: Response, store: StoreConnection, secret: string | null = null) {
@@ -57,6 +83,32 @@ export function storePages(services: Services): Router {
   });
 
   router.get('/stores/new', (req, res) => renderNew(req, res));
+
+  // One click: the owner's form sends their browser to the platform to approve.
+  router.post('/stores/connect', async (req, res) => {
+    const values = formValues(req, ['kind', 'name', 'shop', 'cod_only'] as const);
+    const body = { kind: values.kind, name: values.name, shop: values.shop || undefined, cod_only: values.cod_only === 'true' };
+    try {
+      const url = await services.storeConnect.start(workspace(req), req.sessionID, body);
+      // Not a redirect: the form's page allows form submissions to our own address only (CSP
+      // form-action), which a redirect to the platform would break. The Refresh header goes on.
+      res.set('Refresh', `0; url=${url}`).render('stores/connect-go', { url, kindLabel: req.t(`storesPage.kind.${body.kind}`) });
+    } catch (err) {
+      if (err instanceof ConnectError) return res.redirect(303, `/stores/new?kind=${err.kind}&connect_error=${err.code}`);
+      if (err instanceof ConflictError) return renderNew(req, res, 409, {}, { values, errors: { form: err.message } });
+      if (!(err instanceof ValidationError)) throw err;
+      renderNew(req, res, 400, {}, { values, errors: errorsByInput(err, {}, labelsOf(values.kind)) });
+    }
+  });
+  router.get('/stores/shopify/callback', (req, res) =>
+    afterApproval(req, res, 'shopify', () => services.storeConnect.shopifyCallback(workspace(req), req.sessionID, queryOf(req))),
+  );
+  router.get('/stores/youcan/callback', (req, res) =>
+    afterApproval(req, res, 'youcan', () => services.storeConnect.youcanCallback(workspace(req), req.sessionID, queryOf(req))),
+  );
+  router.get('/stores/woocommerce/return', (req, res) =>
+    afterApproval(req, res, 'woocommerce', () => services.storeConnect.wooReturn(workspace(req), req.sessionID, queryOf(req))),
+  );
 
   router.post('/stores', async (req, res) => {
     const values = formValues(req, FORM_FIELDS);

@@ -39,12 +39,21 @@ export const PAGE_ROUTES = [
   '/stores/new',
   '/stores/:id',
   '/stores/:id/delete',
+  '/stores/shopify/callback',
+  '/stores/youcan/callback',
+  '/stores/woocommerce/return',
   '/credits',
 ] as const;
 export type PageRoute = (typeof PAGE_ROUTES)[number];
 
-/** Routes that answer no page of their own: a redirect, and a file to download. */
-export const NOT_PAGES: readonly PageRoute[] = ['/', '/orders/import/sample.csv'];
+/** Routes that answer no page of their own: redirects (a platform's approval coming back), and a file to download. */
+export const NOT_PAGES: readonly PageRoute[] = [
+  '/',
+  '/orders/import/sample.csv',
+  '/stores/shopify/callback',
+  '/stores/youcan/callback',
+  '/stores/woocommerce/return',
+];
 /** Pages a visitor sees signed out; every other page is the signed-in owner's. */
 export const SIGNED_OUT: readonly PageRoute[] = ['/signup', '/login', '/join/:token'];
 
@@ -156,7 +165,16 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
       '/webhooks/:id': [`/webhooks/${endpoint.id}`],
       '/webhooks/:id/delete': [`/webhooks/${endpoint.id}/delete`],
       '/stores': ['/stores'],
-      '/stores/new': ['/stores/new', '/stores/new?kind=woocommerce', '/stores/new?kind=youcan', '/stores/new?kind=custom'],
+      '/stores/new': [
+        '/stores/new',
+        '/stores/new?kind=woocommerce',
+        '/stores/new?kind=youcan',
+        '/stores/new?kind=custom',
+        '/stores/new?kind=woocommerce&connect_error=registration',
+      ],
+      '/stores/shopify/callback': ['/stores/shopify/callback'],
+      '/stores/youcan/callback': ['/stores/youcan/callback'],
+      '/stores/woocommerce/return': ['/stores/woocommerce/return'],
       '/stores/:id': [`/stores/${sheet.id}`, `/stores/${shopify.id}`],
       '/stores/:id/delete': [`/stores/${sheet.id}/delete`],
       '/credits': ['/credits'],

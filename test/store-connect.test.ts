@@ -1,0 +1,525 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Express } from 'express';
+import request from 'supertest';
+import { ROOT } from '../config';
+import { SignedSender } from '../integrations/http';
+import { ValidationError } from '../services/errors';
+import { StoreConnectService } from '../services/store-connect';
+import type { SignedIn } from './helpers/app';
+import { csrfFrom, signUp, testApp } from './helpers/app';
+import { testKnex } from './helpers/db';
+
+/**
+ * One click: doubles of Shopify's OAuth and Admin GraphQL, WooCommerce's wc-auth and webhooks REST
+ * API, and YouCan's OAuth and resthooks, on 127.0.0.1 (their origins are settings), driven end to
+ * end: start → approve → callback → webhooks registered → a signed order arrives and is created.
+ */
+const SHOPIFY_ORDER = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'shopify-orders-create.json'), 'utf8');
+const WOO_ORDER = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'woocommerce-order.json'), 'utf8');
+const YOUCAN_ORDER = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'youcan-order-create.json'));
+const SHOPIFY_SECRET = 'shpss_app_client_secret_0123456789';
+const YOUCAN_SECRET = 'youcan_app_client_secret_9876543210';
+const BASE = 'http://127.0.0.1:3000';
+
+interface Hit {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+type Handler = (hit: Hit) => { status: number; body: unknown } | undefined;
+
+/** A platform double: records every request, answers by `handler` (or 404). */
+async function double(handler: Handler) {
+  const hits: Hit[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      const hit = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+      hits.push(hit);
+      const answer = double.current(hit) ?? { status: 404, body: { message: 'not found' } };
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer.body));
+    });
+  });
+  const double = { current: handler, hits, url: '', close: () => new Promise<void>((r) => server.close(() => r())) };
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  double.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return double;
+}
+
+/** Shopify's answers: the token for a code, a subscription id per webhookSubscriptionCreate (the n-th may fail). */
+function shopifyHandler(options: { tokenStatus?: number; failAt?: number } = {}): Handler {
+  let created = 0;
+  return (hit) => {
+    if (hit.url === '/admin/oauth/access_token') {
+      return options.tokenStatus
+        ? { status: options.tokenStatus, body: { errors: 'boom' } }
+        : { status: 200, body: { access_token: 'shpua_token_1', scope: 'read_orders,write_orders,read_fulfillments' } };
+    }
+    if (hit.url === '/admin/api/2025-10/graphql.json') {
+      const { query, variables } = JSON.parse(hit.body);
+      if (query.includes('webhookSubscriptionDelete'))
+        return { status: 200, body: { data: { webhookSubscriptionDelete: { deletedWebhookSubscriptionId: variables.id, userErrors: [] } } } };
+      created += 1;
+      if (created === options.failAt)
+        return {
+          status: 200,
+          body: { data: { webhookSubscriptionCreate: { webhookSubscription: null, userErrors: [{ field: ['uri'], message: 'Address is invalid' }] } } },
+        };
+      return {
+        status: 200,
+        body: { data: { webhookSubscriptionCreate: { webhookSubscription: { id: `gid://shopify/WebhookSubscription/${created}` }, userErrors: [] } } },
+      };
+    }
+    return undefined;
+  };
+}
+
+let shopify: Awaited<ReturnType<typeof double>>;
+let woo: Awaited<ReturnType<typeof double>>;
+let youcan: Awaited<ReturnType<typeof double>>;
+let connectApp: Express;
+
+before(async () => {
+  shopify = await double(shopifyHandler());
+  woo = await double(() => undefined);
+  youcan = await double(() => undefined);
+  connectApp = testApp({
+    SHOPIFY_CLIENT_ID: 'shopify-client-id',
+    SHOPIFY_CLIENT_SECRET: SHOPIFY_SECRET,
+    SHOPIFY_API_ORIGIN: shopify.url,
+    YOUCAN_CLIENT_ID: 'youcan-client-id',
+    YOUCAN_CLIENT_SECRET: YOUCAN_SECRET,
+    YOUCAN_ADMIN_ORIGIN: youcan.url,
+    YOUCAN_API_ORIGIN: youcan.url,
+  });
+});
+after(async () => {
+  await Promise.all([shopify.close(), woo.close(), youcan.close()]);
+});
+
+type Owner = SignedIn & { workspaceId: string };
+
+async function owner(): Promise<Owner> {
+  const s = await signUp({ target: connectApp });
+  await s.agent.post('/api/agents').send({ name: 'Desk', orderHandler: true }).expect(201);
+  return { ...s, workspaceId: s.workspaceId! };
+}
+
+/** The owner's "Connect" press: the platform's address the browser is sent to. */
+async function start(s: Owner, form: Record<string, string>): Promise<URL> {
+  const page = await s.agent.get(`/stores/new?kind=${form.kind}`).expect(200);
+  const res = await s.agent
+    .post('/stores/connect')
+    .type('form')
+    .send({ _csrf: csrfFrom(page.text), cod_only: 'true', ...form })
+    .expect(200);
+  // The page goes on to the platform by its Refresh header, and by a link.
+  const link = /id="continue" class="button" href="([^"]+)"/.exec(res.text)![1].replace(/&amp;/g, '&');
+  expect(res.headers.refresh).to.equal(`0; url=${link}`);
+  return new URL(link);
+}
+
+/** Shopify's redirect back: the query signed with the app's client secret as Shopify signs it. */
+function shopifyCallbackQuery(params: Record<string, string>, secret = SHOPIFY_SECRET): string {
+  const sorted = new URLSearchParams(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const hmac = crypto.createHmac('sha256', secret).update(sorted.toString()).digest('hex');
+  return new URLSearchParams({ ...params, hmac }).toString();
+}
+
+const connectionsOf = (s: Owner) => testKnex()('store_connections').where({ workspace_id: s.workspaceId });
+const ordersOf = (s: Owner) => testKnex()('orders').where({ workspace_id: s.workspaceId });
+const errorOf = (location: string) => new URL(location, BASE).searchParams.get('connect_error');
+
+function signedShopify(connectionId: string, raw: string, topic = 'orders/create', secret = SHOPIFY_SECRET) {
+  return request(connectApp)
+    .post(`/hooks/stores/${connectionId}`)
+    .set('Content-Type', 'application/json')
+    .set('X-Shopify-Topic', topic)
+    .set('X-Shopify-Webhook-Id', crypto.randomUUID())
+    .set('X-Shopify-Hmac-Sha256', crypto.createHmac('sha256', secret).update(raw).digest('base64'))
+    .send(raw);
+}
+
+describe('connecting a store in one click', () => {
+  describe('Shopify (authorization code grant, webhookSubscriptionCreate)', () => {
+    it('start → approve → callback → six subscriptions → a signed order arrives and is created; the token writes back', async () => {
+      shopify.current = shopifyHandler();
+      const s = await owner();
+      const authorize = await start(s, { kind: 'shopify', name: 'Atlas', shop: 'Atlas.myshopify.com' });
+      expect(authorize.origin + authorize.pathname).to.equal(`${shopify.url}/admin/oauth/authorize`);
+      expect(Object.fromEntries(authorize.searchParams)).to.include({
+        client_id: 'shopify-client-id',
+        scope: 'read_orders,write_orders,read_fulfillments',
+        redirect_uri: `${BASE}/stores/shopify/callback`,
+      });
+      const state = authorize.searchParams.get('state')!;
+      expect(state).to.have.length.above(40);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+
+      const before = shopify.hits.length;
+      const query = shopifyCallbackQuery({
+        code: 'code-123',
+        host: 'YWRtaW4uc2hvcGlmeS5jb20vc3RvcmUvYXRsYXM=',
+        shop: 'atlas.myshopify.com',
+        state,
+        timestamp: '1764100000',
+      });
+      const back = await s.agent.get(`/stores/shopify/callback?${query}`).expect(303);
+      const [connection] = await connectionsOf(s);
+      expect(back.headers.location).to.equal(`/stores/${connection.id}`);
+      expect(connection).to.include({
+        kind: 'shopify',
+        name: 'Atlas',
+        shop: 'atlas.myshopify.com',
+        enabled: true,
+        pending: false,
+        connected_by: 'oauth',
+        secret: SHOPIFY_SECRET,
+      });
+      expect(connection.write_back).to.deep.equal({ access_token: 'shpua_token_1' });
+
+      const hits = shopify.hits.slice(before);
+      expect(JSON.parse(hits[0].body)).to.deep.equal({ client_id: 'shopify-client-id', client_secret: SHOPIFY_SECRET, code: 'code-123' });
+      const subscriptions = hits.slice(1).map((h) => JSON.parse(h.body).variables);
+      expect(subscriptions.map((v) => v.topic)).to.deep.equal([
+        'ORDERS_CREATE',
+        'ORDERS_UPDATED',
+        'ORDERS_CANCELLED',
+        'FULFILLMENTS_CREATE',
+        'FULFILLMENTS_UPDATE',
+        'APP_UNINSTALLED',
+      ]);
+      expect(new Set(subscriptions.map((v) => v.uri))).to.deep.equal(new Set([`${BASE}/hooks/stores/${connection.id}`]));
+      expect(hits.slice(1).every((h) => h.headers['x-shopify-access-token'] === 'shpua_token_1')).to.equal(true);
+
+      const page = await s.agent.get(`/stores/${connection.id}`).expect(200);
+      expect(page.text).to.contain('Shopify is connected');
+      expect((await signedShopify(connection.id, SHOPIFY_ORDER).expect(200)).body.result).to.equal('created');
+      expect((await ordersOf(s))[0]).to.include({ source: 'shopify', external_id: '5678901234', store_connection_id: connection.id });
+      // A fulfilment the app is told of is answered and ignored.
+      expect((await signedShopify(connection.id, '{"id":1}', 'fulfillments/create').expect(200)).body.result).to.equal('ignored');
+    });
+
+    it('refusals: a bad hmac, a reused state, another session’s state, a foreign shop, a refused approval, a platform 5xx: the reason in the owner’s language, nothing left', async () => {
+      shopify.current = shopifyHandler();
+      const s = await owner();
+      const state = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      const params = { code: 'c', shop: 'atlas.myshopify.com', state, timestamp: '1764100000' };
+      // Bad hmac: signed with another key.
+      const forged = await s.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery(params, 'not-the-secret')}`).expect(303);
+      expect(errorOf(forged.headers.location)).to.equal('hmac');
+      // Another owner's session cannot use this state.
+      const other = await owner();
+      expect(errorOf((await other.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery(params)}`).expect(303)).headers.location)).to.equal('state');
+      // A foreign shop, correctly signed, is refused.
+      const foreign = await s.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery({ ...params, shop: 'evil.myshopify.com' })}`).expect(303);
+      expect(errorOf(foreign.headers.location)).to.equal('shop');
+      // The state was taken by that try: it cannot be used again.
+      const reused = await s.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery(params)}`).expect(303);
+      expect(errorOf(reused.headers.location)).to.equal('state');
+      // A shop name that is not myshopify.com.
+      const state2 = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      const badShop = await s.agent
+        .get(`/stores/shopify/callback?${shopifyCallbackQuery({ ...params, state: state2, shop: 'atlas.example.com' })}`)
+        .expect(303);
+      expect(errorOf(badShop.headers.location)).to.equal('shop');
+      // A refused approval.
+      const state3 = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      const { code: _code, ...noCode } = params;
+      const refused = await s.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery({ ...noCode, state: state3, error: 'access_denied' })}`).expect(303);
+      expect(errorOf(refused.headers.location)).to.equal('refused');
+      // Shopify answers 500 to the code exchange.
+      shopify.current = shopifyHandler({ tokenStatus: 500 });
+      const state4 = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      const failed = await s.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery({ ...params, state: state4 })}`).expect(303);
+      expect(errorOf(failed.headers.location)).to.equal('platform');
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      // The reason, in French for a French owner.
+      const page = await s.agent.get(`${failed.headers.location}`).set('Accept-Language', 'fr').expect(200);
+      expect(page.text).to.contain('La boutique n’a pas répondu comme prévu');
+      shopify.current = shopifyHandler();
+    });
+
+    it('a subscription that fails midway: the ones made are deleted again and no connection is left', async () => {
+      shopify.current = shopifyHandler({ failAt: 4 });
+      const s = await owner();
+      const state = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      const before = shopify.hits.length;
+      const res = await s.agent
+        .get(`/stores/shopify/callback?${shopifyCallbackQuery({ code: 'c', shop: 'atlas.myshopify.com', state, timestamp: '1' })}`)
+        .expect(303);
+      expect(errorOf(res.headers.location)).to.equal('registration');
+      const deleted = shopify.hits
+        .slice(before)
+        .map((h) => JSON.parse(h.body || '{}'))
+        .filter((b) => b.query?.includes('webhookSubscriptionDelete'))
+        .map((b) => b.variables.id);
+      expect(deleted.sort()).to.deep.equal([
+        'gid://shopify/WebhookSubscription/1',
+        'gid://shopify/WebhookSubscription/2',
+        'gid://shopify/WebhookSubscription/3',
+      ]);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      shopify.current = shopifyHandler();
+    });
+
+    it('app/uninstalled disables the connection and its page says so; the privacy topics are answered and redact', async () => {
+      shopify.current = shopifyHandler();
+      const s = await owner();
+      const state = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'privacy.myshopify.com' })).searchParams.get('state')!;
+      await s.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery({ code: 'c', shop: 'privacy.myshopify.com', state, timestamp: '1' })}`).expect(303);
+      const [connection] = await connectionsOf(s);
+      const bigId = '820982911946154508';
+      const order = JSON.stringify({ ...JSON.parse(SHOPIFY_ORDER), id: 'BIG' }).replace('"BIG"', bigId);
+      await signedShopify(connection.id, order).expect(200);
+      await signedShopify(connection.id, SHOPIFY_ORDER).expect(200);
+      expect(await ordersOf(s)).to.have.length(2);
+
+      const privacy = (topic: string, body: string, secret = SHOPIFY_SECRET) =>
+        request(connectApp)
+          .post('/hooks/shopify/privacy')
+          .set('Content-Type', 'application/json')
+          .set('X-Shopify-Topic', topic)
+          .set('X-Shopify-Hmac-Sha256', crypto.createHmac('sha256', secret).update(body).digest('base64'))
+          .send(body);
+      const dataRequest =
+        '{"shop_id":954889,"shop_domain":"privacy.myshopify.com","orders_requested":[299938],"customer":{"id":191167,"email":"amina.benali@example.com","phone":"555-625-1199"}}';
+      expect((await privacy('customers/data_request', dataRequest, 'wrong').expect(401)).body).to.deep.equal({ error: 'invalid_signature' });
+      await privacy('customers/data_request', dataRequest).expect(200);
+      const redact = `{"shop_id":954889,"shop_domain":"privacy.myshopify.com","customer":{"id":191167,"email":"amina.benali@example.com"},"orders_to_redact":[${bigId}]}`;
+      await privacy('customers/redact', redact).expect(200);
+      expect((await ordersOf(s)).map((o) => o.external_id)).to.deep.equal(['5678901234']);
+
+      expect((await signedShopify(connection.id, '{"id":1,"domain":"privacy.myshopify.com"}', 'app/uninstalled').expect(200)).body.result).to.equal('ignored');
+      const [stopped] = await connectionsOf(s);
+      expect(stopped).to.include({ enabled: false, disabled_reason: 'uninstalled', write_back: null });
+      const page = await s.agent.get(`/stores/${connection.id}`).expect(200);
+      expect(page.text).to.contain('our app was uninstalled');
+      expect((await signedShopify(connection.id, SHOPIFY_ORDER).expect(404)).body).to.deep.equal({ error: 'not_found' });
+
+      await privacy('shop/redact', '{"shop_id":954889,"shop_domain":"privacy.myshopify.com"}').expect(200);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      expect(await ordersOf(s)).to.deep.equal([]);
+    });
+  });
+
+  describe('WooCommerce (wc-auth, POST /wp-json/wc/v3/webhooks)', () => {
+    function wooHandler(options: { failAt?: number } = {}): Handler {
+      let created = 0;
+      return (hit) => {
+        if (hit.method === 'POST' && hit.url === '/wp-json/wc/v3/webhooks') {
+          created += 1;
+          if (created === options.failAt) return { status: 500, body: { code: 'internal_server_error' } };
+          return { status: 201, body: { id: 100 + created, status: 'active', topic: JSON.parse(hit.body).topic } };
+        }
+        if (hit.method === 'DELETE' && hit.url.startsWith('/wp-json/wc/v3/webhooks/'))
+          return { status: 200, body: { id: Number(hit.url.split('/')[5].split('?')[0]) } };
+        return undefined;
+      };
+    }
+
+    /** Start, then WooCommerce's server posting the keys to our callback_url. */
+    async function approved(s: Owner) {
+      const authorize = await start(s, { kind: 'woocommerce', name: 'Boutique', shop: `${woo.url}/` });
+      expect(authorize.origin + authorize.pathname).to.equal(`${woo.url}/wc-auth/v1/authorize`);
+      const params = Object.fromEntries(authorize.searchParams);
+      expect(params).to.include({ app_name: 'Order Confirmation', scope: 'read_write', return_url: `${BASE}/stores/woocommerce/return` });
+      const [pending] = await connectionsOf(s);
+      expect(pending).to.include({ pending: true, enabled: false });
+      expect(params.callback_url).to.equal(`${BASE}/hooks/stores/${pending.id}/keys`);
+      // Listed as being connected; its intake answers 404, and the ping WooCommerce sends when a webhook is made, 200.
+      expect((await s.agent.get('/api/stores').expect(200)).body.stores[0]).to.include({ pending: true, enabled: false });
+      await request(connectApp).post(`/hooks/stores/${pending.id}`).send('webhook_id=12').expect(200);
+      return { nonce: params.user_id, connectionId: pending.id as string };
+    }
+
+    const postKeys = (connectionId: string, nonce: string) =>
+      request(connectApp)
+        .post(`/hooks/stores/${connectionId}/keys`)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ key_id: 7, user_id: nonce, consumer_key: 'ck_abc123', consumer_secret: 'cs_def456', key_permissions: 'read_write' }));
+
+    it('start → approve → keys posted → back → three webhooks with our secret → a signed order is created', async () => {
+      woo.current = wooHandler();
+      const s = await owner();
+      const { nonce, connectionId } = await approved(s);
+      expect((await postKeys(connectionId, 'an-unknown-nonce').expect(404)).body).to.deep.equal({ error: 'not_found' });
+      await postKeys(connectionId, nonce).expect(200);
+      // Single use: the same keys again are refused.
+      await postKeys(connectionId, nonce).expect(404);
+      const before = woo.hits.length;
+      const back = await s.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(nonce)}`).expect(303);
+      expect(back.headers.location).to.equal(`/stores/${connectionId}`);
+      const [connection] = await connectionsOf(s);
+      expect(connection).to.include({ enabled: true, pending: false, connected_by: 'oauth', shop: woo.url });
+      expect(connection.write_back).to.deep.equal({ consumer_key: 'ck_abc123', consumer_secret: 'cs_def456', set_status: false });
+      const made = woo.hits.slice(before);
+      expect(made.map((h) => JSON.parse(h.body).topic)).to.deep.equal(['order.created', 'order.updated', 'order.deleted']);
+      for (const hit of made) {
+        expect(hit.headers.authorization).to.equal(`Basic ${Buffer.from('ck_abc123:cs_def456').toString('base64')}`);
+        expect(JSON.parse(hit.body)).to.include({ delivery_url: `${BASE}/hooks/stores/${connectionId}`, secret: connection.secret, status: 'active' });
+      }
+      const signature = crypto.createHmac('sha256', connection.secret).update(WOO_ORDER).digest('base64');
+      const res = await request(connectApp)
+        .post(`/hooks/stores/${connectionId}`)
+        .set('Content-Type', 'application/json')
+        .set('X-WC-Webhook-Topic', 'order.created')
+        .set('X-WC-Webhook-Signature', signature)
+        .send(WOO_ORDER)
+        .expect(200);
+      expect(res.body.result).to.equal('created');
+      expect(await ordersOf(s)).to.have.length(1);
+    });
+
+    it('a refused approval, keys never sent, or a webhook that fails midway: nothing left behind, and the owner is told why', async () => {
+      woo.current = wooHandler({ failAt: 3 });
+      const s = await owner();
+      const refused = await approved(s);
+      const no = await s.agent.get(`/stores/woocommerce/return?success=0&user_id=${encodeURIComponent(refused.nonce)}`).expect(303);
+      expect(errorOf(no.headers.location)).to.equal('refused');
+      expect(await connectionsOf(s)).to.deep.equal([]);
+
+      const keyless = await approved(s);
+      const noKeys = await s.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(keyless.nonce)}`).expect(303);
+      expect(errorOf(noKeys.headers.location)).to.equal('keys');
+      expect(await connectionsOf(s)).to.deep.equal([]);
+
+      const midway = await approved(s);
+      await postKeys(midway.connectionId, midway.nonce).expect(200);
+      const before = woo.hits.length;
+      const failed = await s.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(midway.nonce)}`).expect(303);
+      expect(errorOf(failed.headers.location)).to.equal('registration');
+      const deletes = woo.hits.slice(before).filter((h) => h.method === 'DELETE');
+      expect(deletes.map((h) => h.url).sort()).to.deep.equal(['/wp-json/wc/v3/webhooks/101?force=true', '/wp-json/wc/v3/webhooks/102?force=true']);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      const page = await s.agent.get(failed.headers.location).expect(200);
+      expect(page.text).to.contain('The store refused to register our webhooks');
+    });
+
+    it('the shop address form: a site URL; https only in production', async () => {
+      const s = await owner();
+      const page = await s.agent.get('/stores/new?kind=woocommerce').expect(200);
+      const res = await s.agent
+        .post('/stores/connect')
+        .type('form')
+        .send({ _csrf: csrfFrom(page.text), kind: 'woocommerce', name: 'Boutique', shop: 'not a site' })
+        .expect(400);
+      expect(res.text).to.contain('must be the site’s address, such as https://atlas.ma');
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      // In production a site reached over plain http is refused: the keys would travel in clear.
+      const production = new StoreConnectService(testKnex(), new SignedSender(false), {
+        publicBaseUrl: 'https://ocs.example',
+        isProduction: true,
+        shopifyApiVersion: '2025-10',
+      });
+      const refused = await production
+        .start({ id: s.workspaceId, role: 'owner' }, 'session', { kind: 'woocommerce', name: 'B', shop: 'http://boutique.ma' })
+        .catch((err) => err);
+      expect(refused).to.be.instanceOf(ValidationError);
+      expect(refused.fields.shop).to.contain('https://');
+      expect(await connectionsOf(s)).to.deep.equal([]);
+    });
+  });
+
+  describe('YouCan (OAuth, POST /resthooks/subscribe)', () => {
+    function youcanHandler(options: { tokenStatus?: number } = {}): Handler {
+      let n = 0;
+      return (hit) => {
+        if (hit.url === '/oauth/token')
+          return options.tokenStatus
+            ? { status: options.tokenStatus, body: {} }
+            : { status: 200, body: { token_type: 'Bearer', access_token: 'yc_token_1', expires_in: 31536000 } };
+        if (hit.url === '/resthooks/subscribe') {
+          n += 1;
+          return { status: 201, body: { id: `sub-${n}`, event: JSON.parse(hit.body).event } };
+        }
+        if (hit.method === 'DELETE') return { status: 204, body: {} };
+        return undefined;
+      };
+    }
+
+    it('start → approve → callback → order.create and order.update subscribed → a signed order is created', async () => {
+      youcan.current = youcanHandler();
+      const s = await owner();
+      const authorize = await start(s, { kind: 'youcan', name: 'Atlas YouCan' });
+      expect(authorize.origin + authorize.pathname).to.equal(`${youcan.url}/admin/oauth/authorize`);
+      expect(Object.fromEntries(authorize.searchParams)).to.include({
+        client_id: 'youcan-client-id',
+        redirect_uri: `${BASE}/stores/youcan/callback`,
+        response_type: 'code',
+        'scope[]': '*',
+      });
+      const before = youcan.hits.length;
+      const back = await s.agent.get(`/stores/youcan/callback?code=yc-code&state=${encodeURIComponent(authorize.searchParams.get('state')!)}`).expect(303);
+      const [connection] = await connectionsOf(s);
+      expect(back.headers.location).to.equal(`/stores/${connection.id}`);
+      expect(connection).to.include({ kind: 'youcan', enabled: true, pending: false, secret: YOUCAN_SECRET, write_back: null });
+      const [token, ...subscribed] = youcan.hits.slice(before);
+      expect(token.headers['content-type']).to.equal('application/x-www-form-urlencoded');
+      expect(Object.fromEntries(new URLSearchParams(token.body))).to.deep.equal({
+        grant_type: 'authorization_code',
+        client_id: 'youcan-client-id',
+        client_secret: YOUCAN_SECRET,
+        redirect_uri: `${BASE}/stores/youcan/callback`,
+        code: 'yc-code',
+      });
+      expect(subscribed.map((h) => JSON.parse(h.body))).to.deep.equal([
+        { target_url: `${BASE}/hooks/stores/${connection.id}`, event: 'order.create' },
+        { target_url: `${BASE}/hooks/stores/${connection.id}`, event: 'order.update' },
+      ]);
+      expect(subscribed.every((h) => h.headers.authorization === 'Bearer yc_token_1')).to.equal(true);
+      const res = await request(connectApp)
+        .post(`/hooks/stores/${connection.id}`)
+        .set('Content-Type', 'application/json')
+        .set('x-youcan-signature', crypto.createHmac('sha256', YOUCAN_SECRET).update(YOUCAN_ORDER).digest('hex'))
+        .send(YOUCAN_ORDER.toString('latin1'))
+        .expect(200);
+      expect(res.body.result).to.equal('created');
+    });
+
+    it('a refused approval and a token endpoint 5xx leave nothing; the state is single use', async () => {
+      youcan.current = youcanHandler({ tokenStatus: 503 });
+      const s = await owner();
+      const state = (await start(s, { kind: 'youcan', name: 'Atlas YouCan' })).searchParams.get('state')!;
+      const refused = await s.agent.get(`/stores/youcan/callback?error=access_denied&state=${encodeURIComponent(state)}`).expect(303);
+      expect(errorOf(refused.headers.location)).to.equal('refused');
+      const again = await s.agent.get(`/stores/youcan/callback?code=x&state=${encodeURIComponent(state)}`).expect(303);
+      expect(errorOf(again.headers.location)).to.equal('state');
+      const state2 = (await start(s, { kind: 'youcan', name: 'Atlas YouCan' })).searchParams.get('state')!;
+      const failed = await s.agent.get(`/stores/youcan/callback?code=x&state=${encodeURIComponent(state2)}`).expect(303);
+      expect(errorOf(failed.headers.location)).to.equal('platform');
+      expect(await connectionsOf(s)).to.deep.equal([]);
+    });
+  });
+
+  it('without app credentials: /stores/new says what to ask the host, keeps the manual way for Shopify, and says YouCan has none', async () => {
+    const plain = testApp();
+    const s = await signUp({ target: plain });
+    const shopifyPage = await s.agent.get('/stores/new?kind=shopify').expect(200);
+    expect(shopifyPage.text).to.contain('SHOPIFY_CLIENT_ID').and.contain('action="/stores"');
+    const youcanPage = await s.agent.get('/stores/new?kind=youcan').expect(200);
+    expect(youcanPage.text).to.contain('YOUCAN_CLIENT_ID').and.contain('YouCan has no way to connect by hand');
+    expect(youcanPage.text).to.not.contain('action="/stores"');
+    const page = await s.agent.get('/stores/new?kind=shopify').expect(200);
+    const res = await s.agent
+      .post('/stores/connect')
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text), kind: 'shopify', name: 'A', shop: 'a.myshopify.com' })
+      .expect(303);
+    expect(errorOf(res.headers.location)).to.equal('not_configured');
+    // With credentials, the one-click form comes first.
+    const configured = await owner();
+    const first = (await configured.agent.get('/stores/new?kind=shopify').expect(200)).text;
+    expect(first.indexOf('action="/stores/connect"')).to.be.below(first.indexOf('action="/stores"'));
+  });
+});
