@@ -55,6 +55,9 @@ function readReport(body: unknown, callId: string): AgentReport {
   };
 }
 
+/** A WhatsApp webhook delivery: Meta batches a few messages and statuses, far under this. */
+const WHATSAPP_BODY_LIMIT = '1mb';
+
 /** A store's message: Shopify's largest orders stay well under this. */
 const STORE_BODY_LIMIT = '1mb';
 const STORE_REFUSALS = { 400: 'unreadable_body', 401: 'invalid_signature', 404: 'not_found' } as const;
@@ -87,6 +90,20 @@ export function hooksRouter(services: Services): Router {
       throw err;
     }
     res.json({ ok: true });
+  });
+
+  // Meta's WhatsApp webhook: the subscription check, then signed deliveries (the signature over the
+  // raw bytes before anything is parsed). Anything signed gets 200: Meta disables a failing webhook.
+  router.get('/whatsapp/:agentId', async (req, res) => {
+    const answer = await services.whatsapp.challenge(String(req.params.agentId), req.query);
+    if (answer.status === 200) return void res.type('text/plain').send(answer.body);
+    res.status(answer.status).json({ error: answer.status === 404 ? 'not_found' : 'forbidden' });
+  });
+  router.post('/whatsapp/:agentId', express.raw({ type: () => true, limit: WHATSAPP_BODY_LIMIT }), async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const answer = await services.whatsapp.receive(String(req.params.agentId), raw, req.headers['x-hub-signature-256']);
+    if (answer.status === 200) return void res.json({ ok: true });
+    res.status(answer.status).json({ error: answer.status === 401 ? 'invalid_signature' : 'not_found' });
   });
 
   // A store's orders (store-integrations.md §3): the signature over the raw bytes is the only key,

@@ -6,8 +6,11 @@ import { isUuid } from './validation';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
 interface CallLine extends Call {
-  kind: 'human' | 'voice';
   who: string | null;
+  /** The operation's place on the ladder: 1 for the handler's, 2 and 3 for the fallbacks'. */
+  step: number;
+  /** How far a WhatsApp message got (sent, delivered, read), as Meta reported it. */
+  message_status: 'sent' | 'delivered' | 'read' | null;
 }
 
 /** The calls of an order, oldest first, and whether (and when) another one is coming. */
@@ -50,7 +53,16 @@ export class CallViewService {
         if (!withDropped) q.whereNull('c.dropped_at');
       })
       .orderBy([{ column: 'c.started_at' }, { column: 'c.attempt' }])
-      .select([...CALL_FIELDS.map((f) => `c.${f}`), 'c.kind', 'op.order_id', 'a.name as agent_name', 'u.name as member_name']);
+      .select([
+        ...CALL_FIELDS.map((f) => `c.${f}`),
+        'op.order_id',
+        'op.ladder_step',
+        'c.sent_at',
+        'c.delivered_at',
+        'c.read_at',
+        'a.name as agent_name',
+        'u.name as member_name',
+      ]);
   }
 
   async forOrder(workspaceId: string, orderId: string): Promise<OrderCalls> {
@@ -114,7 +126,8 @@ export class CallViewService {
 
 // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toLine(row: any): CallLine {
-  return { ...toCall(row), kind: row.kind, who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name };
+  const messageStatus = row.read_at ? 'read' : row.delivered_at ? 'delivered' : row.sent_at ? 'sent' : null;
+  return { ...toCall(row), who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name, step: row.ladder_step, message_status: messageStatus };
 }
 
 function callNotFound(): NotFoundError {
