@@ -7,6 +7,7 @@ import { isOwner, ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
+import { TEMPLATE_TEXTS } from '../../services/whatsapp';
 
 const AGENT_FIELDS = ['name', 'order_handler', 'kind', 'endpoint_url'] as const;
 const FORM_FIELD: Record<string, string> = { endpointUrl: 'endpoint_url' };
@@ -63,15 +64,22 @@ export function agentPages(services: Services): Router {
     const agent = await services.agents.get(workspaceId(req), String(req.params.id));
     const owner = isOwner(workspace(req));
     const secret = agent.kind === 'voice' && owner ? await services.agents.secret(workspace(req), agent.id) : null;
-    if (secret) secretAnswer(res);
-    res.render('agent', { agent, secret, isOwner: owner });
+    const verifyToken = agent.kind === 'whatsapp' && owner ? await services.agents.verifyToken(workspace(req), agent.id) : null;
+    if (secret || verifyToken) secretAnswer(res);
+    res.render('agent', { agent, secret, isOwner: owner, ...(await ladderLocals(req, agent)), verifyToken });
   });
+
+  /** What the agent page shows of the ladder and, for WhatsApp, the template to submit. */
+  async function ladderLocals(req: Request, agent: Agent) {
+    const fallback = agent.fallback_agent_id ? await services.agents.get(workspaceId(req), agent.fallback_agent_id) : null;
+    return { fallbackName: fallback?.name ?? null, templates: TEMPLATE_TEXTS };
+  }
 
   router.post('/agents/:id/rotate-secret', async (req, res) => {
     const agent = await services.agents.rotateSecret(workspace(req), String(req.params.id));
     secretAnswer(res);
     res.locals.notice = req.t('agentsPage.notice.rotated');
-    res.render('agent', { agent, secret: agent.secret, isOwner: true });
+    res.render('agent', { agent, secret: agent.secret, isOwner: true, ...(await ladderLocals(req, agent)), verifyToken: null });
   });
 
   router.post('/agents/:id/order-handler', async (req, res) => {

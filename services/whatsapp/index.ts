@@ -10,6 +10,7 @@ import type { WhatsAppEvent } from './webhook';
 import { readEvents, validSignature } from './webhook';
 
 export type { SendAnswer } from './cloud-api';
+export { TEMPLATE_TEXTS } from './template';
 
 /** After the first try, a send is retried after about 10 s, 1 min, 5 min and 15 min, as a voice agent's call.requested. */
 const SEND_RETRY_SECONDS = [10, 60, 300, 900];
