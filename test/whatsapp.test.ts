@@ -339,6 +339,26 @@ describe('WhatsApp agents', function () {
       });
     });
 
+    it('GET /api/stats counts outcomes per channel; a message the customer wrote back to counts as answered', async () => {
+      const shop = await whatsappShop();
+      const first = await sentOrder(shop, { ...ORDER, phone: '0612345683' });
+      const second = await sentOrder(shop, { ...ORDER, phone: '0612345685' });
+      await deliver(shop.whatsappId, envelope({ messages: [buttonMessage(`confirm:${first.call.id}`, 'Confirmer')] })).expect(200);
+      await deliver(shop.whatsappId, envelope({ messages: [textMessage('Appelez-moi', second.call.message_id, '212612345685')] })).expect(200);
+      const claimed = await shop.agent.post('/api/calls/next').expect(200);
+      await shop.agent.post(`/api/calls/${claimed.body.call.id}/outcome`).send({ outcome: 'order-changed', changes: 'Size 40' }).expect(200);
+      const stats = await shop.agent.get('/api/stats').expect(200);
+      const zero = { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 };
+      expect(stats.body.by_channel).to.deep.equal({
+        human: { calls: 1, answered: 1, answered_rate: 1, by_outcome: { ...zero, 'order-changed': 1 } },
+        voice: { calls: 0, answered: 0, answered_rate: null, by_outcome: zero },
+        whatsapp: { calls: 2, answered: 2, answered_rate: 1, by_outcome: { ...zero, confirmed: 1, 'no-answer': 1 } },
+      });
+      expect(stats.body).to.include({ calls: 3, answered_rate: 1 });
+      const page = await shop.agent.get('/stats').expect(200);
+      expect(page.text).to.contain('By channel').and.to.contain('WhatsApp');
+    });
+
     it('the reply window: no reply within it (a controlled clock) → no-answer "no reply", one attempt, then the fallback', async () => {
       const shop = await whatsappShop({ replyWindowHours: 2 });
       await shop.agent.put('/api/settings/calls').send({ maxAttempts: 3 }).expect(200);
