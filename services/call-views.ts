@@ -18,6 +18,8 @@ export interface OrderCalls {
   calls: CallLine[];
   next_call_at: string | null;
   has_open_operation: boolean;
+  /** Who has the open operation, and its step on the ladder (2 or 3 once a fallback took the order over). */
+  next_step: { agent_name: string; step: number } | null;
 }
 
 export interface OrderCallSummary {
@@ -68,13 +70,20 @@ export class CallViewService {
   async forOrder(workspaceId: string, orderId: string): Promise<OrderCalls> {
     const [rows, operations] = await Promise.all([
       this.lines(workspaceId).where({ 'op.order_id': orderId }),
-      this.knex('operations')
-        .where({ workspace_id: workspaceId, order_id: orderId })
-        .whereIn('status', ['pending', 'in_progress'])
-        .select('status', 'next_attempt_at'),
+      this.knex('operations as op')
+        .join('agents as a', 'a.id', 'op.agent_id')
+        .where({ 'op.workspace_id': workspaceId, 'op.order_id': orderId })
+        .whereIn('op.status', ['pending', 'in_progress'])
+        .select('op.status', 'op.next_attempt_at', 'op.ladder_step', 'a.name as agent_name'),
     ]);
     const pending = operations.find((op) => op.status === 'pending');
-    return { calls: rows.map(toLine), next_call_at: iso(pending?.next_attempt_at ?? null), has_open_operation: operations.length > 0 };
+    const open = operations[0];
+    return {
+      calls: rows.map(toLine),
+      next_call_at: iso(pending?.next_attempt_at ?? null),
+      has_open_operation: operations.length > 0,
+      next_step: open ? { agent_name: open.agent_name, step: open.ladder_step } : null,
+    };
   }
 
   /** Each order's last outcome and next call time, in one query for a whole page of orders. */

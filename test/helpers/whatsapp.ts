@@ -192,3 +192,64 @@ export function status(messageId: string, value: string, extra: object = {}) {
     ...extra,
   };
 }
+
+/**
+ * A workspace's order as it stands after its WhatsApp step: the message sent, delivered and read,
+ * the customer wrote back, and the order went on to a person (step 2, waiting). Written to the
+ * tables as the loop writes them, so that a page can be looked at without Meta or a worker.
+ */
+export async function seedWhatsAppStep(api: SignedIn['agent']): Promise<{ agentId: string; orderId: string }> {
+  const human = await api.post('/api/agents').send({ name: 'Nadia' }).expect(201);
+  const agent = await api
+    .post('/api/agents')
+    .send({
+      name: 'WhatsApp Atlas',
+      kind: 'whatsapp',
+      phoneNumberId: PHONE_NUMBER_ID,
+      accessToken: ACCESS_TOKEN,
+      appSecret: APP_SECRET,
+      templateName: 'order_confirmation',
+      templateLanguage: 'fr',
+      fallbackAgentId: human.body.id,
+      orderHandler: true,
+    })
+    .expect(201);
+  const order = (
+    await api
+      .post('/api/orders')
+      .send({ clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas', productsName: '2 × Babouches', totalAmount: 349 })
+      .expect(201)
+  ).body;
+  const knex = testKnex();
+  const sent = new Date(Date.now() - 3_600_000);
+  await knex.transaction(async (trx) => {
+    const op = await trx('operations').where({ id: order.operation_id }).first('workspace_id');
+    await trx('operations').where({ id: order.operation_id }).update({ agent_id: agent.body.id, status: 'completed', next_attempt_at: null, attempts: 1 });
+    await trx('calls').insert({
+      workspace_id: op.workspace_id,
+      operation_id: order.operation_id,
+      kind: 'whatsapp',
+      attempt: 1,
+      started_at: sent,
+      ended_at: new Date(sent.getTime() + 1_200_000),
+      outcome: 'no-answer',
+      summary: 'Bghit nbeddel l’adresse, 3ayet li 3afak',
+      reply: 'Bghit nbeddel l’adresse, 3ayet li 3afak',
+      message_id: `wamid.${crypto.randomBytes(12).toString('hex')}`,
+      sent_at: sent,
+      delivered_at: new Date(sent.getTime() + 5_000),
+      read_at: new Date(sent.getTime() + 600_000),
+      ended_by: 'agent',
+    });
+    await trx('operations').insert({
+      workspace_id: op.workspace_id,
+      order_id: order.id,
+      agent_id: human.body.id,
+      direction: 'outbound',
+      status: 'pending',
+      next_attempt_at: new Date(),
+      ladder_step: 2,
+    });
+  });
+  return { agentId: agent.body.id, orderId: order.id };
+}
