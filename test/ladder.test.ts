@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { newMessageId, signedHeaders } from '../integrations/signing';
 import type { RunningWorker } from '../worker';
-import { app, signUp } from './helpers/app';
+import { app, csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { agentDouble, createOrder, ORDER, orderRow, testWorker, voiceShop, waitFor } from './helpers/loop';
 
@@ -60,6 +60,26 @@ describe('the ladder: fallback agents', function () {
         ['C', null],
         ['D', null],
       ]);
+    });
+  });
+
+  describe('the agent page’s fallback form (POST /agents/:id/fallback)', () => {
+    it('saves a fallback (303 with a notice), and re-renders a loop with the message by the field, in the page’s language', async () => {
+      const shop = await signUp();
+      const a = (await shop.agent.post('/api/agents').send({ name: 'Amal' }).expect(201)).body;
+      const b = (await shop.agent.post('/api/agents').send({ name: 'Badr' }).expect(201)).body;
+      const csrf = await csrfOf(shop.agent, `/agents/${a.id}`);
+      await shop.agent.post(`/agents/${a.id}/fallback`).type('form').send({ _csrf: csrf, fallback_agent_id: b.id }).expect(303);
+      const page = await shop.agent.get(`/agents/${a.id}`).expect(200);
+      expect(page.text)
+        .to.contain('Amal: the fallback is saved.')
+        .and.to.match(new RegExp(`<option value="${b.id}" selected>Badr</option>`));
+      await shop.agent.put('/api/account').send({ language: 'fr' }).expect(200);
+      const loop = await shop.agent.post(`/agents/${b.id}/fallback`).type('form').send({ _csrf: csrf, fallback_agent_id: a.id }).expect(400);
+      expect(loop.text).to.contain('Ce relais ferait une boucle').and.to.contain('aria-invalid="true"');
+      expect((await testKnex()('agents').where({ id: b.id }).first()).fallback_agent_id).to.equal(null);
+      await shop.agent.post(`/agents/${a.id}/fallback`).type('form').send({ _csrf: csrf, fallback_agent_id: '' }).expect(303);
+      expect((await testKnex()('agents').where({ id: a.id }).first()).fallback_agent_id).to.equal(null);
     });
   });
 

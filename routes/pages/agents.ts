@@ -69,10 +69,34 @@ export function agentPages(services: Services): Router {
     res.render('agent', { agent, secret, isOwner: owner, ...(await ladderLocals(req, agent)), verifyToken });
   });
 
+  // The ladder: who takes an order over when this agent's operation ends without an answer.
+  router.post('/agents/:id/fallback', async (req, res) => {
+    const { fallback_agent_id: fallbackAgentId } = formValues(req, ['fallback_agent_id'] as const);
+    try {
+      const agent = await services.agents.update(workspace(req), String(req.params.id), { fallbackAgentId: fallbackAgentId || null });
+      await redirectWithNotice(req, res, `/agents/${agent.id}`, req.t('whatsapp.fallbackSaved', { name: agent.name }));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const agent = await services.agents.get(workspaceId(req), String(req.params.id));
+      const owner = isOwner(workspace(req));
+      const verifyToken = agent.kind === 'whatsapp' && owner ? await services.agents.verifyToken(workspace(req), agent.id) : null;
+      if (verifyToken) secretAnswer(res);
+      res.status(400).render('agent', {
+        agent,
+        secret: null,
+        isOwner: owner,
+        ...(await ladderLocals(req, agent)),
+        verifyToken,
+        errors: errorsByInput(err, { fallbackAgentId: 'fallback_agent_id' }),
+      });
+    }
+  });
+
   /** What the agent page shows of the ladder and, for WhatsApp, the template to submit. */
   async function ladderLocals(req: Request, agent: Agent) {
-    const fallback = agent.fallback_agent_id ? await services.agents.get(workspaceId(req), agent.fallback_agent_id) : null;
-    return { fallbackName: fallback?.name ?? null, templates: TEMPLATE_TEXTS };
+    const others = (await services.agents.list(workspaceId(req))).filter((a) => a.id !== agent.id);
+    const fallback = others.find((a) => a.id === agent.fallback_agent_id);
+    return { fallbackName: fallback?.name ?? null, others, templates: TEMPLATE_TEXTS, errors: {} };
   }
 
   router.post('/agents/:id/rotate-secret', async (req, res) => {

@@ -198,7 +198,7 @@ export function status(messageId: string, value: string, extra: object = {}) {
  * the customer wrote back, and the order went on to a person (step 2, waiting). Written to the
  * tables as the loop writes them, so that a page can be looked at without Meta or a worker.
  */
-export async function seedWhatsAppStep(api: SignedIn['agent']): Promise<{ agentId: string; orderId: string }> {
+export async function seedWhatsAppStep(api: SignedIn['agent'], orderHandler = true): Promise<{ agentId: string; orderId: string }> {
   const human = await api.post('/api/agents').send({ name: 'Nadia' }).expect(201);
   const agent = await api
     .post('/api/agents')
@@ -211,7 +211,7 @@ export async function seedWhatsAppStep(api: SignedIn['agent']): Promise<{ agentI
       templateName: 'order_confirmation',
       templateLanguage: 'fr',
       fallbackAgentId: human.body.id,
-      orderHandler: true,
+      orderHandler,
     })
     .expect(201);
   const order = (
