@@ -15,6 +15,7 @@ import { staticAssets } from './routes/assets';
 import { compressAnswers } from './routes/middleware/compression';
 import { createLimiter, createRefusalLimiter } from './routes/middleware/rate-limit';
 import { hooksRouter } from './routes/hooks';
+import { idLessHookBodies } from './routes/middleware/hook-bodies';
 import { chooseLanguage, createI18n } from './routes/middleware/i18n';
 import { openApiRouter } from './openapi';
 import { loadUser } from './routes/middleware/auth';
@@ -27,6 +28,7 @@ import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
 import { localeHelpers, viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
+import { refuseUnsafeText } from './services/validation';
 import { Jobs } from './db/jobs';
 
 export interface AppDeps {
@@ -82,8 +84,13 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(compressAnswers());
   // Bearer-authenticated routes: no session, no cookies, so no cross-site check either.
   const json = express.json({ type: () => true, limit: BODY_LIMIT });
+  // What a user sends, checked once for text Postgres refuses, at any depth: 400 naming the field.
+  const safeText: express.RequestHandler = (req, _res, next) => {
+    refuseUnsafeText({ ...req.query, ...(req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : {}) });
+    next();
+  };
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
-  app.use('/data/v1', json, dataRouter(services), jsonNotFound, jsonErrors);
+  app.use('/data/v1', json, safeText, dataRouter(services), jsonNotFound, jsonErrors);
   // Signed by a voice agent or a store: no session, no cookies, no CSRF token. Counted per client
   // IP before anything is read, so a flood of bad signatures costs us no more than a counter.
   // A store's flash sale comes from a few of its IPs at hundreds a minute, and a store that gets
@@ -97,14 +104,24 @@ export function createApp(deps: AppDeps): express.Express {
   const storesLimit = createRefusalLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-stores-ip'));
   const callsLimit = createLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-ip'));
   const limitHooks: express.RequestHandler = (req, res, next) => (req.path.startsWith('/stores/') ? storesLimit : callsLimit)(req, res, next);
-  app.use('/hooks', limitHooks, hooksRouter(services), jsonNotFound, jsonErrors);
+  const hookLimits = { bodiesPerIp: config.limits.hookBodiesPerIp, bodyTimeoutMs: config.limits.hookBodyTimeoutMs };
+  app.use('/hooks', limitHooks, idLessHookBodies, hooksRouter(services, hookLimits), jsonNotFound, jsonErrors);
 
   const session = [sessionMiddleware(config, deps.sessionPool, logger), loadUser(services)];
   const crossSite = refuseCrossSite(config.publicBaseUrl);
 
   // JSON routes: the body is read as JSON whatever its Content-Type (an import's body is CSV).
   const jsonUnlessCsv: express.RequestHandler = (req, res, next) => (CSV_ROUTE.test(req.path) ? next() : json(req, res, next));
-  app.use('/api', apiSession(config.sessionSecret, deps.sessionPool, session), crossSite, jsonUnlessCsv, apiRouter(services), jsonNotFound, jsonErrors);
+  app.use(
+    '/api',
+    apiSession(config.sessionSecret, deps.sessionPool, session),
+    crossSite,
+    jsonUnlessCsv,
+    safeText,
+    apiRouter(services),
+    jsonNotFound,
+    jsonErrors,
+  );
 
   // Everything else: the health check, the API reference, assets and the pages.
   app.use('/healthz', healthRouter(deps.knex));
@@ -114,7 +131,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/assets', assets.router, jsonNotFound);
 
   app.use(session, chooseLanguage(i18n));
-  app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }));
+  app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }), safeText);
   app.use(crossSite, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);
   return app;
 }

@@ -50,6 +50,8 @@ const envSchema = z.object({
   LOGIN_LIMIT_PER_EMAIL: z.coerce.number().int().min(1).default(10),
   SIGNUP_LIMIT_PER_IP: z.coerce.number().int().min(1).default(20),
   HOOKS_LIMIT_PER_IP: z.coerce.number().int().min(1).default(600),
+  HOOKS_BODIES_PER_IP: z.coerce.number().int().min(1).default(32),
+  HOOKS_BODY_TIMEOUT_SECONDS: z.coerce.number().min(1).max(300).default(30),
   CALL_COST: z.coerce.number().min(0).max(1000).default(1),
   CALL_CLAIM_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
   CALL_RESULT_TIMEOUT_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
@@ -127,6 +129,10 @@ export interface Config {
     signupPerIp: number;
     /** Requests to /hooks per client IP per minute: far above a voice agent's honest traffic. */
     hooksPerIp: number;
+    /** Bodies one client IP may be sending to /hooks at once, before any signature holds. */
+    hookBodiesPerIp: number;
+    /** How long a body at /hooks may take to arrive. */
+    hookBodyTimeoutMs: number;
   };
 }
 
@@ -224,6 +230,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       loginPerEmail: e.LOGIN_LIMIT_PER_EMAIL,
       signupPerIp: e.SIGNUP_LIMIT_PER_IP,
       hooksPerIp: e.HOOKS_LIMIT_PER_IP,
+      hookBodiesPerIp: e.HOOKS_BODIES_PER_IP,
+      hookBodyTimeoutMs: e.HOOKS_BODY_TIMEOUT_SECONDS * 1000,
     }),
   });
 }

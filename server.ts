@@ -13,6 +13,7 @@ import { prepareJobs } from './db/jobs';
 import type { RunningWorker } from './worker';
 
 const SHUTDOWN_DEADLINE_MS = 25_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -50,7 +51,10 @@ async function main(): Promise<void> {
   }
 
   const app = createApp({ config, knex, sessionPool, logger, redis });
-  const server = http.createServer(app);
+  // A sender has 10 s to send its headers (Node cannot tell the path before they are in; no client
+  // of ours needs longer), checked every second. Bodies keep Node's 300 s (an import's upload);
+  // /hooks sets its own, shorter limit (routes/middleware/hook-bodies.ts).
+  const server = http.createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, app);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -1,6 +1,7 @@
 import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { withoutStatementValues } from '../logger';
 import { retryConflicts } from './transaction';
 
 // COUNT/SUM come back as int8/numeric strings; our counts and credit amounts fit in a double.
@@ -33,19 +34,8 @@ export function createKnex(databaseUrl: string, poolMax = 10, log: DbLog = quiet
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
   });
-  knex.on('query-error', withoutRowValues);
+  knex.on('query-error', withoutStatementValues);
   return retryConflicts(knex);
-}
-
-/**
- * Postgres puts the values of the row a statement failed on in the error's `detail` ("Failing row
- * contains (…)", "Key (…)=(…) already exists"), and a logged error carries every field: a signing
- * secret being written would reach the log. The `detail` goes before anyone catches the error; its
- * `code`, `constraint`, `table` and `column` still say what failed. (Listeners run before the
- * statement's promise rejects, in transactions too.)
- */
-function withoutRowValues(err: { detail?: unknown }): void {
-  delete err.detail;
 }
 
 /** The session store needs a pg.Pool of its own; errors on idle clients must not crash the process. */

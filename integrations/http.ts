@@ -1,8 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
+import type net from 'node:net';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { HostResolver, LookupError } from './dns';
 import { signedHeaders } from './signing';
+import { isPublicAddress } from './url-guard';
 
 const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of an answer we read: enough to log, never a large body. */
@@ -32,6 +34,19 @@ export interface SignedMessage {
   body: string;
 }
 
+/** A lookup that fails, as request-filtering-agent's refusal reads, when a name resolves to an address that is not public. */
+function publicOnly(lookup: net.LookupFunction): net.LookupFunction {
+  return (hostname, options, callback) => {
+    lookup(hostname, options, (err, address, family) => {
+      if (err) return callback(err, '');
+      const addresses = Array.isArray(address) ? address.map((a) => a.address) : [address];
+      const refused = addresses.find((a) => !isPublicAddress(a));
+      if (refused !== undefined) return callback(new Error(`DNS lookup ${refused} is not allowed`), '');
+      callback(null, address as string, family);
+    });
+  };
+}
+
 /**
  * The one place that sends signed HTTP to the outside (voice agents, webhook endpoints): Standard
  * Webhooks headers, a 10 s time-out, no redirects (a 3xx is a failure), at most a few kB of the
@@ -50,7 +65,9 @@ export class SignedSender {
     resolver = new HostResolver(),
   ) {
     // The filtering agents call this lookup in place of dns.lookup and still check what it returns.
-    const filter = { allowPrivateIPAddress: allowPrivateUrls, allowMetaIPAddress: false, keepAlive: true, maxSockets: 50, lookup: resolver.lookup };
+    // Our own rule first (it also knows the IPv6 forms that embed an IPv4 address), then the agent's.
+    const lookup = allowPrivateUrls ? resolver.lookup : publicOnly(resolver.lookup);
+    const filter = { allowPrivateIPAddress: allowPrivateUrls, allowMetaIPAddress: false, keepAlive: true, maxSockets: 50, lookup };
     this.httpAgent = new RequestFilteringHttpAgent(filter);
     this.httpsAgent = new RequestFilteringHttpsAgent(filter);
   }

@@ -22,11 +22,31 @@ const systemResolver = new HostResolver();
 
 const MAX_URL_LENGTH = 2000;
 
-/** Only ordinary public unicast addresses; loopback, private, link-local, unique-local, multicast, metadata… are not. */
-function isPublicAddress(address: string): boolean {
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range() === 'unicast';
+/**
+ * The IPv4 address an IPv6 address carries, for the forms that reach it: IPv4-compatible (::a.b.c.d),
+ * IPv4-mapped (::ffff:a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::/96 and the
+ * local-use 64:ff9b:1::/48), 6to4 (2002:AABB:CCDD::/48). Null for any other IPv6 address.
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = address.parts;
+  const ipv4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
+  if (zeros(0, 5) && (p[5] === 0 || p[5] === 0xffff)) return ipv4(p[6], p[7]);
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return ipv4(p[6], p[7]);
+  if (p[0] === 0x64 && p[1] === 0xff9b) return ipv4(p[6], p[7]);
+  if (p[0] === 0x2002) return ipv4(p[1], p[2]);
+  return null;
+}
+
+/**
+ * Only ordinary public unicast addresses; loopback, private, link-local, unique-local, multicast,
+ * metadata… are not, and neither is an IPv6 address that embeds an IPv4 address that is not public.
+ */
+export function isPublicAddress(address: string): boolean {
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const embedded = embeddedIPv4(parsed as ipaddr.IPv6);
+  return embedded ? embedded.range() === 'unicast' : parsed.range() === 'unicast';
 }
 
 /**

@@ -1,11 +1,15 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { verifySignature } from '../integrations/signing';
 import type { Services } from '../services';
 import type { AgentReport } from '../services/calls';
+import type { IntakeConnection } from '../services/store-intake';
+import type { HookBodyLimits } from './middleware/hook-bodies';
+import { hookBodies, refuse } from './middleware/hook-bodies';
 import { ConflictError, NotFoundError, ValidationError } from '../services/errors';
 import { OUTCOMES } from '../services/operations';
-import { parse } from '../services/validation';
+import { parse, refuseUnsafeText } from '../services/validation';
 
 export const ended = z
   .object(
@@ -39,6 +43,7 @@ const MAX_WEBHOOK_ID_LENGTH = 256;
 /** An authenticated report, read: it must name the call of the URL it was sent to. */
 function readReport(body: unknown, callId: string): AgentReport {
   if (body === undefined) throw new ValidationError({ body: 'The body must be JSON' });
+  refuseUnsafeText(body);
   const type = (body as { type?: unknown })?.type;
   if (type !== 'call.started' && type !== 'call.ended') throw new ValidationError({ type: 'type must be call.started or call.ended' });
   const named = ((body as { data?: unknown }).data as { call_id?: unknown } | null | undefined)?.call_id;
@@ -68,16 +73,24 @@ class InvalidSignature extends Error {}
 /**
  * /hooks/calls/:callId: a voice agent's reports, authenticated by their Standard Webhooks signature
  * alone (no session, no CSRF token), verified over the raw bytes; idempotent by webhook-id.
+ * /hooks/stores/:id: a store's orders; /hooks/whatsapp/:agentId: Meta's webhook. Each body is read only once the call or connection its path
+ * names is known (404 before, the body unread), under the limits of `hookBodies`.
  */
-export function hooksRouter(services: Services): Router {
+export function hooksRouter(services: Services, limits: HookBodyLimits): Router {
   const router = Router();
-  router.post('/calls/:callId', express.raw({ type: () => true, limit: '100kb' }), async (req, res) => {
+  const bodies = hookBodies(limits);
+
+  const knownCall: RequestHandler = async (req, res, next) => {
+    if (!(await services.calls.takesReports(String(req.params.callId)))) return void refuse(res, 404, 'not_found');
+    next();
+  };
+  router.post('/calls/:callId', knownCall, bodies.raw('100kb'), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const webhookId = String(req.headers['webhook-id'] ?? '');
     if (webhookId.length > MAX_WEBHOOK_ID_LENGTH) {
       throw new ValidationError({ 'webhook-id': `webhook-id must be at most ${MAX_WEBHOOK_ID_LENGTH} characters` });
     }
-    const { callId } = req.params;
+    const callId = String(req.params.callId);
     try {
       await services.calls.agentReport(callId, webhookId, (secret) => {
         if (!verifySignature(secret, raw, req.headers)) throw new InvalidSignature();
@@ -99,7 +112,11 @@ export function hooksRouter(services: Services): Router {
     if (answer.status === 200) return void res.type('text/plain').send(answer.body);
     res.status(answer.status).json({ error: answer.status === 404 ? 'not_found' : 'forbidden' });
   });
-  router.post('/whatsapp/:agentId', express.raw({ type: () => true, limit: WHATSAPP_BODY_LIMIT }), async (req, res) => {
+  const knownWhatsApp: RequestHandler = async (req, res, next) => {
+    if (!(await services.whatsapp.knows(String(req.params.agentId)))) return void refuse(res, 404, 'not_found');
+    next();
+  };
+  router.post('/whatsapp/:agentId', knownWhatsApp, bodies.raw(WHATSAPP_BODY_LIMIT), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const answer = await services.whatsapp.receive(String(req.params.agentId), raw, req.headers['x-hub-signature-256']);
     if (answer.status === 200) return void res.json({ ok: true });
@@ -108,9 +125,15 @@ export function hooksRouter(services: Services): Router {
 
   // A store's orders (store-integrations.md §3): the signature over the raw bytes is the only key,
   // checked before anything is parsed or written. Every signed message we understand gets 200.
-  router.post('/stores/:id', express.raw({ type: () => true, limit: STORE_BODY_LIMIT }), async (req, res) => {
+  const knownConnection: RequestHandler = async (req, res, next) => {
+    const connection = await services.storeIntake.connection(String(req.params.id));
+    if (!connection) return void refuse(res, 404, STORE_REFUSALS[404]);
+    res.locals.connection = connection;
+    next();
+  };
+  router.post('/stores/:id', knownConnection, bodies.raw(STORE_BODY_LIMIT), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const answer = await services.storeIntake.receive(String(req.params.id), raw, req.headers);
+    const answer = await services.storeIntake.receive(res.locals.connection as IntakeConnection, raw, req.headers);
     if (answer.status === 200) return void res.json({ ok: true, result: answer.result });
     res.status(answer.status).json({ error: STORE_REFUSALS[answer.status] });
   });

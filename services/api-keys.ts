@@ -35,6 +35,15 @@ export interface ApiKeyView {
 export interface KeyOwner {
   keyId: string;
   userId: string;
+  /** The workspace the key was made in: a token minted from it reads that workspace only. */
+  workspaceId: string;
+}
+
+/** Who asks about keys: a member sees their own, the owner every key of the workspace. */
+export interface KeyViewer {
+  userId: string;
+  workspaceId: string;
+  role: 'owner' | 'member';
 }
 
 const COLUMNS = ['id', 'name', 'prefix', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'];
@@ -57,7 +66,7 @@ export const hashKey = (key: string): string => crypto.createHash('sha256').upda
 /** A live key by its hash (every token exchange): prepared. */
 const LIVE_KEY: Prepared = {
   name: 'ocs-live-key',
-  text: 'SELECT id, user_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) LIMIT 1',
+  text: 'SELECT id, user_id, workspace_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) LIMIT 1',
 };
 
 export class ApiKeyService {
@@ -83,9 +92,9 @@ export class ApiKeyService {
     return { ...view(row), key };
   }
 
-  async list(workspaceId: string): Promise<ApiKeyView[]> {
-    const rows = await this.knex('api_keys')
-      .where({ workspace_id: workspaceId })
+  /** The keys the viewer may see: the owner all of the workspace's, a member only their own. */
+  async list(viewer: KeyViewer): Promise<ApiKeyView[]> {
+    const rows = await this.visible(viewer)
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
@@ -94,14 +103,19 @@ export class ApiKeyService {
     return rows.map(view);
   }
 
-  /** Revokes a key of this workspace (again is harmless); another workspace's id is 404. */
-  async revoke(workspaceId: string, id: string): Promise<void> {
+  /** Revokes a key the viewer may see (again is harmless); any other id (another member's, another workspace's) is 404. */
+  async revoke(viewer: KeyViewer, id: string): Promise<void> {
     if (!isUuid(id)) throw new NotFoundError('API key not found');
-    const rows = await this.knex('api_keys')
-      .where({ workspace_id: workspaceId, id })
+    const rows = await this.visible(viewer)
+      .where({ id })
       .update({ revoked_at: this.knex.raw('coalesce(revoked_at, now())') })
       .returning('id');
     if (rows.length === 0) throw new NotFoundError('API key not found');
+  }
+
+  private visible(viewer: KeyViewer): Knex.QueryBuilder {
+    const query = this.knex('api_keys').where({ workspace_id: viewer.workspaceId });
+    return viewer.role === 'owner' ? query : query.where({ user_id: viewer.userId });
   }
 
   /**
@@ -110,10 +124,10 @@ export class ApiKeyService {
    */
   async verify(key: string, keyHash = hashKey(key)): Promise<KeyOwner | null> {
     if (!KEY_RE.test(key)) return null;
-    const [row] = await queryPrepared<{ id: string; user_id: string }>(this.knex, LIVE_KEY, [keyHash]);
+    const [row] = await queryPrepared<{ id: string; user_id: string; workspace_id: string }>(this.knex, LIVE_KEY, [keyHash]);
     if (!row) return null;
     this.touch(row.id);
-    return { keyId: row.id, userId: row.user_id };
+    return { keyId: row.id, userId: row.user_id, workspaceId: row.workspace_id };
   }
 
   /** Records last use at most once a minute per key and process, off the request's critical path. */

@@ -6,7 +6,7 @@ import type { CallSettingsService } from './call-settings';
 import { isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
 import { MAX_LADDER_AGENTS } from './ladder';
-import { lockOrderOfCall, lockOrdersOfOperations } from './locks';
+import { lockOrderOfCall, lockOrdersOfNonHumanOperations } from './locks';
 import type { Call, Operation, Outcome } from './operations';
 import { CALL_FIELDS, operationWithCalls, OUTCOMES, toCall } from './operations';
 import type { OrderStatus } from './order-status';
@@ -248,14 +248,16 @@ export class CallService {
     if (operationIds.length === 0) return results;
     await this.knex.transaction(async (trx) => {
       const ids = [...new Set(operationIds)];
-      await lockOrdersOfOperations(trx, ids);
-      const ops = await trx('operations as op')
-        .join('agents as a', 'a.id', 'op.agent_id')
-        .whereIn('op.id', ids)
-        .where('op.status', 'pending')
-        .orderBy('op.id')
-        .forUpdate('op')
-        .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
+      await lockOrdersOfNonHumanOperations(trx, ids);
+      const pending = () =>
+        trx('operations as op')
+          .join('agents as a', 'a.id', 'op.agent_id')
+          .whereIn('op.id', ids)
+          .where('op.status', 'pending')
+          .orderBy('op.id')
+          .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
+      // A human operation is only looked at, never locked: the queue's claim must find it free.
+      const ops = [...(await pending().whereNot('a.kind', 'human').forUpdate('op')), ...(await pending().where('a.kind', 'human'))];
       if (ops.length === 0) return;
       const orders = new Map<string, string>(
         (
@@ -269,13 +271,14 @@ export class CallService {
       );
       const later: Array<{ data: object; startAfter: Date; singletonKey: string }> = [];
       const cancelled: string[] = [];
+      const cancelledHuman: string[] = [];
       const byWorkspace = new Map<string, typeof ops>();
       for (const op of ops) {
         if (op.next_attempt_at > now) {
           later.push({ data: { operationId: op.id }, startAfter: op.next_attempt_at, singletonKey: op.id });
           results[op.id] = 'not-due';
         } else if (CANCELLING_STATUSES.includes(orders.get(op.order_id) as OrderStatus)) {
-          cancelled.push(op.id);
+          (op.kind === 'human' ? cancelledHuman : cancelled).push(op.id);
           results[op.id] = 'cancelled';
         } else if (op.kind === 'human') {
           results[op.id] = 'human';
@@ -284,6 +287,14 @@ export class CallService {
         }
       }
       if (cancelled.length > 0) await trx('operations').whereIn('id', cancelled).update({ status: 'cancelled', next_attempt_at: null });
+      // One a member holds is theirs to settle (the claim cancels it too when its order is final).
+      if (cancelledHuman.length > 0) {
+        await trx.raw(
+          `UPDATE operations SET status = 'cancelled', next_attempt_at = NULL
+            WHERE id IN (SELECT id FROM operations WHERE id = ANY(?::uuid[]) AND status = 'pending' FOR UPDATE SKIP LOCKED)`,
+          [cancelledHuman],
+        );
+      }
 
       const requests = { voice: [] as Array<{ data: object }>, whatsapp: [] as Array<{ data: object }> };
       for (const [workspaceId, due] of byWorkspace) {
@@ -501,6 +512,12 @@ export class CallService {
    * `REPLAYED` when the agent used it for another call; ConflictError `CALL_CLOSED` for a different
    * result of an ended call.
    */
+  /** Whether a voice agent's call by this id exists: the only calls whose reports are read (a body is read after this). */
+  async takesReports(callId: string): Promise<boolean> {
+    if (!isUuid(callId)) return false;
+    return (await this.knex('calls').where({ id: callId, kind: 'voice' }).first('id')) !== undefined;
+  }
+
   async agentReport(callId: string, webhookId: string, authenticate: (secret: string) => AgentReport): Promise<'ok' | 'already'> {
     if (!isUuid(callId)) throw callNotFound();
     return this.knex.transaction(async (trx) => {

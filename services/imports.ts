@@ -12,6 +12,7 @@ import { requestHash } from './idempotency';
 import { ORDER_STATUSES } from './order-status';
 import { InvalidStatusError, validNewOrder } from './orders';
 import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders';
+import { unsafeTextAt } from './validation';
 
 export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
 export const IMPORT_MAX_ROWS = 20_000;
@@ -92,7 +93,6 @@ function checkFile(file: Buffer): void {
   if (!isUtf8(file)) {
     throw new ValidationError({ file: 'The file is not UTF-8 text. In your spreadsheet, save it as "CSV UTF-8" and import that file' });
   }
-  if (file.includes(0)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
 }
 
 /** Quoted fields may span lines; a file saved by several tools may mix CRLF, LF and CR: all become LF. */
@@ -256,6 +256,8 @@ async function openOrdersCsv(file: Buffer): Promise<OrdersFile> {
   try {
     const { value: header } = await rows.next();
     if (!header) throw new ValidationError({ file: 'The file is empty' });
+    // A header holding NUL is binary data (UTF-16, a spreadsheet's zip); a NUL in a row skips that row.
+    if (unsafeTextAt(header.cells)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
     return { width: header.cells.length, columns: columnsOf(header.cells), rows };
   } catch (err) {
     await rows.return(undefined);

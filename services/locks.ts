@@ -13,7 +13,8 @@ import type { Knex } from 'knex';
  * operations and calls by cascade) and "call again" start at the order anyway. The loop starts from
  * an operation or a call, so it locks that row's order first (the functions below), and then the
  * operation or call. A statement that must lock out of this order never waits (SKIP LOCKED: the
- * queue's claim, the drop of expired claims), so it can never close a cycle. Postgres breaks any
+ * queue's claim, the drop of expired claims, the worker's cancelling of a human operation), so it
+ * can never close a cycle. The worker's dispatch locks nothing of a human operation it only looks at. Postgres breaks any
  * deadlock left with 40P01, and the transaction helper (db/transaction.ts) runs the loser again.
  */
 
@@ -30,11 +31,16 @@ export async function lockOrderOfCall(trx: Knex.Transaction, callId: string, wor
   return rows.length > 0;
 }
 
-/** Locks the orders of operations, by id. */
-export async function lockOrdersOfOperations(trx: Knex.Transaction, operationIds: string[]): Promise<void> {
+/**
+ * Locks the orders of operations, by id, except those whose agent is a person: the worker only
+ * looks at a human operation (the queue's claim takes it, with its order, when a member asks), and
+ * a lock held for that look would hide a due call from the claim, which skips locked rows.
+ */
+export async function lockOrdersOfNonHumanOperations(trx: Knex.Transaction, operationIds: string[]): Promise<void> {
   await trx.raw(
     `SELECT o.id FROM orders o
-      WHERE o.id IN (SELECT order_id FROM operations WHERE id = ANY(?::uuid[]))
+      WHERE o.id IN (SELECT op.order_id FROM operations op JOIN agents a ON a.id = op.agent_id
+                      WHERE op.id = ANY(?::uuid[]) AND a.kind <> 'human')
       ORDER BY o.id
       FOR UPDATE OF o`,
     [operationIds],

@@ -50,6 +50,11 @@ const siteUrl = z
   .trim()
   .max(300, 'shop must be at most 300 characters')
   .pipe(z.url({ protocol: /^https?$/, error: 'shop must be the site’s address, such as https://atlas.ma' }))
+  // Every member sees the address: a user name or password in it would be shown to all.
+  .refine((url) => {
+    const parsed = new URL(url);
+    return parsed.username === '' && parsed.password === '';
+  }, 'shop must not contain a user name or password')
   .transform((url) => url.replace(/\/+$/, ''));
 const secret = z.string({ error: 'secret must be text' }).trim().min(1, 'secret is required').max(500, 'secret must be at most 500 characters');
 const writeBack = z

@@ -14,7 +14,7 @@ import type { OrderStatus } from './order-status';
 import { amountText, validNewOrder } from './orders';
 import type { Order, OrderService, ValidOrder } from './orders';
 import type { EventResult, StoreKind } from './store-connections';
-import { isUuid } from './validation';
+import { isUuid, unsafeTextAt } from './validation';
 
 const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
 
@@ -25,9 +25,10 @@ const CONNECTION: Prepared = {
 };
 
 /** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
-export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 | 404 };
+export type IntakeAnswer = { status: 200; result: EventResult | 'ignored' } | { status: 400 | 401 };
 
-interface Connection {
+/** A connection as the intake reads it, found before the message's body is read. */
+export interface IntakeConnection {
   id: string;
   workspace_id: string;
   kind: StoreKind;
@@ -75,23 +76,46 @@ export class StoreIntakeService {
     private readonly operations: OperationService,
   ) {}
 
-  async receive(connectionId: string, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
-    const [connection] = isUuid(connectionId) ? await queryPrepared<Connection>(this.knex, CONNECTION, [connectionId]) : [];
-    if (!connection) return { status: 404 };
+  /** The enabled connection a message is sent to, looked up before its body is read; null answers 404. */
+  async connection(connectionId: string): Promise<IntakeConnection | null> {
+    const [connection] = isUuid(connectionId) ? await queryPrepared<IntakeConnection>(this.knex, CONNECTION, [connectionId]) : [];
+    return connection ?? null;
+  }
+
+  async receive(connection: IntakeConnection, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
     const adapter = ADAPTERS[connection.kind];
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
     if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
     let message: StoreMessage;
+    let body: unknown;
     try {
-      message = adapter.read(JSON.parse(raw.toString('utf8')), headers);
+      body = JSON.parse(raw.toString('utf8'));
+      message = adapter.read(body, headers);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof UnreadableMessage) return { status: 400 };
       throw err;
     }
     if (message.action === 'ignore') return { status: 200, result: 'ignored' };
+    const unsafe = unsafeTextAt(body);
+    if (unsafe) return { status: 200, result: await this.rejectUnsafe(connection, message.topic, unsafe) };
     if (message.action === 'order' && (await this.createFast(connection, message))) return { status: 200, result: 'created' };
     const result = await this.knex.transaction((trx) => this.apply(trx, connection, message));
     return { status: 200, result };
+  }
+
+  /**
+   * A signed message holding text Postgres refuses (NUL, an unpaired surrogate) or nested too deep:
+   * logged as `rejected` with the place it was found, and nothing else of it is kept.
+   */
+  private async rejectUnsafe(connection: IntakeConnection, topic: string, unsafe: { field: string; message: string }): Promise<EventResult> {
+    const field = unsafeTextAt(unsafe.field) ? 'a field name' : unsafe.field.slice(0, 200);
+    await this.knex('store_events').insert({
+      connection_id: connection.id,
+      topic: topic.slice(0, 100),
+      result: 'rejected',
+      reason: `${field}: ${unsafe.message}`.slice(0, 500),
+    });
+    return 'rejected';
   }
 
   /**
@@ -99,7 +123,7 @@ export class StoreIntakeService {
    * False when anything is not plainly new (a delivery seen before, an order we have, no order
    * handler, a parallel message): nothing was written, and `apply` decides with the locks it takes.
    */
-  private async createFast(connection: Connection, message: Extract<StoreMessage, { action: 'order' }>): Promise<boolean> {
+  private async createFast(connection: IntakeConnection, message: Extract<StoreMessage, { action: 'order' }>): Promise<boolean> {
     const incoming = message.order;
     if (incoming.cancelled || (connection.cod_only && !incoming.cashOnDelivery)) return false;
     let data: ValidOrder;
@@ -118,7 +142,7 @@ export class StoreIntakeService {
     return created !== null;
   }
 
-  private async apply(trx: Knex.Transaction, connection: Connection, message: Exclude<StoreMessage, { action: 'ignore' }>): Promise<EventResult> {
+  private async apply(trx: Knex.Transaction, connection: IntakeConnection, message: Exclude<StoreMessage, { action: 'ignore' }>): Promise<EventResult> {
     const externalId = message.action === 'order' ? message.order.externalId : message.externalId;
     const event = { connection_id: connection.id, topic: message.topic.slice(0, 100), external_id: externalId };
     // The delivery is claimed first: a retry of it running alongside waits here, then finds it taken.
@@ -127,11 +151,13 @@ export class StoreIntakeService {
        ON CONFLICT (connection_id, message_key) WHERE message_key IS NOT NULL DO NOTHING RETURNING id`,
       [connection.id, event.topic, message.key.slice(0, 300), externalId],
     );
-    const outcome: Outcome = claimed.rows[0]
-      ? message.action === 'order'
+    const outcome: Outcome = !claimed.rows[0]
+      ? { result: 'duplicate' }
+      : message.action === 'order'
         ? await this.applyOrder(trx, connection, message.order)
-        : await this.cancel(trx, await this.existing(trx, connection.id, externalId))
-      : { result: 'duplicate' };
+        : message.action === 'delete'
+          ? await this.cancel(trx, await this.existing(trx, connection.id, externalId))
+          : { result: 'ignored_unchanged', reason: 'The topic cancels the order but the signed body does not: nothing changed' };
     const row = { result: outcome.result, order_id: outcome.orderId ?? null, reason: outcome.reason ?? null };
     if (claimed.rows[0]) await trx('store_events').where({ id: claimed.rows[0].id }).update(row);
     else await trx('store_events').insert({ ...event, ...row });
@@ -142,7 +168,7 @@ export class StoreIntakeService {
     return trx('orders').where({ store_connection_id: connectionId, external_id: externalId }).forUpdate().first();
   }
 
-  private async applyOrder(trx: Knex.Transaction, connection: Connection, incoming: IncomingOrder): Promise<Outcome> {
+  private async applyOrder(trx: Knex.Transaction, connection: IntakeConnection, incoming: IncomingOrder): Promise<Outcome> {
     const current = await this.existing(trx, connection.id, incoming.externalId);
     if (current) return incoming.cancelled ? this.cancel(trx, current) : this.follow(trx, current, incoming, connection);
     // An update for an order we never saw creates it (a store may send the update first).
@@ -169,7 +195,7 @@ export class StoreIntakeService {
     return this.follow(trx, created!, incoming, connection);
   }
 
-  private valid(incoming: IncomingOrder, connection: Connection): ValidOrder {
+  private valid(incoming: IncomingOrder, connection: IntakeConnection): ValidOrder {
     return validNewOrder({
       clientName: incoming.clientName,
       phone: incoming.phone,
@@ -184,7 +210,7 @@ export class StoreIntakeService {
   }
 
   /** While our order is pending, its content follows the store's; afterwards it is left alone. */
-  private async follow(trx: Knex.Transaction, current: Order, incoming: IncomingOrder, connection: Connection): Promise<Outcome> {
+  private async follow(trx: Knex.Transaction, current: Order, incoming: IncomingOrder, connection: IntakeConnection): Promise<Outcome> {
     if (current.status !== 'pending') return { result: 'ignored_unchanged', orderId: current.id };
     let data: ValidOrder;
     try {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../integrations/http';
 import type { Outcome, WriteBackStep } from '../integrations/stores/write-back';
-import { shopifySteps, wooCommerceSteps } from '../integrations/stores/write-back';
+import { pathSegment, shopifySteps, wooCommerceSteps } from '../integrations/stores/write-back';
 import { RETRY_DELAYS_SECONDS } from './webhooks';
 
 /** A `store-write-back` job, as the orders trigger writes it and each later try re-sends it. */
@@ -73,6 +73,7 @@ export class StoreWriteBackService {
       if (this.settings.httpsOnly && !target.shop.startsWith('https://')) {
         return this.fail(target, 'WooCommerce is written to over https only: the shop’s address must start with https://');
       }
+      if (pathSegment(order.externalId) === null) return this.fail(target, 'The store’s order id cannot be used in an address');
       steps = wooCommerceSteps({ shop: target.shop, credentials: target.write_back }, order);
     } else {
       return { result: 'skipped' };

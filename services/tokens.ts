@@ -13,7 +13,13 @@ export interface TokenResponse {
 
 export class InvalidTokenError extends Error {}
 
-/** Access tokens: HS256 JWTs for the key owner, verified by signature and expiry alone. */
+/** Whom a token acts for: the key's owner, in the workspace the key was made in. */
+export interface TokenOwner {
+  userId: string;
+  workspaceId: string;
+}
+
+/** Access tokens: HS256 JWTs for the key owner in the key's workspace, verified by signature and expiry. */
 export class TokenService {
   /**
    * The secret as a key object, made once: given a string, jsonwebtoken tries to read it as a PEM
@@ -25,10 +31,11 @@ export class TokenService {
     this.key = crypto.createSecretKey(Buffer.from(options.secret, 'utf8'));
   }
 
-  issue(userId: string): TokenResponse {
-    const accessToken = jwt.sign({}, this.key, {
+  /** A token for the key's owner, naming the workspace the key was made in: it reads that workspace only. */
+  issue(owner: TokenOwner): TokenResponse {
+    const accessToken = jwt.sign({ workspace_id: owner.workspaceId }, this.key, {
       algorithm: 'HS256',
-      subject: userId,
+      subject: owner.userId,
       issuer: this.options.issuer,
       expiresIn: ACCESS_TOKEN_TTL_SECONDS,
     });
@@ -41,12 +48,16 @@ export class TokenService {
     };
   }
 
-  /** The user id of a valid token; throws InvalidTokenError for anything else. */
-  verify(token: string): string {
+  /**
+   * The user and workspace of a valid token; throws InvalidTokenError for anything else, a token
+   * made before tokens named their workspace included (they expire within the hour).
+   */
+  verify(token: string): TokenOwner {
     try {
       const claims = jwt.verify(token, this.key, { algorithms: ['HS256'], issuer: this.options.issuer });
       if (typeof claims === 'string' || typeof claims.sub !== 'string') throw new InvalidTokenError('no subject');
-      return claims.sub;
+      if (typeof claims.workspace_id !== 'string') throw new InvalidTokenError('no workspace');
+      return { userId: claims.sub, workspaceId: claims.workspace_id };
     } catch {
       throw new InvalidTokenError('invalid token');
     }

@@ -4,22 +4,53 @@ import type { UrlPolicy } from '../integrations/url-guard';
 import type { FieldErrors } from './errors';
 import { ValidationError } from './errors';
 
-/** Postgres text cannot hold NUL; such input is refused here rather than failing at the database. */
-function nulFields(input: unknown): FieldErrors {
-  const fields: FieldErrors = {};
-  if (input && typeof input === 'object') {
-    for (const [name, value] of Object.entries(input)) {
-      if (typeof value === 'string' && value.includes('\u0000')) fields[name] = 'Must not contain NUL characters';
+/** How deep a JSON value we read may nest: real orders and reports nest a handful of levels. */
+const MAX_JSON_DEPTH = 64;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const isUnsafeText = (text: string): boolean => text.includes('\u0000') || LONE_SURROGATE.test(text);
+
+const UNSAFE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired surrogates';
+
+/**
+ * The one check of text that strangers and users send, whatever the entry point (a JSON body, a
+ * form, a signed store message, an agent's report, an import row): Postgres refuses NUL in text and
+ * JSONB at any depth, and an unpaired surrogate is not text at all. Names the first place that
+ * holds such a character (a key or a value, as `write_back.consumer_secret` or `line_items.2.name`),
+ * or a value nested deeper than MAX_JSON_DEPTH; null when there is none. Walks without recursion,
+ * so a value nested a million levels deep costs a loop, not the stack.
+ */
+export function unsafeTextAt(value: unknown, maxDepth = MAX_JSON_DEPTH): { field: string; message: string } | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, path, depth } = stack.pop()!;
+    if (typeof current === 'string') {
+      if (isUnsafeText(current)) return { field: path || 'body', message: UNSAFE_TEXT_MESSAGE };
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= maxDepth) return { field: path || 'body', message: `Must not nest more than ${maxDepth} levels deep` };
+    for (const [key, inner] of Object.entries(current)) {
+      const at = path ? `${path}.${key}` : key;
+      if (isUnsafeText(key)) return { field: at, message: UNSAFE_TEXT_MESSAGE };
+      stack.push({ value: inner, path: at, depth: depth + 1 });
     }
   }
-  return fields;
+  return null;
+}
+
+/** Throws a ValidationError naming the field when `unsafeTextAt` finds one (400 at every JSON and form entry point). */
+export function refuseUnsafeText(value: unknown): void {
+  const found = unsafeTextAt(value);
+  if (found) throw new ValidationError({ [found.field]: found.message });
 }
 
 /** Parses input with a zod schema; every failing field is reported at once, by its name. */
 export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
-  const fields = nulFields(input);
+  const unsafe = unsafeTextAt(input);
+  const fields: FieldErrors = unsafe ? { [unsafe.field]: unsafe.message } : {};
   const result = schema.safeParse(input);
-  if (result.success && Object.keys(fields).length === 0) return result.data;
+  if (result.success && !unsafe) return result.data;
   for (const issue of result.error?.issues ?? []) {
     const name = issue.path.length > 0 ? String(issue.path[0]) : '_';
     fields[name] ??= issue.message;

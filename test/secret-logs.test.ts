@@ -4,6 +4,7 @@ import pino from 'pino';
 import type { Response } from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
+import { createLogger } from '../logger';
 import { signUp, TEST_ENV } from './helpers/app';
 import { testKnex, testSessionPool } from './helpers/db';
 
@@ -45,5 +46,81 @@ describe('nothing secret in logs (issue 28, item 8)', () => {
     expect(log).to.contain('unhandled error').and.contain(constraint).and.contain('update \\"webhook_endpoints\\" set \\"secret\\" = $1');
     expect(log).not.to.contain(sent[0]);
     expect((await knex('webhook_endpoints').where({ id: endpoint.id }).first()).secret).to.equal(endpoint.secret);
+  });
+});
+
+describe('nothing secret in logs from any failed statement (issue 37, item 2)', () => {
+  it('a marker secret in every secret-bearing field: each failing statement is logged without it (where, detail, hint, bindings)', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const knex = testKnex();
+    const target = createApp({ config: loadConfig(TEST_ENV), knex, sessionPool: testSessionPool(), logger });
+    const owner = await signUp({ target });
+    const mark = `MARKER${crypto.randomBytes(6).toString('hex')}`;
+    const shopify = (
+      await owner.agent
+        .post('/api/stores')
+        .send({ kind: 'shopify', name: 'S', shop: 'atlas.myshopify.com', secret: `${mark}-a` })
+        .expect(201)
+    ).body;
+    const woo = (await owner.agent.post('/api/stores').send({ kind: 'woocommerce', name: 'W', shop: 'https://boutique.ma' }).expect(201)).body;
+    const agent = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/a' }).expect(201)).body;
+    const endpoint = (await owner.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201)).body;
+
+    // Every string bound to a statement on these tables: the secrets we made (keys' hashes, whsec_…) and the markers.
+    const tables = ['api_keys', 'agents', 'webhook_endpoints', 'store_connections'];
+    const sent = new Set<string>();
+    const onQuery = (query: { sql: string; bindings?: unknown[] }) => {
+      if (!tables.some((t) => query.sql.includes(`"${t}"`))) return;
+      for (const b of query.bindings ?? []) if (typeof b === 'string' && (b.includes(mark) || /^whsec_|^[0-9a-f]{64}$/.test(b))) sent.add(b);
+    };
+    // A constraint no new row version meets: every insert and update of these tables fails, and
+    // Postgres reports the row it refused (the secrets in it) in the error's detail.
+    const constraint = `secret_logs_${crypto.randomBytes(4).toString('hex')}`;
+    for (const table of tables) await knex.raw(`ALTER TABLE ?? ADD CONSTRAINT ?? CHECK (false) NOT VALID`, [table, constraint]);
+    knex.on('query', onQuery);
+    const statuses: number[] = [];
+    try {
+      for (const send of [
+        () => owner.agent.post('/api/keys').send({ name: 'k' }),
+        () => owner.agent.post('/api/agents').send({ name: 'Robot 2', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/b' }),
+        () => owner.agent.post(`/api/agents/${agent.id}/rotate-secret`),
+        () => owner.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/h2' }),
+        () => owner.agent.post(`/api/webhooks/${endpoint.id}/rotate-secret`),
+        () => owner.agent.post('/api/stores').send({ kind: 'youcan', name: 'Y', secret: `${mark}-b` }),
+        () => owner.agent.put(`/api/stores/${shopify.id}`).send({ secret: `${mark}-c`, write_back: { access_token: `shpat_${mark}-d` } }),
+        () => owner.agent.put(`/api/stores/${woo.id}`).send({ write_back: { consumer_key: `ck_${mark}-e`, consumer_secret: `cs_${mark}-f` } }),
+      ]) {
+        statuses.push((await send()).status);
+      }
+    } finally {
+      knex.off('query', onQuery);
+      for (const table of tables) await knex.raw('ALTER TABLE ?? DROP CONSTRAINT ??', [table, constraint]);
+    }
+    expect(statuses).to.deep.equal([500, 500, 500, 500, 500, 500, 500, 500]);
+    const log = lines.join('');
+    expect(log.split('unhandled error').length - 1).to.equal(8);
+    expect(log).to.contain(constraint);
+    expect([...sent].filter((s) => s.includes(mark))).to.have.length.of.at.least(4);
+    for (const secret of sent) expect(log).not.to.contain(secret);
+    expect(log).not.to.contain(mark);
+
+    // A value Postgres refuses as text names itself in `where` ("unnamed portal parameter $1 = '…'"),
+    // and a statement that times out carries its bindings: both are logged without them.
+    const errors: unknown[] = [];
+    await knex('store_connections')
+      .where({ id: woo.id })
+      .update({ secret: `${mark}-g\u0000` })
+      .catch((err: unknown) => errors.push(err));
+    await knex
+      .raw('SELECT pg_sleep(1), ?::text', [`${mark}-h`])
+      .timeout(20)
+      .catch((err: unknown) => errors.push(err));
+    expect(errors).to.have.length(2);
+    // Logged as the web and worker processes log (the logger every error line goes through).
+    const appLines: string[] = [];
+    const appLogger = createLogger('info', { destination: { write: (line: string) => void appLines.push(line) } });
+    for (const err of errors) appLogger.error({ err }, 'statement failed');
+    expect(appLines.join('')).to.contain('statement failed').and.contain('22021').and.not.to.contain(mark);
   });
 });

@@ -42,6 +42,8 @@ export const shopify: StoreAdapter = {
     const key = header(headers, 'x-shopify-webhook-id');
     if (!key) throw new UnreadableMessage('X-Shopify-Webhook-Id is missing');
     const order = map(fields(body));
-    return { topic, action: 'order', key, order: topic === 'orders/cancelled' ? { ...order, cancelled: true } : order };
+    // The topic header is not signed: only the body's cancelled_at cancels.
+    if (topic === 'orders/cancelled' && !order.cancelled) return { topic, action: 'unchanged', key, externalId: order.externalId };
+    return { topic, action: 'order', key, order };
   },
 };

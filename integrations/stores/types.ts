@@ -24,6 +24,8 @@ export interface IncomingOrder {
 export type StoreMessage =
   | { topic: string; action: 'order'; key: string; order: IncomingOrder }
   | { topic: string; action: 'delete'; key: string; externalId: string }
+  /** A cancelling topic over a body that does not cancel: the topic header is not signed, so nothing changes. */
+  | { topic: string; action: 'unchanged'; key: string; externalId: string }
   | { topic: string; action: 'ignore' };
 
 /** What each kind of store knows: how it signs, and how its messages read. */

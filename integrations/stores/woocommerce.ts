@@ -37,6 +37,8 @@ export const woocommerce: StoreAdapter = {
     const order = fields(body);
     if (topic === 'order.deleted') {
       const externalId = orderId(order.id);
+      // The topic header is not signed: WooCommerce's deletion body is the id alone; a full order changes nothing.
+      if (Object.keys(order).length > 1) return { topic, action: 'unchanged', key: `not-deleted:${externalId}`, externalId };
       return { topic, action: 'delete', key: `deleted:${externalId}`, externalId };
     }
     const modified = text(order.date_modified_gmt) || text(order.date_modified);

@@ -74,6 +74,15 @@ export function shopifySteps(target: ShopifyTarget, order: WriteBackOrder): Writ
   ];
 }
 
+/**
+ * A store's order id as one segment of a path: percent-encoded, and never `.` or `..`, which a URL
+ * resolves as "this folder" and "the folder above" (`orders/../notes`); null for those.
+ */
+export function pathSegment(id: string): string | null {
+  const segment = encodeURIComponent(id);
+  return segment === '.' || segment === '..' || segment === '' ? null : segment;
+}
+
 /** WooCommerce: a private note with the outcome and the call's summary; the order's status when the connection asks for it. */
 export function wooCommerceSteps(target: WooCommerceTarget, order: WriteBackOrder): WriteBackStep[] {
   const { consumer_key, consumer_secret, set_status } = target.credentials;
@@ -82,7 +91,9 @@ export function wooCommerceSteps(target: WooCommerceTarget, order: WriteBackOrde
     'content-type': 'application/json',
     authorization: `Basic ${Buffer.from(`${consumer_key}:${consumer_secret}`).toString('base64')}`,
   };
-  const orderUrl = `${target.shop}/wp-json/wc/v3/orders/${encodeURIComponent(order.externalId)}`;
+  const segment = pathSegment(order.externalId);
+  if (segment === null) throw new Error('wooCommerceSteps: an order id of "." or ".." names no order');
+  const orderUrl = `${target.shop}/wp-json/wc/v3/orders/${segment}`;
   const failure = (result: DeliveryResult) => transportFailure('WooCommerce', result);
   const note = `Confirmation call: ${order.status}.${order.summary ? `\nSummary: ${order.summary}` : ''}`;
   const steps: WriteBackStep[] = [

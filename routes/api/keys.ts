@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
-import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
+import { keyViewer, requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { doNotCompress } from '../middleware/compression';
 
 /** /api/keys: session cookie only, so that credentials cannot mint more credentials. */
@@ -9,7 +9,7 @@ export function keysRouter(services: Services): Router {
   router.use(requireApiWorkspace);
 
   router.get('/', async (req, res) => {
-    res.json({ keys: await services.apiKeys.list(workspaceOf(req).workspace.id) });
+    res.json({ keys: await services.apiKeys.list(keyViewer(req)) });
   });
   router.post('/', async (req, res) => {
     const { user, workspace } = workspaceOf(req);
@@ -18,7 +18,7 @@ export function keysRouter(services: Services): Router {
     res.status(201).json(await services.apiKeys.create({ userId: user.id, workspaceId: workspace.id }, req.body));
   });
   router.delete('/:id', async (req, res) => {
-    await services.apiKeys.revoke(workspaceOf(req).workspace.id, req.params.id);
+    await services.apiKeys.revoke(keyViewer(req), req.params.id);
     res.status(204).end();
   });
   return router;

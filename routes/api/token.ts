@@ -59,7 +59,7 @@ export function tokenRouter(services: Services, config: Config, deps: LimiterDep
       res.status(401).json(INVALID_KEY);
       return;
     }
-    res.json(services.tokens.issue(owner.userId));
+    res.json(services.tokens.issue(owner));
   });
 
   const serverError: ErrorRequestHandler = (err, req, res, _next) => {

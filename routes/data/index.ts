@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { InvalidTokenError } from '../../services/tokens';
+import type { TokenOwner } from '../../services/tokens';
 import { bearerCredential, requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { ordersRouter } from '../api/orders';
 
@@ -11,8 +12,8 @@ function invalidToken(res: Response): void {
 
 /**
  * The Data API at /data/v1: every request carries `apikey: <publishable key>` and
- * `Authorization: Bearer <access token>`. The token acts as a session for the key's owner, so
- * the same services answer, scoped to the owner's workspace exactly as the dashboard is.
+ * `Authorization: Bearer <access token>`. The token acts as a session for the key's owner in the
+ * key's workspace, so the same services answer, scoped to that workspace exactly as the dashboard is.
  */
 export function dataRouter(services: Services): Router {
   const router = Router();
@@ -24,15 +25,17 @@ export function dataRouter(services: Services): Router {
     }
     const token = bearerCredential(req);
     if (!token) return invalidToken(res);
-    let userId: string;
+    let owner: TokenOwner;
     try {
-      userId = services.tokens.verify(token);
+      owner = services.tokens.verify(token);
     } catch (err) {
       if (err instanceof InvalidTokenError) return invalidToken(res);
       throw err;
     }
-    req.ctx = (await services.users.context(userId)) ?? undefined;
-    if (!req.ctx) return invalidToken(res);
+    // The context read for every request says where its user belongs now: the token reads the
+    // workspace of its key only while its user is still a member there.
+    req.ctx = (await services.users.context(owner.userId)) ?? undefined;
+    if (!req.ctx || req.ctx.workspace?.id !== owner.workspaceId) return invalidToken(res);
     next();
   });
   router.use(requireApiWorkspace);

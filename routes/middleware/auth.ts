@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Services } from '../../services';
 import type { UserContext } from '../../services/users';
+import type { KeyViewer } from '../../services/api-keys';
 import { SLIDE_EVERY_MS } from './session';
 
 /**
@@ -45,6 +46,12 @@ export function workspaceOf(req: Request): WorkspaceContext {
   const ctx = req.ctx;
   if (!ctx?.workspace) throw new Error('workspaceOf used on a route without a workspace guard');
   return ctx as WorkspaceContext;
+}
+
+/** The caller as the API-key rules see them: a member lists and revokes their own keys, the owner all. */
+export function keyViewer(req: Request): KeyViewer {
+  const { user, workspace } = workspaceOf(req);
+  return { userId: user.id, workspaceId: workspace.id, role: workspace.role };
 }
 
 export function requireApiUser(req: Request, res: Response, next: NextFunction): void {

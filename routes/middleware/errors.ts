@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { withoutStatementValues } from '../../logger';
 import { AppError } from '../../services/errors';
 import { translateMessage } from '../pages/view-helpers';
 
@@ -32,6 +33,7 @@ function toAppError(err: unknown, log: { error: (obj: object, msg: string) => vo
   if (err instanceof AppError) return err;
   const parsed = requestError(err);
   if (parsed) return parsed;
+  withoutStatementValues(err);
   log.error({ err }, 'unhandled error');
   return new AppError(500, 'Internal server error');
 }

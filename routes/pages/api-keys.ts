@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { ApiKeyView } from '../../services/api-keys';
 import { ValidationError } from '../../services/errors';
-import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { keyViewer, requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
@@ -31,7 +31,7 @@ export function apiKeyPages(services: Services): Router {
 
   async function renderKeys(req: Request, res: Response, status = 200, form: FormState = {}, newKey: { name: string; key: string } | null = null) {
     const now = Date.now();
-    const keys = (await services.apiKeys.list(workspaceOf(req).workspace.id)).map((key) => ({ ...key, state: stateOf(key, now) }));
+    const keys = (await services.apiKeys.list(keyViewer(req))).map((key) => ({ ...key, state: stateOf(key, now) }));
     res.status(status).render('api-keys', { keys, newKey, values: form.values ?? {}, errors: form.errors ?? {} });
   }
 
@@ -57,7 +57,7 @@ export function apiKeyPages(services: Services): Router {
   });
 
   router.post('/api-keys/:id/revoke', async (req, res) => {
-    await services.apiKeys.revoke(workspaceOf(req).workspace.id, String(req.params.id));
+    await services.apiKeys.revoke(keyViewer(req), String(req.params.id));
     await redirectWithNotice(req, res, '/api-keys', req.t('keysPage.notice.revoked'));
   });
   return router;

@@ -182,6 +182,11 @@ export class WhatsAppService {
     return { status: 200, body: '' };
   }
 
+  /** Whether a WhatsApp agent has this id: its webhook's body is read only then. */
+  async knows(agentId: string): Promise<boolean> {
+    return (await this.connection(agentId)) !== undefined;
+  }
+
   private async connection(agentId: string): Promise<{ verify_token: string; app_secret: string } | undefined> {
     if (!isUuid(agentId)) return undefined;
     return this.knex('whatsapp_agents').where({ agent_id: agentId }).first('verify_token', 'app_secret');

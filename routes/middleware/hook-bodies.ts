@@ -1,0 +1,79 @@
+import express from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+/** What a /hooks route may read, and how long a sender may take to send it. */
+export interface HookBodyLimits {
+  /** How long a body may take to arrive, from the moment its headers did. */
+  bodyTimeoutMs: number;
+  /** How many bodies one client address may be sending at once, before any signature holds. */
+  bodiesPerIp: number;
+}
+
+/** Routes under /hooks without a connection or call id (a platform's privacy topics, a keys callback) read at most this. */
+const ID_LESS_HOOK_BODY_BYTES = 64 * 1024;
+
+/**
+ * Reading a stranger's body before its signature can be checked is the one thing at /hooks that
+ * costs memory: a megabyte per open connection, held for as long as the sender likes. So a body is
+ * read only once its route knows the connection or call it names (404 before that), within
+ * `bodyTimeoutMs` (then 408 and the socket is closed), and one client address may have at most
+ * `bodiesPerIp` bodies arriving at once (429 beyond, nothing read). A signed sender's throughput
+ * is not bounded: each of its bodies arrives in a moment and frees its place.
+ */
+export function hookBodies(limits: HookBodyLimits) {
+  const reading = new Map<string, number>();
+
+  /** The raw bytes of the body, at most `limit` (413 beyond), read under the rules above. */
+  const raw = (limit: string | number): RequestHandler => {
+    const parse = express.raw({ type: () => true, limit });
+    return (req: Request, res: Response, next: NextFunction) => {
+      const address = req.ip ?? 'unknown';
+      const count = reading.get(address) ?? 0;
+      if (count >= limits.bodiesPerIp) return void refuse(res, 429, 'rate_limited');
+      reading.set(address, count + 1);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        clearTimeout(timer);
+        const left = (reading.get(address) ?? 1) - 1;
+        if (left > 0) reading.set(address, left);
+        else reading.delete(address);
+      };
+      const timer = setTimeout(() => {
+        release();
+        if (!res.headersSent) refuse(res, 408, 'request_timeout');
+        // Whatever was answered, the sender that stalled is not waited for any longer.
+        res.once('finish', () => req.socket.destroy());
+        if (res.writableFinished) req.socket.destroy();
+      }, limits.bodyTimeoutMs);
+      res.once('close', release);
+      parse(req, res, (err?: unknown) => {
+        release();
+        next(err);
+      });
+    };
+  };
+  return { raw };
+}
+
+/** The routes under /hooks that name a connection, a call or a WhatsApp agent: their bodies are read by `hookBodies`. */
+const ID_ROUTES = /^\/(?:stores|calls|whatsapp)\/[^/]+\/?$/i;
+
+/**
+ * For routes under /hooks that name no connection or call: a body over ID_LESS_HOOK_BODY_BYTES is
+ * refused from its declared length before anything is read (413), and one of unknown length (411),
+ * so that whatever parser the route uses reads no more than that.
+ */
+export const idLessHookBodies: RequestHandler = (req, res, next) => {
+  if (ID_ROUTES.test(req.path)) return next();
+  const declared = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] !== undefined && declared === undefined) return void refuse(res, 411, 'length_required');
+  if (declared !== undefined && Number(declared) > ID_LESS_HOOK_BODY_BYTES) return void refuse(res, 413, 'payload_too_large');
+  next();
+};
+
+/** An answer that leaves the body unread: the connection is closed after it, so nothing more arrives. */
+export function refuse(res: Response, status: number, error: string): void {
+  res.set('Connection', 'close').status(status).json({ error });
+}
