@@ -339,6 +339,20 @@ describe('WhatsApp agents', function () {
       });
     });
 
+    it('WHATSAPP_COST: a message that reached an outcome is charged once, in its outcome’s transaction; a failed one is free', async () => {
+      const shop = await whatsappShop();
+      const priced = createServices(testKnex(), loadConfig({ ...TEST_ENV, WHATSAPP_COST: '2' }), new Jobs(testKnex()));
+      const charged = await sentOrder(shop, { ...ORDER, phone: '0612345686' });
+      expect(await priced.calls.endCall(charged.call.id, { outcome: 'confirmed', summary: 'Confirmer' }, 'agent')).to.equal(true);
+      expect(await priced.calls.endCall(charged.call.id, { outcome: 'confirmed', summary: 'Confirmer' }, 'agent')).to.equal(false);
+      const spends = await testKnex()('credit_ledger').where({ call_id: charged.call.id, kind: 'spend' });
+      expect(spends.map((row) => Number(row.amount))).to.deep.equal([2]);
+      expect(Number((await callOf(charged.order.id)).cost)).to.equal(2);
+      const free = await sentOrder(shop, { ...ORDER, phone: '0612345687' });
+      await priced.calls.endCall(free.call.id, { outcome: 'failed', summary: 'Message undeliverable' }, 'agent');
+      expect(await testKnex()('credit_ledger').where({ call_id: free.call.id })).to.have.length(0);
+    });
+
     it('GET /api/stats counts outcomes per channel; a message the customer wrote back to counts as answered', async () => {
       const shop = await whatsappShop();
       const first = await sentOrder(shop, { ...ORDER, phone: '0612345683' });
