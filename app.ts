@@ -28,7 +28,7 @@ import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
 import { localeHelpers, viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
-import { refuseUnsafeText } from './services/validation';
+import { refuseDeepJson, refuseUnsafeText } from './services/validation';
 import { Jobs } from './db/jobs';
 
 export interface AppDeps {
@@ -83,7 +83,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(compressAnswers());
   // Bearer-authenticated routes: no session, no cookies, so no cross-site check either.
-  const json = express.json({ type: () => true, limit: BODY_LIMIT });
+  const json = express.json({ type: () => true, limit: BODY_LIMIT, verify: refuseDeepJson });
   // What a user sends, checked once for text Postgres refuses, at any depth: 400 naming the field.
   const safeText: express.RequestHandler = (req, _res, next) => {
     refuseUnsafeText({ ...req.query, ...(req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : {}) });

@@ -100,7 +100,7 @@ export const DATA_API_ERRORS: ErrorExamples = {
   ...REQUEST_ERRORS,
   401: {
     description:
-      '`invalid_apikey`: the `apikey` header is missing or wrong; `invalid_token`: the bearer access token is missing, malformed, expired or forged (with `WWW-Authenticate: Bearer error="invalid_token"`)',
+      '`invalid_apikey`: the `apikey` header is missing or wrong; `invalid_token`: the bearer access token is missing, malformed, expired or forged, names no workspace, or its user no longer belongs to the workspace of the key it was minted from (with `WWW-Authenticate: Bearer error="invalid_token"`)',
     example: { error: 'invalid_token' },
   },
   403: { description: "The key's owner has no workspace", example: { error: 'No workspace found' } },

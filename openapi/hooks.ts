@@ -75,7 +75,11 @@ export function register(b: OpenApiBuilder): void {
           description: 'The signature does not verify (missing headers, wrong signature, timestamp outside the 5-minute window)',
           example: { error: 'invalid_signature' },
         },
-        404: { description: 'No voice call with this id', example: { error: 'not_found' } },
+        404: { description: 'No voice call with this id (answered before the body is read; the connection is closed)', example: { error: 'not_found' } },
+        408: {
+          description: 'The body did not arrive within `HOOKS_BODY_TIMEOUT_SECONDS` (30 s); the connection is closed',
+          example: { error: 'request_timeout' },
+        },
         409: {
           description:
             '`call_closed`: the call already ended with another result; `replayed`: this `webhook-id` was already used for another call of the agent',
@@ -85,7 +89,7 @@ export function register(b: OpenApiBuilder): void {
         415: REQUEST_ERRORS[415],
         429: {
           description:
-            'Over the per-IP limit on /hooks (600 a minute by default, `HOOKS_LIMIT_PER_IP`); `Retry-After` (seconds), `RateLimit` and `RateLimit-Policy` headers',
+            'Over the per-IP limit on /hooks (600 a minute by default, `HOOKS_LIMIT_PER_IP`), with `Retry-After` (seconds), `RateLimit` and `RateLimit-Policy` headers; or more than `HOOKS_BODIES_PER_IP` (32) bodies arriving at once from one address (nothing read, the connection closed)',
           example: { error: 'rate_limited' },
         },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
@@ -145,7 +149,7 @@ export function register(b: OpenApiBuilder): void {
     security: ['hookSignature'],
     summary: "A store's order message",
     description:
-      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). WooCommerce: `X-WC-Webhook-Signature` (base64 HMAC-SHA256 of the body), `X-WC-Webhook-Topic` (`order.created`, `order.updated`, `order.deleted`), a delivery named by the order's `id` and `date_modified`; its unsigned activation ping `webhook_id=<n>` is answered 200 and recorded nowhere. YouCan: `x-youcan-signature` (hex HMAC-SHA256 of the exact bytes YouCan sent), one `order.create` per order. Custom: Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the key we made, body `{type: order.created | order.updated | order.cancelled, data: {external_id, external_ref?, client_name, phone, products_name, address?, total_amount?, currency?, paid?}}`. Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log.",
+      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). WooCommerce: `X-WC-Webhook-Signature` (base64 HMAC-SHA256 of the body), `X-WC-Webhook-Topic` (`order.created`, `order.updated`, `order.deleted`), a delivery named by the order's `id` and `date_modified`; its unsigned activation ping `webhook_id=<n>` is answered 200 and recorded nowhere. YouCan: `x-youcan-signature` (hex HMAC-SHA256 of the exact bytes YouCan sent), one `order.create` per order. Custom: Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the key we made, body `{type: order.created | order.updated | order.cancelled, data: {external_id, external_ref?, client_name, phone, products_name, address?, total_amount?, currency?, paid?}}`. Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log. A cancellation is read from the signed body only (Shopify `cancelled_at`; WooCommerce `status: cancelled`, or `order.deleted` with the body `{\"id\": N}`); a signed body holding a NUL character or an unpaired surrogate, is `rejected`; one nested over 64 levels is unreadable (400).",
     body: { schema: z.looseObject({}), example: { id: 5678901234, name: '#1001', total_price: '349.00', currency: 'MAD' } },
     responses: {
       200: {
@@ -159,11 +163,19 @@ export function register(b: OpenApiBuilder): void {
           example: { error: 'unreadable_body' },
         },
         401: { description: 'A missing or wrong signature: nothing is recorded', example: { error: 'invalid_signature' } },
-        404: { description: 'No enabled connection with this id', example: { error: 'not_found' } },
+        404: {
+          description: 'No enabled connection with this id (answered before the body is read; the connection is closed)',
+          example: { error: 'not_found' },
+        },
+        408: {
+          description: 'The body did not arrive within `HOOKS_BODY_TIMEOUT_SECONDS` (30 s); the connection is closed',
+          example: { error: 'request_timeout' },
+        },
         413: { description: 'PAYLOAD_TOO_LARGE: over 1 MB', example: { error: 'Request body is too large (limit 1 MB)', code: 'PAYLOAD_TOO_LARGE' } },
         415: REQUEST_ERRORS[415],
         429: {
-          description: 'More refused messages (400, 401, 404, 413) from one IP in a minute than `HOOKS_LIMIT_PER_IP`; messages answered 200 are never counted',
+          description:
+            'More refused messages (400, 401, 404, 413) from one IP in a minute than `HOOKS_LIMIT_PER_IP` (messages answered 200 are never counted); or more than `HOOKS_BODIES_PER_IP` (32) bodies arriving at once from one address (nothing read, the connection closed)',
           example: { error: 'rate_limited' },
         },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },

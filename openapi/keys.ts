@@ -34,7 +34,7 @@ export function register(b: OpenApiBuilder): void {
       path: '/api/keys',
       tag: 'API keys',
       security: ['session'],
-      summary: "List the workspace's API keys",
+      summary: "List API keys: the owner's view holds every key of the workspace, a member's their own",
       responses: {
         200: { description: 'Newest first', schema: z.looseObject({ keys: z.array(ApiKeyBody) }), example: { keys: [KEY] } },
         ...errors(SESSION_ERRORS),
@@ -63,7 +63,8 @@ export function register(b: OpenApiBuilder): void {
       tag: 'API keys',
       security: ['session'],
       summary: 'Revoke an API key',
-      description: 'Revoking again is harmless. Access tokens already issued stay valid until they expire.',
+      description:
+        "Revoking again is harmless. A member revokes their own keys only (someone else's is 404); the owner any key of the workspace. Access tokens already issued stay valid until they expire, while their user belongs to the key's workspace.",
       responses: { 204: { description: 'Revoked' }, ...errors(SESSION_ERRORS, NOT_FOUND('API key')) },
     },
   );

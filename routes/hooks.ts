@@ -9,7 +9,7 @@ import type { HookBodyLimits } from './middleware/hook-bodies';
 import { hookBodies, refuse } from './middleware/hook-bodies';
 import { ConflictError, NotFoundError, ValidationError } from '../services/errors';
 import { OUTCOMES } from '../services/operations';
-import { parse, refuseUnsafeText } from '../services/validation';
+import { jsonTooDeep, parse, refuseUnsafeText } from '../services/validation';
 
 export const ended = z
   .object(
@@ -30,6 +30,7 @@ export const ended = z
 
 /** The body as JSON, or `undefined` when it is not JSON (read once, before the signature is checked). */
 function parseJson(raw: Buffer): unknown {
+  if (jsonTooDeep(raw)) throw new ValidationError({ body: 'The body must not nest more than 64 levels deep' });
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch {

@@ -133,7 +133,7 @@ export class AgentService {
     return this.withWhatsApp(this.knex, rows);
   }
 
-  async create(workspace: WorkspaceActor, body: unknown): Promise<Agent> {
+  async create(workspace: WorkspaceActor, body: unknown, db: Knex = this.knex): Promise<Agent> {
     const input = agentInput(body);
     if (input.kind === 'voice' || input.kind === 'whatsapp') ownerOnly(workspace);
     const workspaceId = workspace.id;
@@ -183,7 +183,7 @@ export class AgentService {
       fallback_agent_id: fallbackId,
       secret: isVoice ? newSigningSecret() : null,
     };
-    return this.knex.transaction(async (trx) => {
+    return db.transaction(async (trx) => {
       await this.lockWorkspace(trx, workspaceId);
       await checkLadder(trx, workspaceId, undefined, fallbackId);
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);

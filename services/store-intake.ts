@@ -14,7 +14,7 @@ import type { OrderStatus } from './order-status';
 import { amountText, validNewOrder } from './orders';
 import type { Order, OrderService, ValidOrder } from './orders';
 import type { EventResult, StoreKind } from './store-connections';
-import { isUuid, unsafeTextAt } from './validation';
+import { isUuid, jsonTooDeep, unsafeTextAt } from './validation';
 
 const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
 
@@ -86,6 +86,8 @@ export class StoreIntakeService {
     const adapter = ADAPTERS[connection.kind];
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
     if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
+    // Parsing a megabyte nested a million levels deep takes most of a second: such a body is unreadable.
+    if (jsonTooDeep(raw)) return { status: 400 };
     let message: StoreMessage;
     let body: unknown;
     try {

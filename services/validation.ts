@@ -3,6 +3,7 @@ import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
 import type { FieldErrors } from './errors';
 import { ValidationError } from './errors';
+import { msg } from './messages';
 
 /** How deep a JSON value we read may nest: real orders and reports nest a handful of levels. */
 const MAX_JSON_DEPTH = 64;
@@ -37,6 +38,37 @@ export function unsafeTextAt(value: unknown, maxDepth = MAX_JSON_DEPTH): { field
     }
   }
   return null;
+}
+
+/**
+ * Whether JSON text nests deeper than MAX_JSON_DEPTH, read from its bytes before it is parsed:
+ * JSON.parse takes most of a second over a megabyte of `[[[[…`, and a stranger could send that at
+ * every route that reads JSON. A loop over the bytes (strings skipped) stops at the first level too
+ * many.
+ */
+export function jsonTooDeep(raw: Buffer | Uint8Array): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i += 1) {
+    const byte = raw[i];
+    if (inString) {
+      if (byte === 0x5c) i += 1;
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x5b || byte === 0x7b) {
+      depth += 1;
+      if (depth > MAX_JSON_DEPTH) return true;
+    } else if (byte === 0x5d || byte === 0x7d) {
+      depth -= 1;
+    }
+  }
+  return false;
+}
+
+/** A body-parser `verify` that refuses JSON nested too deep before it is parsed: 400 naming the body. */
+export function refuseDeepJson(_req: unknown, _res: unknown, raw: Buffer): void {
+  if (jsonTooDeep(raw)) throw new ValidationError({ body: `Must not nest more than ${MAX_JSON_DEPTH} levels deep` });
 }
 
 /** Throws a ValidationError naming the field when `unsafeTextAt` finds one (400 at every JSON and form entry point). */
@@ -76,30 +108,30 @@ export function camelOrSnake(source: Record<string, unknown>, camel: string, sna
 /** A required text field: trimmed, non-empty, at most `max` characters. */
 export function requiredText(label: string, max: number) {
   return z
-    .string({ error: (issue) => (issue.input === undefined ? `${label} is required` : `${label} must be text`) })
+    .string({ error: (issue) => (issue.input === undefined ? msg('required', { label }) : msg('notText', { label })) })
     .trim()
-    .min(1, `${label} is required`)
-    .max(max, `${label} must be at most ${max} characters`);
+    .min(1, msg('required', { label }))
+    .max(max, msg('tooLong', { label, max }));
 }
 
 /** An optional text field: trimmed, at most `max` characters; empty, null or absent is null. */
 export function optionalText(label: string, max: number) {
   return z
-    .string({ error: `${label} must be text` })
+    .string({ error: msg('notText', { label }) })
     .trim()
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, msg('tooLong', { label, max }))
     .nullable()
     .optional()
     .transform((value) => value || null);
 }
 
 export const email = z
-  .string({ error: 'Email is required' })
+  .string({ error: msg('emailRequired') })
   .trim()
   .toLowerCase()
-  .min(1, 'Email is required')
-  .max(254, 'Email is too long')
-  .pipe(z.email('Enter a valid email address'));
+  .min(1, msg('emailRequired'))
+  .max(254, msg('emailTooLong'))
+  .pipe(z.email(msg('emailInvalid')));
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
