@@ -70,6 +70,12 @@ const envSchema = z.object({
   YOUCAN_CLIENT_SECRET: z.string().trim().min(1).max(500).optional(),
   YOUCAN_ADMIN_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
   YOUCAN_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  WHATSAPP_COST: z.coerce.number().min(0).max(1000).default(0),
+  WHATSAPP_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).default('https://graph.facebook.com'),
+  WHATSAPP_API_VERSION: z
+    .string()
+    .regex(/^v\d{1,3}\.\d$/, 'must be a Graph API version such as v24.0')
+    .default('v24.0'),
   WRITE_BACK_RETRY_SECONDS: z
     .string()
     .refine((value) => commaList(value).every((s) => /^\d+(\.\d+)?$/.test(s)), 'must be a comma-separated list of seconds')
@@ -101,6 +107,13 @@ export interface Config {
     deliveryTimeoutMs: number;
     /** Nameservers that resolve agent and endpoint hosts (`ip` or `ip:port`); unset: the system's. */
     dnsServers?: readonly string[];
+    /** Credits per WhatsApp message that reached an outcome other than `failed` (the shop pays Meta itself). */
+    whatsappCost: number;
+  };
+  /** Meta's WhatsApp Cloud API: where messages are sent, and the Graph API version every request names. */
+  whatsapp: {
+    apiOrigin: string;
+    apiVersion: string;
   };
   /** Writing a call's outcome back to Shopify and WooCommerce (store-integrations.md §5). */
   stores: {
@@ -189,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     if (e.SHOPIFY_API_ORIGIN) throw new ConfigError(['SHOPIFY_API_ORIGIN: not allowed when NODE_ENV=production']);
     for (const name of ['YOUCAN_ADMIN_ORIGIN', 'YOUCAN_API_ORIGIN'] as const)
       if (e[name]) throw new ConfigError([`${name}: not allowed when NODE_ENV=production`]);
+    // Access tokens go there too: never in clear text.
+    if (!e.WHATSAPP_API_ORIGIN.startsWith('https://')) throw new ConfigError(['WHATSAPP_API_ORIGIN: must be https when NODE_ENV=production']);
   }
   const dataDir = path.resolve(ROOT, e.DATA_DIR ?? '.data');
   const generated = !e.SESSION_SECRET || !e.JWT_SECRET ? devSecrets(dataDir) : undefined;
@@ -214,7 +229,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       allowPrivateUrls: e.ALLOW_PRIVATE_URLS === undefined ? !isProduction : e.ALLOW_PRIVATE_URLS === 'true',
       deliveryTimeoutMs: e.DELIVERY_TIMEOUT_SECONDS * 1000,
       dnsServers: e.DNS_SERVERS ? Object.freeze(commaList(e.DNS_SERVERS)) : undefined,
+      whatsappCost: e.WHATSAPP_COST,
     }),
+    whatsapp: Object.freeze({ apiOrigin: e.WHATSAPP_API_ORIGIN.replace(/\/+$/, ''), apiVersion: e.WHATSAPP_API_VERSION }),
     stores: Object.freeze({
       shopifyApiVersion: e.SHOPIFY_API_VERSION,
       shopifyApiOrigin: e.SHOPIFY_API_ORIGIN?.replace(/\/+$/, ''),

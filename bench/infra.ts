@@ -166,8 +166,16 @@ export function benchServices(knex: Knex, options: { jwtSecret?: string; publish
       publicBaseUrl: 'https://ocs.bench.invalid',
       publishableKey: options.publishableKey ?? 'pk',
       isProduction: true,
-      calls: { cost: 1, claimMinutes: 15, resultTimeoutMinutes: 30, allowPrivateUrls: options.allowPrivateUrls ?? true, deliveryTimeoutMs: 10_000 },
+      calls: {
+        cost: 1,
+        claimMinutes: 15,
+        resultTimeoutMinutes: 30,
+        allowPrivateUrls: options.allowPrivateUrls ?? true,
+        deliveryTimeoutMs: 10_000,
+        whatsappCost: 0,
+      },
       stores: { shopifyApiVersion: '2025-10' },
+      whatsapp: { apiOrigin: 'https://graph.facebook.invalid', apiVersion: 'v24.0' },
     },
     new Jobs(knex),
   );

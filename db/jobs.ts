@@ -15,6 +15,10 @@ export const QUEUES = {
   operationDue: { name: 'operation-due', policy: 'short', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
   /** Send (or re-send) a call.requested to a voice agent. */
   callRequest: { name: 'call-request', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
+  /** Send (or re-send) a WhatsApp agent's template message to Meta's Cloud API. */
+  whatsappSend: { name: 'whatsapp-send', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
+  /** A WhatsApp message's reply window closes: no reply is a no-answer. */
+  whatsappReplyWindow: { name: 'whatsapp-reply-window', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
   /** A voice call's result deadline. */
   callTimeout: { name: 'call-timeout', policy: 'standard', expireInSeconds: 30, retryLimit: 10, retryDelay: 5 },
   /** A human call's claim deadline. */

@@ -6,6 +6,7 @@ import type { Services } from '../services';
 import { QUEUES } from '../db/jobs';
 import type { WriteBackJob } from '../services/store-write-back';
 import { callRequestHandler } from './call-request';
+import { whatsappSendHandler } from './whatsapp-send';
 
 /** How often the sweep runs (it re-schedules itself; a cron each minute restarts the chain if it breaks). */
 const SWEEP_EVERY_SECONDS = 15;
@@ -65,6 +66,14 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
     batchSize: 10,
     handle: (jobs) => requestCall(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 }))),
   });
+  const sendWhatsApp = whatsappSendHandler(services, sender, logger);
+  await register({
+    queue: QUEUES.whatsappSend.name,
+    count: 4,
+    batchSize: 10,
+    handle: (jobs) => sendWhatsApp(jobs.map((job) => ({ callId: job.data.callId!, attempt: job.data.try ?? 1 }))),
+  });
+  await register({ queue: QUEUES.whatsappReplyWindow.name, count: 1, batchSize: 20, handle: each((d) => services.whatsapp.closeWindow(d.callId!)) });
   await register({
     queue: QUEUES.callTimeout.name,
     count: 1,
@@ -79,6 +88,8 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
     pollingIntervalSeconds: 2,
     handle: async () => {
       const result = await services.sweep.run();
+      const whatsapp = await services.whatsapp.sweep();
+      if (whatsapp.noReply + whatsapp.unsent > 0) logger.info(whatsapp, 'WhatsApp sweep');
       if (result.requeued + result.claimsExpired + result.timedOut + result.unreachable > 0) logger.info(result, 'sweep');
       await boss.send(QUEUES.sweep.name, {}, { startAfter: SWEEP_EVERY_SECONDS, singletonKey: 'sweep' });
     },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OUTCOMES } from '../services/operations';
 import { ORDER_STATUSES } from '../services/order-status';
 import { MAX_DAYS } from '../services/stats';
 import type { OpenApiBuilder } from './builder';
@@ -41,6 +42,23 @@ export const StatsBody = named(
     confirmed_amount: money,
     by_day: z.array(z.looseObject({ date: z.string(), orders: count, confirmed: count, confirmed_amount: money })),
     by_store: z.array(z.looseObject({ store_name: z.string(), orders: count, confirmed: count, confirmed_amount: money })),
+    by_channel: z
+      .looseObject(
+        Object.fromEntries(
+          ['human', 'voice', 'whatsapp'].map((channel) => [
+            channel,
+            z.looseObject({
+              calls: count,
+              answered: count.meta({
+                description: 'Reached the customer: any outcome but no-answer and failed, or a WhatsApp message the customer wrote back to',
+              }),
+              answered_rate: rate,
+              by_outcome: z.looseObject(Object.fromEntries(OUTCOMES.map((o) => [o, count]))),
+            }),
+          ]),
+        ),
+      )
+      .meta({ description: 'Ended calls of the period by channel: members (human), voice agents, WhatsApp messages' }),
   }),
 );
 
@@ -108,6 +126,26 @@ export function register(b: OpenApiBuilder): void {
               { date: '2026-11-02', orders: 1, confirmed: 1, confirmed_amount: '349.00' },
             ],
             by_store: [{ store_name: 'Atlas', orders: 3, confirmed: 2, confirmed_amount: '698.00' }],
+            by_channel: {
+              human: {
+                calls: 1,
+                answered: 1,
+                answered_rate: 1,
+                by_outcome: { confirmed: 1, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+              },
+              voice: {
+                calls: 0,
+                answered: 0,
+                answered_rate: null,
+                by_outcome: { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+              },
+              whatsapp: {
+                calls: 3,
+                answered: 2,
+                answered_rate: 0.67,
+                by_outcome: { confirmed: 1, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 2, failed: 0 },
+              },
+            },
           },
         },
         ...errors(SESSION_ERRORS, {

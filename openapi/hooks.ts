@@ -96,6 +96,51 @@ export function register(b: OpenApiBuilder): void {
       }),
     },
   });
+  b.tag('WhatsApp webhook', "What Meta's WhatsApp Cloud API sends about a WhatsApp agent's messages, signed with the Meta app's secret.");
+  const whatsappErrors = errors({
+    404: { description: 'No WhatsApp agent with this id', example: { error: 'not_found' } },
+    429: { description: 'Over the per-IP limit on /hooks (`HOOKS_LIMIT_PER_IP` a minute)', example: { error: 'rate_limited' } },
+    500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
+  });
+  b.add(
+    {
+      method: 'get',
+      path: '/hooks/whatsapp/{agentId}',
+      tag: 'WhatsApp webhook',
+      security: [],
+      summary: "Meta's subscription check",
+      description: "Answers the `hub.challenge` as plain text when `hub.mode` is `subscribe` and `hub.verify_token` is the agent's; 403 otherwise.",
+      parameters: [
+        { name: 'hub.mode', in: 'query', required: true, description: 'subscribe', schema: z.string(), example: 'subscribe' },
+        { name: 'hub.verify_token', in: 'query', required: true, description: "The agent's verify token, shown on its page", schema: z.string() },
+        { name: 'hub.challenge', in: 'query', required: true, description: 'What to answer', schema: z.string(), example: '1158201444' },
+      ],
+      responses: {
+        200: { description: 'The challenge, as text/plain', media: 'text/plain', example: '1158201444' },
+        ...errors({ 403: { description: 'Not the verify token', example: { error: 'forbidden' } } }),
+        ...whatsappErrors,
+      },
+    },
+    {
+      method: 'post',
+      path: '/hooks/whatsapp/{agentId}',
+      tag: 'WhatsApp webhook',
+      security: ['hookSignature'],
+      summary: 'Messages and statuses of a WhatsApp agent',
+      description:
+        "`X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body, keyed with the app secret>`, checked before anything is parsed. A `button` (or `interactive` `button_reply`) whose payload is `confirm:{call_id}` or `cancel:{call_id}` ends that call `confirmed` or `unconfirmed`; a text or media message from the customer ends their waiting call `no-answer` with the text as its `reply` and hands the order to the agent's fallback; statuses `sent`, `delivered`, `read` are recorded, `failed` ends the call `failed`. Each message and status is applied once, by its id. Anything signed is answered 200.",
+      body: { schema: z.looseObject({}), example: { object: 'whatsapp_business_account', entry: [{ changes: [{ value: { messages: [], statuses: [] } }] }] } },
+      responses: {
+        200: { description: 'Signed: applied, or nothing to do', schema: z.looseObject({ ok: z.literal(true) }), example: { ok: true } },
+        ...errors({
+          401: { description: 'A missing or wrong signature: nothing is recorded', example: { error: 'invalid_signature' } },
+          413: { description: 'PAYLOAD_TOO_LARGE: over 1 MB', example: { error: 'Request body is too large (limit 1 MB)', code: 'PAYLOAD_TOO_LARGE' } },
+          415: REQUEST_ERRORS[415],
+        }),
+        ...whatsappErrors,
+      },
+    },
+  );
   b.tag('Store intake', "Orders a connected store sends by itself (see /api/stores), signed with the store's key.");
   b.add({
     method: 'post',

@@ -9,6 +9,7 @@ export const CallBody = named(
   'Call',
   z.looseObject({
     id: uuid,
+    kind: z.enum(['human', 'voice', 'whatsapp']).meta({ description: 'Who made it: a member, a voice agent, or a WhatsApp message' }),
     attempt: z.number().int(),
     started_at: instant,
     ended_at: instant.nullable(),
@@ -19,6 +20,10 @@ export const CallBody = named(
     callback_at: instant.nullable(),
     made_by: uuid.nullable().meta({ description: 'The member who made a human call' }),
     cost: z.number().meta({ description: 'Credits charged for this call' }),
+    reply: z
+      .string()
+      .nullable()
+      .meta({ description: 'What the customer wrote back to a WhatsApp message instead of pressing a button ("[audio]", "[image]" … for media)' }),
   }),
 );
 

@@ -61,6 +61,9 @@ function readReport(body: unknown, callId: string): AgentReport {
   };
 }
 
+/** A WhatsApp webhook delivery: Meta batches a few messages and statuses, far under this. */
+const WHATSAPP_BODY_LIMIT = '1mb';
+
 /** A store's message: Shopify's largest orders stay well under this. */
 const STORE_BODY_LIMIT = '1mb';
 const STORE_REFUSALS = { 400: 'unreadable_body', 401: 'invalid_signature', 404: 'not_found' } as const;
@@ -71,7 +74,7 @@ class InvalidSignature extends Error {}
 /**
  * /hooks/calls/:callId: a voice agent's reports, authenticated by their Standard Webhooks signature
  * alone (no session, no CSRF token), verified over the raw bytes; idempotent by webhook-id.
- * /hooks/stores/:id: a store's orders. Each body is read only once the call or connection its path
+ * /hooks/stores/:id: a store's orders; /hooks/whatsapp/:agentId: Meta's webhook. Each body is read only once the call or connection its path
  * names is known (404 before, the body unread), under the limits of `hookBodies`.
  */
 export function hooksRouter(services: Services, limits: HookBodyLimits): Router {
@@ -101,6 +104,24 @@ export function hooksRouter(services: Services, limits: HookBodyLimits): Router 
       throw err;
     }
     res.json({ ok: true });
+  });
+
+  // Meta's WhatsApp webhook: the subscription check, then signed deliveries (the signature over the
+  // raw bytes before anything is parsed). Anything signed gets 200: Meta disables a failing webhook.
+  router.get('/whatsapp/:agentId', async (req, res) => {
+    const answer = await services.whatsapp.challenge(String(req.params.agentId), req.query);
+    if (answer.status === 200) return void res.type('text/plain').send(answer.body);
+    res.status(answer.status).json({ error: answer.status === 404 ? 'not_found' : 'forbidden' });
+  });
+  const knownWhatsApp: RequestHandler = async (req, res, next) => {
+    if (!(await services.whatsapp.knows(String(req.params.agentId)))) return void refuse(res, 404, 'not_found');
+    next();
+  };
+  router.post('/whatsapp/:agentId', knownWhatsApp, bodies.raw(WHATSAPP_BODY_LIMIT), async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const answer = await services.whatsapp.receive(String(req.params.agentId), raw, req.headers['x-hub-signature-256']);
+    if (answer.status === 200) return void res.json({ ok: true });
+    res.status(answer.status).json({ error: answer.status === 401 ? 'invalid_signature' : 'not_found' });
   });
 
   // A store's orders (store-integrations.md §3): the signature over the raw bytes is the only key,

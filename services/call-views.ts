@@ -6,8 +6,11 @@ import { isUuid } from './validation';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
 interface CallLine extends Call {
-  kind: 'human' | 'voice';
   who: string | null;
+  /** The operation's place on the ladder: 1 for the handler's, 2 and 3 for the fallbacks'. */
+  step: number;
+  /** How far a WhatsApp message got (sent, delivered, read), as Meta reported it. */
+  message_status: 'sent' | 'delivered' | 'read' | null;
 }
 
 /** The calls of an order, oldest first, and whether (and when) another one is coming. */
@@ -15,6 +18,8 @@ export interface OrderCalls {
   calls: CallLine[];
   next_call_at: string | null;
   has_open_operation: boolean;
+  /** Who has the open operation, and its step on the ladder (2 or 3 once a fallback took the order over). */
+  next_step: { agent_name: string; step: number } | null;
 }
 
 export interface OrderCallSummary {
@@ -50,19 +55,35 @@ export class CallViewService {
         if (!withDropped) q.whereNull('c.dropped_at');
       })
       .orderBy([{ column: 'c.started_at' }, { column: 'c.attempt' }])
-      .select([...CALL_FIELDS.map((f) => `c.${f}`), 'c.kind', 'op.order_id', 'a.name as agent_name', 'u.name as member_name']);
+      .select([
+        ...CALL_FIELDS.map((f) => `c.${f}`),
+        'op.order_id',
+        'op.ladder_step',
+        'c.sent_at',
+        'c.delivered_at',
+        'c.read_at',
+        'a.name as agent_name',
+        'u.name as member_name',
+      ]);
   }
 
   async forOrder(workspaceId: string, orderId: string): Promise<OrderCalls> {
     const [rows, operations] = await Promise.all([
       this.lines(workspaceId).where({ 'op.order_id': orderId }),
-      this.knex('operations')
-        .where({ workspace_id: workspaceId, order_id: orderId })
-        .whereIn('status', ['pending', 'in_progress'])
-        .select('status', 'next_attempt_at'),
+      this.knex('operations as op')
+        .join('agents as a', 'a.id', 'op.agent_id')
+        .where({ 'op.workspace_id': workspaceId, 'op.order_id': orderId })
+        .whereIn('op.status', ['pending', 'in_progress'])
+        .select('op.status', 'op.next_attempt_at', 'op.ladder_step', 'a.name as agent_name'),
     ]);
     const pending = operations.find((op) => op.status === 'pending');
-    return { calls: rows.map(toLine), next_call_at: iso(pending?.next_attempt_at ?? null), has_open_operation: operations.length > 0 };
+    const open = operations[0];
+    return {
+      calls: rows.map(toLine),
+      next_call_at: iso(pending?.next_attempt_at ?? null),
+      has_open_operation: operations.length > 0,
+      next_step: open ? { agent_name: open.agent_name, step: open.ladder_step } : null,
+    };
   }
 
   /** Each order's last outcome and next call time, in one query for a whole page of orders. */
@@ -114,7 +135,8 @@ export class CallViewService {
 
 // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toLine(row: any): CallLine {
-  return { ...toCall(row), kind: row.kind, who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name };
+  const messageStatus = row.read_at ? 'read' : row.delivered_at ? 'delivered' : row.sent_at ? 'sent' : null;
+  return { ...toCall(row), who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name, step: row.ladder_step, message_status: messageStatus };
 }
 
 function callNotFound(): NotFoundError {

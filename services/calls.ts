@@ -5,6 +5,7 @@ import { newMessageId } from '../integrations/signing';
 import type { CallSettingsService } from './call-settings';
 import { isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
+import { MAX_LADDER_AGENTS } from './ladder';
 import { lockOrderOfCall, lockOrdersOfNonHumanOperations } from './locks';
 import { msg } from './messages';
 import type { Call, Operation, Outcome } from './operations';
@@ -24,6 +25,8 @@ const FINAL_OUTCOMES: readonly Outcome[] = ['confirmed', 'unconfirmed', 'order-c
 
 export interface CallConfig {
   cost: number;
+  /** Credits per WhatsApp message, charged under the voice call's rule (the shop pays Meta itself: 0 by default). */
+  whatsappCost: number;
   claimMinutes: number;
   resultTimeoutMinutes: number;
 }
@@ -34,6 +37,8 @@ export interface OutcomeDetails {
   changes?: string | null;
   summary?: string | null;
   durationSeconds?: number | null;
+  /** What the customer wrote back to a WhatsApp message. */
+  reply?: string | null;
 }
 
 /** A report a voice agent sent, authenticated. */
@@ -44,6 +49,11 @@ export type AgentReport = { type: 'call.started' } | ({ type: 'call.ended' } & O
 type LockedCall = Record<string, any>;
 
 export type DispatchResult = 'dispatched' | 'cancelled' | 'waiting' | 'not-due' | 'human';
+
+/** The outcomes after which an operation may go on to the agent's fallback (the ladder). */
+const UNANSWERED: readonly Outcome[] = ['no-answer', 'failed'];
+/** The job that carries out an opened call, by the agent's kind. */
+const SEND_QUEUE = { voice: 'call-request', whatsapp: 'whatsapp-send' } as const;
 
 export interface CallView {
   call: Call;
@@ -286,7 +296,7 @@ export class CallService {
         } else if (CANCELLING_STATUSES.includes(orders.get(op.order_id) as OrderStatus)) {
           (op.kind === 'human' ? cancelledHuman : cancelled).push(op.id);
           results[op.id] = 'cancelled';
-        } else if (op.kind !== 'voice') {
+        } else if (op.kind === 'human') {
           results[op.id] = 'human';
         } else {
           byWorkspace.set(op.workspace_id, [...(byWorkspace.get(op.workspace_id) ?? []), op]);
@@ -302,7 +312,7 @@ export class CallService {
         );
       }
 
-      const requests: Array<{ data: object }> = [];
+      const requests = { voice: [] as Array<{ data: object }>, whatsapp: [] as Array<{ data: object }> };
       for (const [workspaceId, due] of byWorkspace) {
         const settings = await this.settings.get(workspaceId, trx);
         if (!isOpen(settings, now)) {
@@ -314,10 +324,16 @@ export class CallService {
           continue;
         }
         const workspace = await trx('workspaces').where({ id: workspaceId }).forNoKeyUpdate().first('owner_id');
-        const capacity = await this.callsWeCanPay(trx, workspaceId, workspace.owner_id);
+        const capacity = await this.messagesWeCanPay(trx, workspaceId, workspace.owner_id);
         due.sort((x, y) => x.next_attempt_at - y.next_attempt_at);
-        const going = due.slice(0, capacity);
-        for (const op of due.slice(capacity)) results[op.id] = 'waiting';
+        const going: typeof due = [];
+        for (const op of due) {
+          const kind = op.kind as keyof typeof capacity;
+          if (capacity[kind] > 0) {
+            capacity[kind] -= 1;
+            going.push(op);
+          } else results[op.id] = 'waiting';
+        }
         if (going.length === 0) continue;
         const counts = new Map<string, number>(
           (
@@ -336,7 +352,7 @@ export class CallService {
             going.map((op) => ({
               workspace_id: workspaceId,
               operation_id: op.id,
-              kind: 'voice',
+              kind: op.kind,
               attempt: (counts.get(op.id) ?? 0) + 1,
               started_at: now,
               order_status_before: orders.get(op.order_id),
@@ -359,25 +375,38 @@ export class CallService {
           .update({ status: 'processing' });
         for (const op of going) {
           results[op.id] = 'dispatched';
-          requests.push({ data: { callId: callOf.get(op.id)!, try: 1 } });
+          requests[op.kind as keyof typeof requests].push({ data: { callId: callOf.get(op.id)!, try: 1 } });
         }
       }
       await this.jobs.sendMany(trx, 'operation-due', later);
-      await this.jobs.sendMany(trx, 'call-request', requests);
+      await this.jobs.sendMany(trx, SEND_QUEUE.voice, requests.voice);
+      await this.jobs.sendMany(trx, SEND_QUEUE.whatsapp, requests.whatsapp);
     });
     return results;
   }
 
   /** How many more voice calls the balance pays for: credits − cost × open voice calls, in calls (spec §9). */
   private async callsWeCanPay(trx: Knex.Transaction, workspaceId: string, ownerId: string): Promise<number> {
-    if (this.config.cost === 0) return Number.MAX_SAFE_INTEGER;
+    return (await this.messagesWeCanPay(trx, workspaceId, ownerId)).voice;
+  }
+
+  /**
+   * How many more voice calls, or else WhatsApp messages, the balance pays for: credits less what
+   * the open ones will cost, divided by the price of one (unlimited when it is free).
+   */
+  private async messagesWeCanPay(trx: Knex.Transaction, workspaceId: string, ownerId: string): Promise<{ voice: number; whatsapp: number }> {
+    const { cost, whatsappCost } = this.config;
+    if (cost === 0 && whatsappCost === 0) return { voice: Number.MAX_SAFE_INTEGER, whatsapp: Number.MAX_SAFE_INTEGER };
     const { rows } = await trx.raw(
       `SELECT
          (SELECT coalesce(sum(CASE WHEN kind = 'grant' THEN amount ELSE -amount END), 0) FROM credit_ledger WHERE user_id = ?) AS credits,
-         (SELECT count(*) FROM calls WHERE workspace_id = ? AND kind = 'voice' AND ended_at IS NULL AND dropped_at IS NULL) AS open_calls`,
-      [ownerId, workspaceId],
+         (SELECT count(*) FROM calls WHERE workspace_id = ? AND kind = 'voice' AND ended_at IS NULL AND dropped_at IS NULL) AS open_calls,
+         (SELECT count(*) FROM calls WHERE workspace_id = ? AND kind = 'whatsapp' AND ended_at IS NULL AND dropped_at IS NULL) AS open_messages`,
+      [ownerId, workspaceId, workspaceId],
     );
-    return Math.max(0, Math.floor((Number(rows[0].credits) - this.config.cost * Number(rows[0].open_calls)) / this.config.cost));
+    const left = Number(rows[0].credits) - cost * Number(rows[0].open_calls) - whatsappCost * Number(rows[0].open_messages);
+    const fits = (price: number) => (price === 0 ? Number.MAX_SAFE_INTEGER : Math.max(0, Math.floor(left / price)));
+    return { voice: fits(cost), whatsapp: fits(whatsappCost) };
   }
 
   /** Whether the workspace's voice calls are paused for lack of credits (the dashboard's banner). */
@@ -474,6 +503,29 @@ export class CallService {
   }
 
   /**
+   * Ends an open call of any kind with `details`, as `endedBy`, when `onlyIf` (given the locked
+   * call) allows it and `firstTime` (in the same transaction: recording the event that ends it)
+   * says it is new; false when the call is unknown, already ended, or not allowed. The WhatsApp
+   * webhook and its reply window end their calls through this.
+   */
+  async endCall(
+    callId: string,
+    details: OutcomeDetails,
+    endedBy: 'agent' | 'system',
+    onlyIf: (call: LockedCall) => boolean = () => true,
+    firstTime: (trx: Knex.Transaction) => Promise<boolean> = async () => true,
+  ): Promise<boolean> {
+    if (!isUuid(callId)) return false;
+    return this.knex.transaction(async (trx) => {
+      const call = await this.lockCall(trx, callId);
+      if (!call || call.ended_at || call.dropped_at || !onlyIf(call)) return false;
+      if (!(await firstTime(trx))) return false;
+      await this.finish(trx, call, details, endedBy);
+      return true;
+    });
+  }
+
+  /**
    * A report from the voice agent, in one transaction: the call locked (its order first), the report
    * authenticated with the secret of the call's agent (`authenticate` throws for a bad signature or
    * payload before anything is written), its webhook-id recorded, then applied. `already` when this
@@ -532,7 +584,8 @@ export class CallService {
     if (!(await lockOrderOfCall(trx, callId, workspaceId))) return undefined;
     // Written out once rather than built per call: agents' reports take this path at a high rate.
     const { rows } = await trx.raw(
-      `SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.order_id, op.agent_id, a.kind AS agent_kind, a.secret AS agent_secret,
+      `SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.order_id, op.agent_id, op.ladder_step, op.workspace_id AS op_workspace_id,
+              a.kind AS agent_kind, a.secret AS agent_secret, a.fallback_agent_id,
               w.owner_id, s.max_attempts, s.retry_interval_minutes, s.hours_start, s.hours_end
          FROM calls c
          JOIN operations op ON op.id = c.operation_id
@@ -555,7 +608,8 @@ export class CallService {
    */
   private async finish(trx: Knex.Transaction, call: LockedCall, details: OutcomeDetails, endedBy: 'member' | 'agent' | 'system'): Promise<void> {
     const now = this.now();
-    const charged = call.kind === 'voice' && details.outcome !== 'failed' ? this.config.cost : 0;
+    const price = call.kind === 'voice' ? this.config.cost : call.kind === 'whatsapp' ? this.config.whatsappCost : 0;
+    const charged = details.outcome !== 'failed' ? price : 0;
     // A person's cancellation keeps the order and operation as the person left them.
     const moves = call.op_status !== 'cancelled';
     const settings = settingsFrom(call);
@@ -569,10 +623,12 @@ export class CallService {
     }
     // A call's attempt number is the count of the operation's calls that count, itself included.
     if (call.attempt >= MAX_CALLS_PER_OPERATION) next = null;
+    // A WhatsApp agent sends one message per operation: silence or a failure ends it at once.
+    if (call.kind === 'whatsapp' && details.outcome !== 'postponed') next = null;
     // One statement: the call ended, its charge (never twice: one row per call), the order, the operation.
     await trx.raw(
       `WITH ended AS (
-         UPDATE calls SET ended_at = ?, outcome = ?, duration_seconds = ?, summary = ?, changes = ?, callback_at = ?, cost = ?, ended_by = ?
+         UPDATE calls SET ended_at = ?, outcome = ?, duration_seconds = ?, summary = ?, changes = ?, callback_at = ?, cost = ?, ended_by = ?, reply = ?
           WHERE id = ? RETURNING id
        ), charge AS (
          INSERT INTO credit_ledger (user_id, kind, amount, call_id, note)
@@ -591,6 +647,7 @@ export class CallService {
         details.callbackAt ?? null,
         charged,
         endedBy,
+        details.reply ?? null,
         call.id,
         call.owner_id,
         charged,
@@ -607,6 +664,30 @@ export class CallService {
       ],
     );
     if (moves && next) await this.jobs.send(trx, 'operation-due', { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
+    if (moves && !next && UNANSWERED.includes(details.outcome)) await this.climbLadder(trx, call, settings, now);
+  }
+
+  /**
+   * The operation ended without an answer: when its agent names a fallback and the ladder has room,
+   * the fallback's operation is created here, in the transaction of the outcome, due at once (or at
+   * the next opening of the calling hours), and the order is `pending` until that step starts.
+   */
+  private async climbLadder(trx: Knex.Transaction, call: LockedCall, settings: ReturnType<typeof settingsFrom>, now: Date): Promise<void> {
+    if (!call.fallback_agent_id || call.ladder_step >= MAX_LADDER_AGENTS) return;
+    const due = nextOpening(settings, now);
+    const [operation] = await trx('operations')
+      .insert({
+        workspace_id: call.op_workspace_id,
+        order_id: call.order_id,
+        agent_id: call.fallback_agent_id,
+        direction: 'outbound',
+        status: 'pending',
+        next_attempt_at: due,
+        ladder_step: call.ladder_step + 1,
+      })
+      .returning('id');
+    await trx('orders').where({ id: call.order_id }).update({ status: 'pending' });
+    await this.jobs.send(trx, 'operation-due', { operationId: operation.id }, { startAfter: due, singletonKey: operation.id });
   }
 
   private async openCall(

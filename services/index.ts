@@ -30,11 +30,12 @@ import { SweepService } from './sweep';
 import { TokenService } from './tokens';
 import { UserService } from './users';
 import { WebhookService } from './webhooks';
+import { WhatsAppService } from './whatsapp';
 import { WorkspaceService } from './workspaces';
 
 export type Services = ReturnType<typeof createServices>;
 
-type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores'>;
+type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores' | 'whatsapp'>;
 
 /** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
 export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
@@ -69,7 +70,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     members: new MemberService(knex, calls),
     users,
     credits: new CreditService(knex),
-    agents: new AgentService(knex, urlPolicy),
+    agents: new AgentService(knex, urlPolicy, config.publicBaseUrl),
     webhooks,
     orders,
     blockedPhones,
@@ -108,6 +109,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     callSettings,
     calls,
     callViews: new CallViewService(knex),
+    whatsapp: new WhatsAppService(knex, jobs, calls, config.whatsapp),
     sweep: new SweepService(knex, jobs, calls),
     apiKeys: new ApiKeyService(knex),
     tokens: new TokenService({

@@ -6,8 +6,11 @@ import { isUuid } from './validation';
 export const OUTCOMES = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
+type CallKind = 'human' | 'voice' | 'whatsapp';
+
 export interface Call {
   id: string;
+  kind: CallKind;
   attempt: number;
   started_at: string;
   ended_at: string | null;
@@ -18,6 +21,8 @@ export interface Call {
   callback_at: string | null;
   made_by: string | null;
   cost: number;
+  /** What the customer wrote back to a WhatsApp message instead of pressing a button. */
+  reply: string | null;
 }
 
 export interface Operation {
@@ -33,13 +38,28 @@ export interface Operation {
 
 const iso = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString() : null);
 
-export const CALL_FIELDS = ['id', 'attempt', 'started_at', 'ended_at', 'outcome', 'duration_seconds', 'summary', 'changes', 'callback_at', 'made_by', 'cost'];
+export const CALL_FIELDS = [
+  'id',
+  'kind',
+  'attempt',
+  'started_at',
+  'ended_at',
+  'outcome',
+  'duration_seconds',
+  'summary',
+  'changes',
+  'callback_at',
+  'made_by',
+  'cost',
+  'reply',
+];
 const OPERATION_FIELDS = ['id', 'order_id', 'agent_id', 'status', 'attempts', 'next_attempt_at', 'created_at'];
 
 // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 export function toCall(row: any): Call {
   return {
     id: row.id,
+    kind: row.kind,
     attempt: row.attempt,
     started_at: iso(row.started_at)!,
     ended_at: iso(row.ended_at),
@@ -50,6 +70,7 @@ export function toCall(row: any): Call {
     callback_at: iso(row.callback_at),
     made_by: row.made_by ?? null,
     cost: Number(row.cost ?? 0),
+    reply: row.reply ?? null,
   };
 }
 

@@ -4,6 +4,18 @@ import type { FieldErrors } from './errors';
 import { SHOP_TIME_ZONE } from './order-filters';
 import { ORDER_STATUSES } from './order-status';
 import type { OrderStatus } from './order-status';
+import type { Outcome } from './operations';
+import { OUTCOMES } from './operations';
+
+const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
+
+/** The ended calls of one channel (members, voice agents, WhatsApp messages) over the period. */
+interface ChannelStats {
+  calls: number;
+  answered: number;
+  answered_rate: number | null;
+  by_outcome: Record<Outcome, number>;
+}
 
 const DEFAULT_DAYS = 30;
 export const MAX_DAYS = 366;
@@ -24,7 +36,12 @@ export interface Stats {
   confirmed_amount: string;
   by_day: Array<{ date: string; orders: number; confirmed: number; confirmed_amount: string }>;
   by_store: Array<{ store_name: string; orders: number; confirmed: number; confirmed_amount: string }>;
+  /** Calls by channel: how each step of the ladder answers and what it ends with. */
+  by_channel: Record<(typeof CHANNELS)[number], ChannelStats>;
 }
+
+/** A call that reached the customer: any outcome but no-answer and failed, or a WhatsApp message they wrote back to. */
+const ANSWERED = "(outcome NOT IN ('no-answer', 'failed') OR reply IS NOT NULL)";
 
 /**
  * The sum of the confirmed orders' amounts, as text with two decimals. Only MAD is added up: the
@@ -103,9 +120,10 @@ export class StatsService {
         [SHOP_TIME_ZONE, workspaceId, ...bounds],
       ),
       this.knex.raw(
-        `SELECT count(*)::int AS calls, count(*) FILTER (WHERE outcome NOT IN ('no-answer', 'failed'))::int AS answered
+        `SELECT kind, outcome, count(*)::int AS calls, count(*) FILTER (WHERE ${ANSWERED})::int AS answered
            FROM calls WHERE workspace_id = ? AND dropped_at IS NULL AND outcome IS NOT NULL
-            AND ${within('started_at')}`,
+            AND ${within('started_at')}
+          GROUP BY kind, outcome`,
         [workspaceId, ...bounds],
       ),
       this.knex.raw(
@@ -119,11 +137,26 @@ export class StatsService {
         [workspaceId, ...bounds],
       ),
     ]);
-    return this.assemble(period, groups.rows, calls.rows[0], confirming.rows[0].average);
+    return this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average);
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
-  private assemble(period: { from: string; to: string }, rows: any[], calls: { calls: number; answered: number }, average: number | null): Stats {
+  private assemble(
+    period: { from: string; to: string },
+    // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
+    rows: any[],
+    callRows: Array<{ kind: (typeof CHANNELS)[number]; outcome: Outcome; calls: number; answered: number }>,
+    average: number | null,
+  ): Stats {
+    const byChannel = Object.fromEntries(
+      CHANNELS.map((channel) => {
+        const mine = callRows.filter((r) => r.kind === channel);
+        const calls = mine.reduce((n, r) => n + r.calls, 0);
+        const answered = mine.reduce((n, r) => n + r.answered, 0);
+        const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, mine.find((r) => r.outcome === o)?.calls ?? 0])) as Record<Outcome, number>;
+        return [channel, { calls, answered, answered_rate: ratio(answered, calls), by_outcome: byOutcome }];
+      }),
+    ) as Stats['by_channel'];
+    const calls = { calls: callRows.reduce((n, r) => n + r.calls, 0), answered: callRows.reduce((n, r) => n + r.answered, 0) };
     // GROUPING() is a bit mask over (status, day, store_name): 0b011 = by status, 0b101 = by day, 0b110 = by store.
     const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0, blocked: 0, confirmed_amount: '0.00' };
     const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<OrderStatus, number>;
@@ -158,6 +191,7 @@ export class StatsService {
       confirmed_amount: total.confirmed_amount,
       by_day: byDay,
       by_store: byStore,
+      by_channel: byChannel,
     };
   }
 }

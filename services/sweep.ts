@@ -6,7 +6,7 @@ import type { CallService } from './calls';
 const BATCH = 500;
 
 /**
- * The worker's safety net, run every few seconds by the job engine: due voice operations get their
+ * The worker's safety net, run every few seconds by the job engine: due voice and WhatsApp operations get their
  * job again (those waiting for credits go out soon after a grant; the queue's singleton policy keeps
  * one job per operation), expired claims are dropped, overdue results time out even if their
  * own jobs were lost, and a call no agent accepted in time ends (its request job may have run out
@@ -22,7 +22,8 @@ export class SweepService {
   async run(): Promise<{ requeued: number; claimsExpired: number; timedOut: number; unreachable: number }> {
     const due = await this.knex('operations as op')
       .join('agents as a', 'a.id', 'op.agent_id')
-      .where({ 'op.status': 'pending', 'a.kind': 'voice' })
+      .where({ 'op.status': 'pending' })
+      .whereIn('a.kind', ['voice', 'whatsapp'])
       .where('op.next_attempt_at', '<=', this.knex.fn.now())
       .orderBy('op.next_attempt_at')
       .limit(BATCH)

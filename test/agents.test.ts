@@ -54,7 +54,7 @@ describe('POST /api/agents', () => {
   it('201: the agent, stored; not the handler unless asked', async () => {
     const shop = await signUp();
     const agent = await createAgent(shop, { name: '  Salma  ' });
-    expect(agent).to.have.all.keys('id', 'name', 'kind', 'is_order_handler', 'endpoint_url', 'created_at');
+    expect(agent).to.have.all.keys('id', 'name', 'kind', 'is_order_handler', 'endpoint_url', 'fallback_agent_id', 'created_at');
     expect(agent).to.include({ kind: 'human', endpoint_url: null });
     expect(agent).to.include({ name: 'Salma', is_order_handler: false });
     expect(agent.created_at).to.match(ISO_MS);

@@ -16,7 +16,7 @@ describe('agents of two kinds (spec §2)', () => {
     const shop = await signUp();
     const res = await shop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:4000/calls' }).expect(201);
     expect(res.headers['cache-control']).to.equal('no-store');
-    expect(res.body).to.have.all.keys('id', 'name', 'kind', 'is_order_handler', 'endpoint_url', 'created_at', 'secret');
+    expect(res.body).to.have.all.keys('id', 'name', 'kind', 'is_order_handler', 'endpoint_url', 'fallback_agent_id', 'created_at', 'secret');
     expect(res.body).to.include({ kind: 'voice', endpoint_url: 'http://127.0.0.1:4000/calls', is_order_handler: false });
     expect(Buffer.from(res.body.secret.slice('whsec_'.length), 'base64')).to.have.length(32);
     expect(await agentRow(res.body.id)).to.include({ kind: 'voice', secret: res.body.secret });

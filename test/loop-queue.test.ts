@@ -211,6 +211,7 @@ describe('POST /api/calls/next (the human queue)', () => {
     expect(res.body.call).to.include({ attempt: 1, made_by: shop.userId, outcome: null, ended_at: null, cost: 0 });
     expect(res.body.call).to.have.all.keys(
       'id',
+      'kind',
       'attempt',
       'started_at',
       'ended_at',
@@ -221,6 +222,7 @@ describe('POST /api/calls/next (the human queue)', () => {
       'callback_at',
       'made_by',
       'cost',
+      'reply',
     );
     expect((await orderRow(first.id)).status).to.equal('calling');
     expect(await callsOf(first.operation_id!)).to.have.length(1);

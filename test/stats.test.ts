@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { OUTCOMES } from '../services/operations';
 import request from 'supertest';
 import { ORDER_STATUSES } from '../services/order-status';
 import type { SignedIn } from './helpers/app';
@@ -21,6 +22,7 @@ const KEYS = [
   'confirmed_amount',
   'by_day',
   'by_store',
+  'by_channel',
 ];
 const DAY_MS = 86_400_000;
 
@@ -127,6 +129,12 @@ describe('GET /api/stats', () => {
       confirmed_amount: '0.00',
       by_day: daysBetween(from, today).map((date) => ({ date, orders: 0, confirmed: 0, confirmed_amount: '0.00' })),
       by_store: [],
+      by_channel: Object.fromEntries(
+        ['human', 'voice', 'whatsapp'].map((channel) => [
+          channel,
+          { calls: 0, answered: 0, answered_rate: null, by_outcome: Object.fromEntries(OUTCOMES.map((o) => [o, 0])) },
+        ]),
+      ),
     });
     expect(res.body.by_day).to.have.length(30);
     for (const day of res.body.by_day) expect(Object.keys(day)).to.deep.equal(['date', 'orders', 'confirmed', 'confirmed_amount']);
@@ -197,7 +205,11 @@ describe('GET /api/stats', () => {
     });
     const res = await s.agent.get('/api/stats').query({ from: '2026-07-01', to: '2026-07-03' }).expect(200);
     expect(Object.keys(res.body)).to.deep.equal(KEYS);
-    expect(res.body).to.deep.equal({
+    const { by_channel: byChannel, ...figures } = res.body;
+    // Every call here is a member's.
+    expect(byChannel.human).to.include({ calls: 7, answered: 4, answered_rate: 0.57 });
+    expect(byChannel.voice.calls + byChannel.whatsapp.calls).to.equal(0);
+    expect(figures).to.deep.equal({
       from: '2026-07-01',
       to: '2026-07-03',
       orders: 7,

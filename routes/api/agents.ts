@@ -13,8 +13,8 @@ export function agentsRouter(services: Services): Router {
   });
   router.post('/', async (req, res) => {
     const agent = await services.agents.create(workspaceOf(req).workspace, req.body);
-    // A voice agent's answer carries its secret: never cached.
-    if (agent.secret) {
+    // A voice agent's answer carries its secret, a WhatsApp agent's its verify token: never cached.
+    if (agent.secret || agent.verify_token) {
       res.set('Cache-Control', 'no-store');
       doNotCompress(res);
     }

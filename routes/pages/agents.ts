@@ -7,6 +7,7 @@ import { isOwner, ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { createOnce, errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
+import { TEMPLATE_TEXTS } from '../../services/whatsapp';
 
 const AGENT_FIELDS = ['name', 'order_handler', 'kind', 'endpoint_url'] as const;
 const FORM_FIELD: Record<string, string> = { endpointUrl: 'endpoint_url' };
@@ -70,15 +71,46 @@ export function agentPages(services: Services): Router {
     const agent = await services.agents.get(workspaceId(req), String(req.params.id));
     const owner = isOwner(workspace(req));
     const secret = agent.kind === 'voice' && owner ? await services.agents.secret(workspace(req), agent.id) : null;
-    if (secret) secretAnswer(res);
-    res.render('agent', { agent, secret, isOwner: owner });
+    const verifyToken = agent.kind === 'whatsapp' && owner ? await services.agents.verifyToken(workspace(req), agent.id) : null;
+    if (secret || verifyToken) secretAnswer(res);
+    res.render('agent', { agent, secret, isOwner: owner, ...(await ladderLocals(req, agent)), verifyToken });
   });
+
+  // The ladder: who takes an order over when this agent's operation ends without an answer.
+  router.post('/agents/:id/fallback', async (req, res) => {
+    const { fallback_agent_id: fallbackAgentId } = formValues(req, ['fallback_agent_id'] as const);
+    try {
+      const agent = await services.agents.update(workspace(req), String(req.params.id), { fallbackAgentId: fallbackAgentId || null });
+      await redirectWithNotice(req, res, `/agents/${agent.id}`, req.t('whatsapp.fallbackSaved', { name: agent.name }));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const agent = await services.agents.get(workspaceId(req), String(req.params.id));
+      const owner = isOwner(workspace(req));
+      const verifyToken = agent.kind === 'whatsapp' && owner ? await services.agents.verifyToken(workspace(req), agent.id) : null;
+      if (verifyToken) secretAnswer(res);
+      res.status(400).render('agent', {
+        agent,
+        secret: null,
+        isOwner: owner,
+        ...(await ladderLocals(req, agent)),
+        verifyToken,
+        errors: errorsByInput(err, { fallbackAgentId: 'fallback_agent_id' }),
+      });
+    }
+  });
+
+  /** What the agent page shows of the ladder and, for WhatsApp, the template to submit. */
+  async function ladderLocals(req: Request, agent: Agent) {
+    const others = (await services.agents.list(workspaceId(req))).filter((a) => a.id !== agent.id);
+    const fallback = others.find((a) => a.id === agent.fallback_agent_id);
+    return { fallbackName: fallback?.name ?? null, others, templates: TEMPLATE_TEXTS, errors: {} };
+  }
 
   router.post('/agents/:id/rotate-secret', async (req, res) => {
     const agent = await services.agents.rotateSecret(workspace(req), String(req.params.id));
     secretAnswer(res);
     res.locals.notice = req.t('agentsPage.notice.rotated');
-    res.render('agent', { agent, secret: agent.secret, isOwner: true });
+    res.render('agent', { agent, secret: agent.secret, isOwner: true, ...(await ladderLocals(req, agent)), verifyToken: null });
   });
 
   router.post('/agents/:id/order-handler', async (req, res) => {

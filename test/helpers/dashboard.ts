@@ -8,6 +8,7 @@ import { ORDER_STATUSES } from '../../services/order-status';
 import type { SignedIn } from './app';
 import { invitationPath, signUp, uniqueEmail } from './app';
 import { testKnex } from './db';
+import { seedWhatsAppStep } from './whatsapp';
 
 /**
  * Every GET route of routes/pages/*.ts. A new page must be added here (and given its addresses in
@@ -94,7 +95,7 @@ function deliver(target: Express | string, storeId: string, secret: string, body
  * A workspace as a shop has it after some weeks, made through the API as a person or a store would:
  * orders in every status, a call ended with notes and one open, an order handler and a voice agent,
  * an API key, a webhook endpoint, store connections whose log has a created and a rejected order, a
- * member and a pending invitation, credits. `target` is an app or a running server's URL.
+ * member and a pending invitation, credits, a WhatsApp agent whose order went on to a person. `target` is an app or a running server's URL.
  */
 export async function realisticDashboard(target: Express | string): Promise<Dashboard> {
   const owner = await signUp({ target, workspace: 'Dar Atlas', name: 'Salma Idrissi' });
@@ -136,10 +137,13 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
   ).body;
   await api.put(`/api/stores/${shopify.id}`).send({ enabled: false }).expect(200);
 
+  // A WhatsApp agent whose message was read and answered in words, the order gone on to a person.
+  const whatsapp = await seedWhatsAppStep(api, false);
+  orders.push({ id: whatsapp.orderId, status: 'pending' });
   await signUp({ target, invitedBy: owner, name: 'Nadia Berrada' });
   const joinPath = await invitationPath(owner, uniqueEmail('invited'));
 
-  const orderPages = [orders[0], orders[3], orders[5], orders[8]].map((o) => `/orders/${o.id}`);
+  const orderPages = [orders[0], orders[3], orders[5], orders[8], orders[orders.length - 1]].map((o) => `/orders/${o.id}`);
   return {
     owner,
     pages: {
@@ -159,7 +163,7 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
       '/calls/:callId': [`/calls/${open.call.id}`, `/calls/${ended.call.id}`],
       '/settings': ['/settings'],
       '/agents': ['/agents'],
-      '/agents/:id': [`/agents/${voice.id}`],
+      '/agents/:id': [`/agents/${voice.id}`, `/agents/${whatsapp.agentId}`],
       '/api-keys': ['/api-keys'],
       '/webhooks': ['/webhooks'],
       '/webhooks/:id': [`/webhooks/${endpoint.id}`],

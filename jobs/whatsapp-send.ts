@@ -1,0 +1,30 @@
+import type { SignedSender } from '../integrations/http';
+import type { Logger } from '../logger';
+import type { Services } from '../services';
+
+export interface WhatsAppSendJob {
+  callId: string;
+  /** 1 for the first try. */
+  attempt: number;
+}
+
+/**
+ * Sends the template message of a batch of WhatsApp calls to Meta's Cloud API, side by side, through
+ * the outbound guard (time-out, no redirects, the address check). The service reads each answer:
+ * sent, refused (the call `failed` with Meta's message) or tried again later like a call.requested.
+ * A call already sent or ended is skipped: never a second message for one call.
+ */
+export function whatsappSendHandler(services: Services, sender: SignedSender, logger: Logger) {
+  return async (jobs: WhatsAppSendJob[]): Promise<void> => {
+    const contexts = await services.whatsapp.sendContexts(jobs.map((job) => job.callId));
+    const attemptOf = new Map(jobs.map((job) => [job.callId, job.attempt]));
+    await Promise.all(
+      contexts.map(async (ctx) => {
+        const attempt = attemptOf.get(ctx.call_id) ?? 1;
+        const result = await sender.request(services.whatsapp.request(ctx));
+        const answer = await services.whatsapp.answered(ctx.call_id, attempt, result);
+        if (answer.result !== 'sent') logger.warn({ callId: ctx.call_id, attempt, status: result.status, result: answer.result }, 'WhatsApp message not sent');
+      }),
+    );
+  };
+}

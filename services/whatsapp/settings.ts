@@ -1,0 +1,120 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { ValidationError } from '../errors';
+import type { FieldErrors } from '../errors';
+import { camelOrSnake, parse } from '../validation';
+
+/** What a WhatsApp agent's JSON shows of its connection (never the token or the app secret). */
+export interface WhatsAppAgentFields {
+  phone_number_id: string;
+  template_name: string;
+  template_language: string;
+  reply_window_hours: number;
+  callback_url: string;
+}
+
+export const WHATSAPP_COLUMNS = ['phone_number_id', 'template_name', 'template_language', 'reply_window_hours', 'verify_token'] as const;
+
+const REQUIRED = ['phoneNumberId', 'accessToken', 'appSecret', 'templateName', 'templateLanguage'] as const;
+
+const schema = z.object({
+  phoneNumberId: z
+    .string({ error: 'phoneNumberId must be the digits of the phone number id' })
+    .trim()
+    .regex(/^\d{5,30}$/, 'phoneNumberId must be the digits of the phone number id'),
+  accessToken: z
+    .string({ error: 'accessToken must be text' })
+    .trim()
+    .min(20, 'accessToken must be a Meta access token')
+    .max(1000, 'accessToken must be at most 1,000 characters')
+    .regex(/^[\x21-\x7e]+$/, 'accessToken must be a Meta access token'),
+  appSecret: z
+    .string({ error: 'appSecret must be text' })
+    .trim()
+    .regex(/^[0-9a-zA-Z]{16,128}$/, "appSecret must be the Meta app's secret (letters and digits)"),
+  templateName: z
+    .string({ error: 'templateName must be text' })
+    .trim()
+    .regex(/^[a-z0-9_]{1,512}$/, 'templateName must be the template name: lowercase letters, digits and _'),
+  templateLanguage: z
+    .string({ error: 'templateLanguage must be text' })
+    .trim()
+    .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, 'templateLanguage must be a language code such as fr, ar or en_US'),
+  replyWindowHours: z
+    .number({ error: 'replyWindowHours must be a whole number from 1 to 72' })
+    .int('replyWindowHours must be a whole number from 1 to 72')
+    .min(1, 'replyWindowHours must be a whole number from 1 to 72')
+    .max(72, 'replyWindowHours must be a whole number from 1 to 72'),
+});
+
+type Input = Partial<Record<keyof z.infer<typeof schema>, unknown>>;
+
+/** The WhatsApp fields of a JSON body (camelCase or snake_case); a form's number arrives as text. */
+export function whatsappInput(source: Record<string, unknown>): Input {
+  const hours = camelOrSnake(source, 'replyWindowHours', 'reply_window_hours');
+  return {
+    phoneNumberId: camelOrSnake(source, 'phoneNumberId', 'phone_number_id'),
+    accessToken: camelOrSnake(source, 'accessToken', 'access_token'),
+    appSecret: camelOrSnake(source, 'appSecret', 'app_secret'),
+    templateName: camelOrSnake(source, 'templateName', 'template_name'),
+    templateLanguage: camelOrSnake(source, 'templateLanguage', 'template_language'),
+    replyWindowHours: typeof hours === 'string' && /^\d{1,3}$/.test(hours.trim()) ? Number(hours) : hours,
+  };
+}
+
+/** Whether a body names any WhatsApp field (refused for other kinds). */
+export function namesWhatsAppField(input: Input): string | undefined {
+  return Object.entries(input).find(([, value]) => value !== undefined && value !== null)?.[0];
+}
+
+/**
+ * The row of `whatsapp_agents` a creation (every field required but the window) or an edit (only
+ * what is given; a blank secret keeps the old one, as a form that never shows it sends) writes.
+ * Field errors are collected into `fields`; nothing is thrown for them.
+ */
+export function whatsappRow(input: Input, creating: boolean, fields: FieldErrors): Record<string, unknown> {
+  const given = Object.fromEntries(
+    Object.entries(input).filter(([name, value]) => {
+      if (value === undefined || value === null) return false;
+      return !(!creating && (name === 'accessToken' || name === 'appSecret') && value === '');
+    }),
+  );
+  if (creating) for (const name of REQUIRED) if (given[name] === undefined) fields[name] = `${name} is required for a WhatsApp agent`;
+  let data: Partial<z.infer<typeof schema>> = {};
+  try {
+    data = parse(schema.partial(), given);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    Object.assign(fields, err.fields);
+  }
+  const row: Record<string, unknown> = {
+    ...(data.phoneNumberId !== undefined ? { phone_number_id: data.phoneNumberId } : {}),
+    ...(data.accessToken !== undefined ? { access_token: data.accessToken } : {}),
+    ...(data.appSecret !== undefined ? { app_secret: data.appSecret } : {}),
+    ...(data.templateName !== undefined ? { template_name: data.templateName } : {}),
+    ...(data.templateLanguage !== undefined ? { template_language: data.templateLanguage } : {}),
+    ...(data.replyWindowHours !== undefined ? { reply_window_hours: data.replyWindowHours } : {}),
+  };
+  if (creating) row.verify_token = crypto.randomBytes(24).toString('base64url');
+  return row;
+}
+
+/** The JSON of a WhatsApp agent's connection. */
+export function whatsappFields(row: Record<string, unknown>, publicBaseUrl: string, agentId: string): WhatsAppAgentFields {
+  return {
+    phone_number_id: String(row.phone_number_id),
+    template_name: String(row.template_name),
+    template_language: String(row.template_language),
+    reply_window_hours: Number(row.reply_window_hours),
+    callback_url: `${publicBaseUrl}/hooks/whatsapp/${agentId}`,
+  };
+}
+
+export async function readWhatsAppRows(db: Knex | Knex.Transaction, agentIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+  if (agentIds.length === 0) return new Map();
+  const rows = await db('whatsapp_agents')
+    .whereIn('agent_id', agentIds)
+    .select(['agent_id', ...WHATSAPP_COLUMNS]);
+  return new Map(rows.map((r) => [r.agent_id, r]));
+}

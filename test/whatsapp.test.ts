@@ -1,0 +1,398 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { loadConfig } from '../config';
+import { Jobs } from '../db/jobs';
+import { createServices } from '../services';
+import type { RunningWorker } from '../worker';
+import { app, signUp, TEST_ENV } from './helpers/app';
+import { testKnex } from './helpers/db';
+import { ORDER, orderRow, testWorker, waitFor } from './helpers/loop';
+import {
+  ACCESS_TOKEN,
+  APP_SECRET,
+  buttonMessage,
+  callOf,
+  deliver,
+  envelope,
+  graphDouble,
+  imageMessage,
+  interactiveReply,
+  PHONE_NUMBER_ID,
+  sentAnswer,
+  sentOrder,
+  status,
+  textMessage,
+  whatsappShop,
+} from './helpers/whatsapp';
+
+const operationsOf = (orderId: string) => testKnex()('operations').where({ order_id: orderId }).orderBy('ladder_step');
+const AMINA = { ...ORDER, productsName: '2 × Babouches', storeName: 'Atlas', totalAmount: '349.00', externalRef: '#1001' };
+
+describe('WhatsApp agents', function () {
+  this.timeout(120_000);
+
+  describe('POST/PUT /api/agents with kind whatsapp', () => {
+    it('the owner creates one: 201 with callback_url and verify_token, never the token or the app secret', async () => {
+      const shop = await whatsappShop();
+      const agent = shop.created;
+      expect(agent).to.include({
+        kind: 'whatsapp',
+        phone_number_id: PHONE_NUMBER_ID,
+        template_name: 'order_confirmation',
+        template_language: 'fr',
+        reply_window_hours: 4,
+        callback_url: `${TEST_ENV.PUBLIC_BASE_URL}/hooks/whatsapp/${agent.id}`,
+        fallback_agent_id: shop.humanId,
+        is_order_handler: true,
+      });
+      expect(agent.verify_token).to.match(/^[\w-]{32}$/);
+      const listed = await shop.agent.get('/api/agents').expect(200);
+      const edited = await shop.agent.put(`/api/agents/${agent.id}`).send({ templateName: 'confirm_v2', replyWindowHours: 12, accessToken: '' }).expect(200);
+      expect(edited.body).to.include({ template_name: 'confirm_v2', reply_window_hours: 12 });
+      for (const text of [JSON.stringify(agent), listed.text, edited.text, (await shop.agent.get(`/agents/${agent.id}`).expect(200)).text]) {
+        expect(text).not.to.contain(ACCESS_TOKEN);
+        expect(text).not.to.contain(APP_SECRET);
+        expect(text).not.to.match(/access_token|app_secret/);
+      }
+      // A blank token in an edit keeps the one stored.
+      expect((await testKnex()('whatsapp_agents').where({ agent_id: agent.id }).first()).access_token).to.equal(ACCESS_TOKEN);
+    });
+
+    it('a member → 403, nothing created', async () => {
+      const owner = await signUp();
+      const member = await signUp({ invitedBy: owner });
+      const before = await testKnex()('agents').where({ workspace_id: owner.workspaceId }).count({ n: '*' });
+      await member.agent
+        .post('/api/agents')
+        .send({
+          name: 'W',
+          kind: 'whatsapp',
+          phoneNumberId: PHONE_NUMBER_ID,
+          accessToken: ACCESS_TOKEN,
+          appSecret: APP_SECRET,
+          templateName: 'x',
+          templateLanguage: 'fr',
+        })
+        .expect(403);
+      expect(await testKnex()('agents').where({ workspace_id: owner.workspaceId }).count({ n: '*' })).to.deep.equal(before);
+    });
+
+    it('missing or bad fields, and no fallback → 400 naming each; the kind never changes', async () => {
+      const shop = await signUp();
+      const res = await shop.agent
+        .post('/api/agents')
+        .send({ name: 'W', kind: 'whatsapp', phoneNumberId: 'abc', templateName: 'Bad Name', templateLanguage: 'french', replyWindowHours: 73 })
+        .expect(400);
+      expect(res.body.fields).to.have.all.keys(
+        'phoneNumberId',
+        'accessToken',
+        'appSecret',
+        'templateName',
+        'templateLanguage',
+        'replyWindowHours',
+        'fallbackAgentId',
+      );
+      const human = await shop.agent.post('/api/agents').send({ name: 'H', templateName: 'x' }).expect(400);
+      expect(human.body.fields).to.have.keys('templateName');
+      const wa = await whatsappShop();
+      const kind = await wa.agent.put(`/api/agents/${wa.whatsappId}`).send({ kind: 'voice' }).expect(400);
+      expect(kind.body.fields).to.have.keys('kind');
+      const cleared = await wa.agent.put(`/api/agents/${wa.whatsappId}`).send({ fallbackAgentId: null }).expect(400);
+      expect(cleared.body.fields).to.have.keys('fallbackAgentId');
+    });
+  });
+
+  describe('sending and receiving (a Graph API double, a worker)', () => {
+    let worker: RunningWorker;
+    let graph: Awaited<ReturnType<typeof graphDouble>>;
+    /** What the double answers for a phone number's next message (by default a wamid). */
+    const answers = new Map<string, Array<{ status: number; body: object } | 'hang'>>();
+
+    before(async () => {
+      graph = await graphDouble((req) => answers.get(req.json?.to)?.shift() ?? sentAnswer());
+      worker = await testWorker({ WHATSAPP_API_ORIGIN: graph.origin, DELIVERY_TIMEOUT_SECONDS: '2' });
+    });
+    after(async () => {
+      await worker.stop();
+      await graph.close();
+    });
+
+    it('sends the approved template: path, bearer, to, name and language, parameters in order, button payloads', async () => {
+      const shop = await whatsappShop();
+      const { order, call } = await sentOrder(shop, { ...AMINA, phone: '0612345671' });
+      const sent = graph.received.find((r) => r.json.to === '212612345671')!;
+      expect(sent.method).to.equal('POST');
+      expect(sent.path).to.equal(`/v24.0/${PHONE_NUMBER_ID}/messages`);
+      expect(sent.headers.authorization).to.equal(`Bearer ${ACCESS_TOKEN}`);
+      expect(sent.headers['content-type']).to.equal('application/json');
+      expect(sent.json).to.deep.equal({
+        messaging_product: 'whatsapp',
+        to: '212612345671',
+        type: 'template',
+        template: {
+          name: 'order_confirmation',
+          language: { code: 'fr' },
+          components: [
+            {
+              type: 'body',
+              parameters: ['Amina Benali', '2 × Babouches', '349,00 MAD', 'Atlas', '#1001'].map((text) => ({ type: 'text', text })),
+            },
+            { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: `confirm:${call.id}` }] },
+            { type: 'button', sub_type: 'quick_reply', index: '1', parameters: [{ type: 'payload', payload: `cancel:${call.id}` }] },
+          ],
+        },
+      });
+      expect(call).to.include({ kind: 'whatsapp', attempt: 1, ended_at: null });
+      expect(call.message_id).to.match(/^wamid\./);
+      expect(call.result_due_at.getTime() - call.sent_at.getTime()).to.equal(4 * 3_600_000);
+      expect((await orderRow(order.id)).status).to.equal('calling');
+    });
+
+    it('a parameter we do not have is sent as -', async () => {
+      const shop = await whatsappShop();
+      await sentOrder(shop, { ...ORDER, phone: '0612345672' });
+      const sent = graph.received.find((r) => r.json.to === '212612345672')!;
+      expect(sent.json.template.components[0].parameters.map((p: { text: string }) => p.text)).to.deep.equal([
+        'Amina Benali',
+        'Argan oil x2',
+        '-',
+        'Atlas Shop',
+        '-',
+      ]);
+    });
+
+    it('Meta’s 4xx → the call failed with its error message, then the fallback takes the order at once', async () => {
+      const shop = await whatsappShop();
+      answers.set('212612345673', [
+        { status: 400, body: { error: { message: '(#132001) Template name does not exist in the translation', type: 'OAuthException', code: 132001 } } },
+      ]);
+      const res = await shop.agent
+        .post('/api/orders')
+        .send({ ...ORDER, phone: '0612345673' })
+        .expect(201);
+      const ops = await waitFor('fallback created', async () => {
+        const rows = await operationsOf(res.body.id);
+        return rows.length === 2 ? rows : undefined;
+      });
+      expect(ops.map((op) => [op.status, op.agent_id])).to.deep.equal([
+        ['completed', shop.whatsappId],
+        ['pending', shop.humanId],
+      ]);
+      const call = await callOf(res.body.id);
+      expect(call).to.include({ outcome: 'failed', summary: '(#132001) Template name does not exist in the translation', message_id: null });
+      expect((await orderRow(res.body.id)).status).to.equal('pending');
+      expect(graph.received.filter((r) => r.json.to === '212612345673')).to.have.length(1);
+    });
+
+    it('a 5xx and a time-out are tried again, about 10 s later (the same call, one message in the end)', async () => {
+      const shop = await whatsappShop();
+      answers.set('212612345674', [{ status: 503, body: { error: { message: 'Service temporarily unavailable' } } }]);
+      answers.set('212612345684', ['hang']);
+      const [failing, hanging] = await Promise.all([sentOrder(shop, { ...ORDER, phone: '0612345674' }), sentOrder(shop, { ...ORDER, phone: '0612345684' })]);
+      for (const [{ call }, to] of [
+        [failing, '212612345674'],
+        [hanging, '212612345684'],
+      ] as const) {
+        const tries = graph.received.filter((r) => r.json.to === to);
+        expect(tries).to.have.length(2);
+        expect(tries[1].json).to.deep.equal(tries[0].json);
+        expect(call.ended_at).to.equal(null);
+        expect(await testKnex()('calls').where({ operation_id: call.operation_id })).to.have.length(1);
+      }
+    });
+
+    describe('the webhook', () => {
+      it('GET: the challenge back as plain text for the agent’s verify token; 403 otherwise; 404 for an unknown agent', async () => {
+        const shop = await whatsappShop();
+        const ok = await request(app())
+          .get(`/hooks/whatsapp/${shop.whatsappId}`)
+          .query({ 'hub.mode': 'subscribe', 'hub.verify_token': shop.verifyToken, 'hub.challenge': '1158201444' })
+          .expect(200);
+        expect(ok.text).to.equal('1158201444');
+        expect(ok.headers['content-type']).to.match(/^text\/plain/);
+        await request(app())
+          .get(`/hooks/whatsapp/${shop.whatsappId}`)
+          .query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': '1' })
+          .expect(403);
+        await request(app()).get(`/hooks/whatsapp/${shop.humanId}`).query({ 'hub.verify_token': shop.verifyToken }).expect(404);
+      });
+
+      it('a button press confirms; the same message again, or a cancel afterwards, changes nothing', async () => {
+        const shop = await whatsappShop();
+        const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345675' });
+        const press = buttonMessage(`confirm:${call.id}`, 'Confirmer', call.message_id);
+        expect((await deliver(shop.whatsappId, envelope({ messages: [press] })).expect(200)).body).to.deep.equal({ ok: true });
+        await deliver(shop.whatsappId, envelope({ messages: [press] })).expect(200);
+        await deliver(shop.whatsappId, envelope({ messages: [buttonMessage(`cancel:${call.id}`, 'Annuler')] })).expect(200);
+        expect(await callOf(order.id)).to.include({ outcome: 'confirmed', summary: 'Confirmer', ended_by: 'agent' });
+        expect((await orderRow(order.id)).status).to.equal('confirmed');
+        expect((await operationsOf(order.id)).map((op) => op.status)).to.deep.equal(['completed']);
+      });
+
+      it('an interactive button_reply cancels', async () => {
+        const shop = await whatsappShop();
+        const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345676' });
+        await deliver(shop.whatsappId, envelope({ messages: [interactiveReply(`cancel:${call.id}`, 'Annuler')] })).expect(200);
+        expect(await callOf(order.id)).to.include({ outcome: 'unconfirmed', summary: 'Annuler' });
+        expect((await orderRow(order.id)).status).to.equal('unconfirmed');
+      });
+
+      it('a text reply → no-answer with the text, and the fallback at once; the order page shows it', async () => {
+        const shop = await whatsappShop();
+        const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345677' });
+        const text = 'Bghit nbeddel l’adresse, 3afak 3ayet li';
+        await deliver(shop.whatsappId, envelope({ messages: [textMessage(text, undefined, '212612345677')] })).expect(200);
+        expect(await callOf(order.id)).to.include({ outcome: 'no-answer', reply: text, summary: text });
+        const ops = await operationsOf(order.id);
+        expect(ops.map((op) => [op.status, op.agent_id, op.ladder_step])).to.deep.equal([
+          ['completed', shop.whatsappId, 1],
+          ['pending', shop.humanId, 2],
+        ]);
+        expect((await orderRow(order.id)).status).to.equal('pending');
+        const api = await shop.agent.get(`/api/orders/${order.id}/operations`).expect(200);
+        expect(api.body.operations[0].calls[0]).to.include({ id: call.id, kind: 'whatsapp', reply: text });
+        const page = await shop.agent.get(`/orders/${order.id}`).expect(200);
+        expect(page.text).to.contain('Bghit nbeddel l’adresse');
+        // The person who takes it over reads it on the call page too.
+        const claimed = await shop.agent.post('/api/calls/next').expect(200);
+        expect(claimed.body.order.id).to.equal(order.id);
+        const callPage = await shop.agent.get(`/calls/${claimed.body.call.id}`).expect(200);
+        expect(callPage.text).to.contain('Bghit nbeddel l’adresse');
+      });
+
+      it('an image → "[image]"', async () => {
+        const shop = await whatsappShop();
+        const { order } = await sentOrder(shop, { ...ORDER, phone: '0612345678' });
+        await deliver(shop.whatsappId, envelope({ messages: [imageMessage()] })).expect(200);
+        expect(await callOf(order.id)).to.include({ outcome: 'no-answer', reply: '[image]' });
+      });
+
+      it('statuses sent, delivered, read are recorded out of order and once; failed ends the call with the error title', async () => {
+        const shop = await whatsappShop();
+        const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345679' });
+        await deliver(shop.whatsappId, envelope({ statuses: [status(call.message_id, 'read')] })).expect(200);
+        await deliver(shop.whatsappId, envelope({ statuses: [status(call.message_id, 'delivered'), status(call.message_id, 'sent')] })).expect(200);
+        await deliver(shop.whatsappId, envelope({ statuses: [status(call.message_id, 'delivered', { timestamp: '1' })] })).expect(200);
+        const row = await callOf(order.id);
+        expect(row.read_at).to.be.instanceOf(Date);
+        expect(row.delivered_at.getTime()).to.be.greaterThan(1000);
+        expect(row.ended_at).to.equal(null);
+        const page = await shop.agent.get(`/orders/${order.id}`).expect(200);
+        expect(page.text).to.contain('Read');
+
+        const other = await sentOrder(shop, { ...ORDER, phone: '0612345670' });
+        const failure = status(other.call.message_id, 'failed', {
+          errors: [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'Not on WhatsApp' } }],
+        });
+        await deliver(shop.whatsappId, envelope({ statuses: [failure] })).expect(200);
+        expect(await callOf(other.order.id)).to.include({ outcome: 'failed', summary: 'Message undeliverable' });
+        expect((await operationsOf(other.order.id)).map((op) => op.status)).to.deep.equal(['completed', 'pending']);
+      });
+
+      it('a wrong signature → 401 and nothing changes; an unknown agent → 404', async () => {
+        const shop = await whatsappShop();
+        const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345680' });
+        const body = JSON.stringify(envelope({ messages: [buttonMessage(`confirm:${call.id}`, 'Confirmer')] }));
+        const wrong = await deliver(shop.whatsappId, body, `sha256=${'0'.repeat(64)}`).expect(401);
+        expect(wrong.body).to.deep.equal({ error: 'invalid_signature' });
+        await deliver(shop.whatsappId, body, 'nonsense').expect(401);
+        // Signed with another app's secret.
+        await deliver(
+          shop.whatsappId,
+          body,
+          `sha256=${(await import('node:crypto')).createHmac('sha256', 'another0secret0value').update(body).digest('hex')}`,
+        ).expect(401);
+        expect(await callOf(order.id)).to.include({ ended_at: null });
+        expect(await testKnex()('whatsapp_events').where({ agent_id: shop.whatsappId })).to.have.length(0);
+        await deliver('00000000-0000-4000-8000-000000000000', body).expect(404);
+        await deliver('not-an-id', body).expect(404);
+        // A button naming a call of another agent changes nothing.
+        const other = await whatsappShop();
+        await deliver(other.whatsappId, body).expect(200);
+        expect(await callOf(order.id)).to.include({ ended_at: null });
+      });
+
+      it('NUL characters, deep nesting, non-JSON and other objects: 200 when signed, never a 5xx', async () => {
+        const shop = await whatsappShop();
+        const { order } = await sentOrder(shop, { ...ORDER, phone: '0612345681' });
+        await deliver(shop.whatsappId, envelope({ messages: [textMessage('a\u0000b', undefined, '212612345681')] })).expect(200);
+        expect(await callOf(order.id)).to.include({ reply: 'ab' });
+        const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+        await deliver(shop.whatsappId, deep).expect(200);
+        await deliver(shop.whatsappId, deep, 'sha256=00').expect(401);
+        await deliver(shop.whatsappId, `{"object":"whatsapp_business_account","entry":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`).expect(200);
+        await deliver(shop.whatsappId, 'not json {').expect(200);
+        await deliver(shop.whatsappId, { object: 'page', entry: [{ changes: [{ value: { messages: [{ id: 1, type: ['text'] }] } }] }] }).expect(200);
+        await deliver(
+          shop.whatsappId,
+          envelope({
+            messages: [{ from: '212612345681', id: 'x'.repeat(5000), type: 'text', text: { body: 'hi' } }],
+            statuses: [{ id: null, status: 'read' }],
+          }),
+        ).expect(200);
+        await deliver(shop.whatsappId, `"\u0000"`).expect(200);
+        const big = await request(app())
+          .post(`/hooks/whatsapp/${shop.whatsappId}`)
+          .set('Content-Type', 'application/json')
+          .send(`"${'x'.repeat(1_100_000)}"`);
+        expect(big.status).to.equal(413);
+      });
+    });
+
+    it('WHATSAPP_COST: a message that reached an outcome is charged once, in its outcome’s transaction; a failed one is free', async () => {
+      const shop = await whatsappShop();
+      const priced = createServices(testKnex(), loadConfig({ ...TEST_ENV, WHATSAPP_COST: '2' }), new Jobs(testKnex()));
+      const charged = await sentOrder(shop, { ...ORDER, phone: '0612345686' });
+      expect(await priced.calls.endCall(charged.call.id, { outcome: 'confirmed', summary: 'Confirmer' }, 'agent')).to.equal(true);
+      expect(await priced.calls.endCall(charged.call.id, { outcome: 'confirmed', summary: 'Confirmer' }, 'agent')).to.equal(false);
+      const spends = await testKnex()('credit_ledger').where({ call_id: charged.call.id, kind: 'spend' });
+      expect(spends.map((row) => Number(row.amount))).to.deep.equal([2]);
+      expect(Number((await callOf(charged.order.id)).cost)).to.equal(2);
+      const free = await sentOrder(shop, { ...ORDER, phone: '0612345687' });
+      await priced.calls.endCall(free.call.id, { outcome: 'failed', summary: 'Message undeliverable' }, 'agent');
+      expect(await testKnex()('credit_ledger').where({ call_id: free.call.id })).to.have.length(0);
+    });
+
+    it('GET /api/stats counts outcomes per channel; a message the customer wrote back to counts as answered', async () => {
+      const shop = await whatsappShop();
+      const first = await sentOrder(shop, { ...ORDER, phone: '0612345683' });
+      const second = await sentOrder(shop, { ...ORDER, phone: '0612345685' });
+      await deliver(shop.whatsappId, envelope({ messages: [buttonMessage(`confirm:${first.call.id}`, 'Confirmer')] })).expect(200);
+      await deliver(shop.whatsappId, envelope({ messages: [textMessage('Appelez-moi', second.call.message_id, '212612345685')] })).expect(200);
+      const claimed = await shop.agent.post('/api/calls/next').expect(200);
+      await shop.agent.post(`/api/calls/${claimed.body.call.id}/outcome`).send({ outcome: 'order-changed', changes: 'Size 40' }).expect(200);
+      const stats = await shop.agent.get('/api/stats').expect(200);
+      const zero = { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 };
+      expect(stats.body.by_channel).to.deep.equal({
+        human: { calls: 1, answered: 1, answered_rate: 1, by_outcome: { ...zero, 'order-changed': 1 } },
+        voice: { calls: 0, answered: 0, answered_rate: null, by_outcome: zero },
+        whatsapp: { calls: 2, answered: 2, answered_rate: 1, by_outcome: { ...zero, confirmed: 1, 'no-answer': 1 } },
+      });
+      expect(stats.body).to.include({ calls: 3, answered_rate: 1 });
+      const page = await shop.agent.get('/stats').expect(200);
+      expect(page.text).to.contain('By channel').and.to.contain('WhatsApp');
+    });
+
+    it('the reply window: no reply within it (a controlled clock) → no-answer "no reply", one attempt, then the fallback', async () => {
+      const shop = await whatsappShop({ replyWindowHours: 2 });
+      await shop.agent.put('/api/settings/calls').send({ maxAttempts: 3 }).expect(200);
+      const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345682' });
+      const services = createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex()));
+      const sentAt = call.sent_at.getTime();
+      expect(await services.whatsapp.closeWindow(call.id, new Date(sentAt + 2 * 3_600_000 - 1000))).to.equal(false);
+      expect((await services.whatsapp.sweep(new Date(sentAt + 2 * 3_600_000 - 1000))).noReply).to.equal(0);
+      expect(await callOf(order.id)).to.include({ ended_at: null });
+      expect((await services.whatsapp.sweep(new Date(sentAt + 2 * 3_600_000 + 1000))).noReply).to.equal(1);
+      expect(await callOf(order.id)).to.include({ outcome: 'no-answer', summary: 'no reply', ended_by: 'system' });
+      // One attempt, whatever max_attempts says: the operation is completed and the fallback has it.
+      const ops = await operationsOf(order.id);
+      expect(ops.map((op) => [op.status, op.attempts])).to.deep.equal([
+        ['completed', 1],
+        ['pending', 0],
+      ]);
+      // A button pressed after the window changes nothing.
+      await deliver(shop.whatsappId, envelope({ messages: [buttonMessage(`confirm:${call.id}`, 'Confirmer')] })).expect(200);
+      expect((await orderRow(order.id)).status).to.equal('pending');
+    });
+  });
+});
