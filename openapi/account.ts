@@ -30,7 +30,11 @@ export const StatsBody = named(
     to: z.string(),
     orders: count,
     by_status: z.looseObject(Object.fromEntries(ORDER_STATUSES.map((s) => [s, count])) as Record<(typeof ORDER_STATUSES)[number], typeof count>),
-    confirmation_rate: rate.meta({ description: 'Confirmed ÷ orders whose confirmation has finished; null when none' }),
+    confirmation_rate: rate.meta({
+      description:
+        'Confirmed ÷ orders whose confirmation has finished, leaving out the orders declined at once because their number is blocked; null when none',
+    }),
+    blocked: count.meta({ description: 'Orders declined at once because their number was on the block list (never called)' }),
     calls: count,
     answered_rate: rate,
     average_calls_to_confirm: rate,
@@ -94,6 +98,7 @@ export function register(b: OpenApiBuilder): void {
             orders: 3,
             by_status: Object.fromEntries(ORDER_STATUSES.map((s) => [s, s === 'confirmed' ? 2 : s === 'pending' ? 1 : 0])),
             confirmation_rate: 1,
+            blocked: 0,
             calls: 3,
             answered_rate: 0.67,
             average_calls_to_confirm: 1.5,

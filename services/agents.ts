@@ -100,7 +100,7 @@ export class AgentService {
     return rows.map((row) => toAgent(row));
   }
 
-  async create(workspace: WorkspaceActor, body: unknown): Promise<Agent> {
+  async create(workspace: WorkspaceActor, body: unknown, db: Knex = this.knex): Promise<Agent> {
     const input = agentInput(body);
     if (input.kind === 'voice') ownerOnly(workspace);
     const workspaceId = workspace.id;
@@ -133,7 +133,7 @@ export class AgentService {
       endpoint_url: endpointUrl,
       secret: isVoice ? newSigningSecret() : null,
     };
-    return this.knex.transaction(async (trx) => {
+    return db.transaction(async (trx) => {
       if (data.orderHandler) await this.releaseHandler(trx, workspaceId);
       const [created] = await trx('agents')
         .insert(row)

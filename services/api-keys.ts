@@ -74,19 +74,19 @@ export class ApiKeyService {
 
   constructor(private readonly knex: Knex) {}
 
-  /** Creates a key; the full value is returned this once and only its hash is stored. */
-  async create(owner: { userId: string; workspaceId: string }, input: unknown): Promise<ApiKeyView & { key: string }> {
+  /** Creates a key; the full value is returned this once and only its hash is stored. `db`: the caller's transaction, if any. */
+  async create(owner: { userId: string; workspaceId: string }, input: unknown, db: Knex = this.knex): Promise<ApiKeyView & { key: string }> {
     const body = bodyFields(input);
     const data = parse(createSchema, { name: body.name ?? undefined, expiresInDays: camelOrSnake(body, 'expiresInDays', 'expires_in_days') ?? undefined });
     const key = `${KEY_PREFIX}${crypto.randomBytes(32).toString('base64url')}`;
-    const [row] = await this.knex('api_keys')
+    const [row] = await db('api_keys')
       .insert({
         user_id: owner.userId,
         workspace_id: owner.workspaceId,
         name: data.name ?? '',
         key_hash: hashKey(key),
         prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
-        expires_at: data.expiresInDays ? this.knex.raw(`now() + make_interval(days => ?)`, [data.expiresInDays]) : null,
+        expires_at: data.expiresInDays ? db.raw(`now() + make_interval(days => ?)`, [data.expiresInDays]) : null,
       })
       .returning(COLUMNS);
     return { ...view(row), key };

@@ -44,9 +44,9 @@ export class BlockedPhoneService {
   }
 
   /** Adds `{phone, reason?}`; 409 PHONE_ALREADY_BLOCKED when the number is on the list already. */
-  async add(workspaceId: string, body: unknown): Promise<BlockedPhone> {
+  async add(workspaceId: string, body: unknown, db: Knex = this.knex): Promise<BlockedPhone> {
     const { phone, reason } = parse(blockSchema, bodyFields(body));
-    const [row] = await this.knex('blocked_phones')
+    const [row] = await db('blocked_phones')
       .insert({ workspace_id: workspaceId, phone, reason })
       .onConflict(['workspace_id', 'phone'])
       .ignore()

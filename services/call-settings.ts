@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { msg } from './messages';
 import { bodyFields, camelOrSnake, parse } from './validation';
 
 export const TIMEZONE = 'Africa/Casablanca';
@@ -14,24 +15,24 @@ export interface CallSettings {
 const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: '09:00', hours_end: '21:00' };
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$|^24:00$/;
-const time = (label: string) => z.string({ error: `${label} must be a time HH:MM` }).regex(HHMM, `${label} must be a time HH:MM between 00:00 and 24:00`);
+const time = (label: string) => z.string({ error: msg('timeHHMM', { label }) }).regex(HHMM, msg('timeHHMM', { label }));
 
 export const schema = z.object({
   maxAttempts: z
-    .number({ error: 'maxAttempts must be a whole number from 1 to 10' })
-    .int('maxAttempts must be a whole number from 1 to 10')
-    .min(1, 'maxAttempts must be a whole number from 1 to 10')
-    .max(10, 'maxAttempts must be a whole number from 1 to 10')
+    .number({ error: msg('wholeNumber', { label: 'maxAttempts', min: 1, max: 10 }) })
+    .int(msg('wholeNumber', { label: 'maxAttempts', min: 1, max: 10 }))
+    .min(1, msg('wholeNumber', { label: 'maxAttempts', min: 1, max: 10 }))
+    .max(10, msg('wholeNumber', { label: 'maxAttempts', min: 1, max: 10 }))
     .optional(),
   retryIntervalMinutes: z
-    .number({ error: 'retryIntervalMinutes must be a whole number from 1 to 1440' })
-    .int('retryIntervalMinutes must be a whole number from 1 to 1440')
-    .min(1, 'retryIntervalMinutes must be a whole number from 1 to 1440')
-    .max(1440, 'retryIntervalMinutes must be a whole number from 1 to 1440')
+    .number({ error: msg('wholeNumber', { label: 'retryIntervalMinutes', min: 1, max: 1440 }) })
+    .int(msg('wholeNumber', { label: 'retryIntervalMinutes', min: 1, max: 1440 }))
+    .min(1, msg('wholeNumber', { label: 'retryIntervalMinutes', min: 1, max: 1440 }))
+    .max(1440, msg('wholeNumber', { label: 'retryIntervalMinutes', min: 1, max: 1440 }))
     .optional(),
   callingHours: z
-    .object({ start: time('Start'), end: time('End') }, { error: 'callingHours must be {start, end}' })
-    .refine((h) => minutesOf(h.start) < minutesOf(h.end), 'callingHours start must be before end')
+    .object({ start: time('Start'), end: time('End') }, { error: msg('hoursShape') })
+    .refine((h) => minutesOf(h.start) < minutesOf(h.end), msg('hoursOrder'))
     .optional(),
 });
 
@@ -124,6 +125,16 @@ export class CallSettingsService {
         .insert({ workspace_id: workspaceId, ...row })
         .onConflict('workspace_id')
         .merge();
+      // Calls already waiting keep to the new hours: one that waited for the old opening is due from
+      // now under the new hours; any other moves to the new hours' next opening if it falls outside them.
+      await trx.raw(
+        `UPDATE operations SET next_attempt_at = CASE
+           WHEN next_attempt_at > now() AND to_char(next_attempt_at AT TIME ZONE ?, 'HH24:MI:SS') = ?
+             THEN call_due_at(workspace_id, now())
+           ELSE call_due_at(workspace_id, next_attempt_at) END
+         WHERE workspace_id = ? AND status = 'pending'`,
+        [TIMEZONE, `${current.calling_hours.start}:00`, workspaceId],
+      );
       return toSettings(row);
     });
   }

@@ -6,6 +6,7 @@ import type { CallSettingsService } from './call-settings';
 import { isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
 import { lockOrderOfCall, lockOrdersOfNonHumanOperations } from './locks';
+import { msg } from './messages';
 import type { Call, Operation, Outcome } from './operations';
 import { CALL_FIELDS, operationWithCalls, OUTCOMES, toCall } from './operations';
 import type { OrderStatus } from './order-status';
@@ -74,8 +75,8 @@ export function outcomeSchema(now: () => Date) {
       }
       const at = new Date(value.callbackAt).getTime();
       const current = now().getTime();
-      if (at <= current) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: 'callbackAt must be in the future' });
-      else if (at > current + 30 * 86_400_000) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: 'callbackAt must be at most 30 days ahead' });
+      if (at <= current) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: msg('future', { label: 'callbackAt' }) });
+      else if (at > current + 30 * 86_400_000) ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: msg('within30', { label: 'callbackAt' }) });
     });
 }
 
@@ -99,14 +100,28 @@ export class CallService {
 
   // ---- the human queue --------------------------------------------------------------------
 
-  /** How many human calls are due now in the workspace. */
-  async dueCount(workspaceId: string): Promise<number> {
-    const row = await this.knex('operations as op')
-      .join('agents as a', 'a.id', 'op.agent_id')
-      .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
-      .where('op.next_attempt_at', '<=', this.now())
-      .first(this.knex.raw('count(*)::int AS n'));
-    return row.n;
+  /**
+   * The human queue as a member sees it: how many calls can be made now (none while the calling
+   * hours are closed), how many wait for a later time, and when the next one can be made (inside
+   * the calling hours; null when nothing waits).
+   */
+  async queue(workspaceId: string): Promise<{ dueNow: number; waiting: number; nextAt: Date | null }> {
+    const now = this.now();
+    const [settings, row] = await Promise.all([
+      this.settings.get(workspaceId),
+      this.knex('operations as op')
+        .join('agents as a', 'a.id', 'op.agent_id')
+        .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
+        .first(
+          this.knex.raw('count(*) FILTER (WHERE op.next_attempt_at <= ?)::int AS due', [now]),
+          this.knex.raw('count(*)::int AS waiting'),
+          this.knex.raw('min(op.next_attempt_at) AS first_at'),
+        ),
+    ]);
+    const open = isOpen(settings, now);
+    const dueNow = open ? row.due : 0;
+    const nextAt = row.first_at ? nextOpening(settings, new Date(Math.max(row.first_at.getTime(), now.getTime()))) : null;
+    return { dueNow, waiting: row.waiting - dueNow, nextAt };
   }
 
   /** Claims the oldest due human call of the workspace for `userId`; null when nothing is due or the hours are closed. */
@@ -211,7 +226,8 @@ export class CallService {
       await trx('calls').where({ id: call.id }).update({ dropped_at: this.now() });
       const [op] = await trx('operations')
         .where({ id: call.operation_id, status: 'in_progress' })
-        .update({ status: 'pending', next_attempt_at: this.now() })
+        // Due again at once, or at the next opening when the hours closed meanwhile.
+        .update({ status: 'pending', next_attempt_at: trx.raw('call_due_at(workspace_id, ?)', [this.now()]) })
         .returning('order_id');
       if (op) await trx('orders').where({ id: op.order_id, status: 'calling' }).update({ status: call.order_status_before });
     }

@@ -1,3 +1,6 @@
+import type { Coded } from './messages';
+import { decode, plain } from './messages';
+
 /** Services throw these; one translator per chain (JSON, HTML) turns them into responses. */
 export class AppError extends Error {
   constructor(
@@ -13,12 +16,25 @@ export class AppError extends Error {
 
 export type FieldErrors = Record<string, string>;
 
+/**
+ * Bad input, by field. A field's message may carry its code (`msg()` of services/messages): the API
+ * gets its English text in `fields`, the pages its code in `codes`.
+ */
 export class ValidationError extends AppError {
-  constructor(
-    readonly fields: FieldErrors,
-    message = 'Validation failed',
-  ) {
-    super(400, message, 'VALIDATION_ERROR', { fields });
+  readonly fields: FieldErrors;
+  /** Each field's message by its code (a field whose message has no code yet is absent). */
+  readonly codes: Record<string, Coded>;
+
+  constructor(fields: FieldErrors, message = 'Validation failed') {
+    const english = Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, plain(text)]));
+    super(400, message, 'VALIDATION_ERROR', { fields: english });
+    this.fields = english;
+    this.codes = Object.fromEntries(
+      Object.entries(fields).flatMap(([name, text]) => {
+        const coded = decode(text);
+        return coded ? [[name, coded]] : [];
+      }),
+    );
   }
 }
 

@@ -9,6 +9,7 @@ import { CallSettingsService } from './call-settings';
 import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
+import { FormTokenService } from './form-tokens';
 import { IdempotencyService } from './idempotency';
 import { InvitationService } from './invitations';
 import { MemberService } from './members';
@@ -48,6 +49,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
   const blockedPhones = new BlockedPhoneService(knex);
   const stores = new StoreConnectionService(knex, config.publicBaseUrl);
+  const formTokens = new FormTokenService(knex);
   return {
     workspaces,
     invitations,
@@ -73,7 +75,9 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       statusCounts: await orders.compactStatusCounts(),
       webhookLog: await webhooks.prune(),
       storeLog: await stores.prune(),
+      formTokens: await formTokens.pruneExpired(),
     }),
+    formTokens,
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters, language?: Language) => exportCsv(knex, workspaceId, filters, language),
     stats: new StatsService(knex),

@@ -46,17 +46,17 @@ export class InvitationService {
   ) {}
 
   /** The owner invites an address: a new link, returned this once; it replaces a pending one for the same address. */
-  async create(workspace: WorkspaceActor, createdBy: string, input: unknown): Promise<NewInvitation> {
+  async create(workspace: WorkspaceActor, createdBy: string, input: unknown, db: Knex = this.knex): Promise<NewInvitation> {
     ownerOnly(workspace);
     const { email: address } = parse(invitationSchema, { email: bodyFields(input).email });
-    const alreadyMember = await this.knex('workspace_members as m')
+    const alreadyMember = await db('workspace_members as m')
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.workspace_id', workspace.id)
       .whereRaw('lower(u.email) = ?', [address])
       .first('u.id');
     if (alreadyMember) throw new ValidationError({ email: 'This person is already a member' });
     const token = crypto.randomBytes(32).toString('base64url');
-    const row = await this.knex.transaction(async (trx) => {
+    const row = await db.transaction(async (trx) => {
       await this.pending(trx, workspace.id).whereRaw('lower(email) = ?', [address]).update({ revoked_at: trx.fn.now() });
       const [created] = await trx('invitations')
         .insert({

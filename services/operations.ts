@@ -121,10 +121,17 @@ export class OperationService {
     });
   }
 
-  /** Creates the order's pending operation, due now, and the job that acts on it — in the caller's transaction. */
+  /** Creates the order's pending operation, due now (or at the next opening of the calling hours), and the job that acts on it — in the caller's transaction. */
   async open(trx: Knex.Transaction, workspaceId: string, orderId: string, agentId: string): Promise<string> {
     const [operation] = await trx('operations')
-      .insert({ workspace_id: workspaceId, order_id: orderId, agent_id: agentId, direction: 'outbound', status: 'pending', next_attempt_at: trx.fn.now() })
+      .insert({
+        workspace_id: workspaceId,
+        order_id: orderId,
+        agent_id: agentId,
+        direction: 'outbound',
+        status: 'pending',
+        next_attempt_at: trx.raw('call_due_at(?, now())', [workspaceId]),
+      })
       .returning('id');
     await this.jobs.send(trx, 'operation-due', { operationId: operation.id }, { singletonKey: operation.id });
     return operation.id;

@@ -186,6 +186,7 @@ const ORDER_FIELDS = [
  * The orders' flags and, for a blocked number, the `unconfirmed` status are set by the database as
  * each row goes in (the orders_flag_risky trigger): `insertOrders` returns `flags`, and an order
  * flagged `blocked_phone` gets its operation cancelled from the start, with no job to dispatch it.
+ * An operation is due at once, or at the next opening of the calling hours (`call_due_at`).
  */
 function createOrdersSql(insertOrders: string, answer: string, before = ''): string {
   return `
@@ -195,7 +196,7 @@ function createOrdersSql(insertOrders: string, answer: string, before = ''): str
     ${insertOrders}
   ), op AS (
     INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at)
-    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', s.status, CASE WHEN s.status = 'pending' THEN now() END
+    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', s.status, CASE WHEN s.status = 'pending' THEN call_due_at(o.workspace_id, now()) END
       FROM o, handler, LATERAL (SELECT CASE WHEN 'blocked_phone' = ANY(o.flags) THEN 'cancelled' ELSE 'pending' END AS status) s
     RETURNING id, status
   ), job AS (

@@ -13,7 +13,10 @@ export interface Stats {
   to: string;
   orders: number;
   by_status: Record<OrderStatus, number>;
+  /** Confirmed ÷ orders whose confirmation has finished, leaving out the orders a blocked number declined. */
   confirmation_rate: number | null;
+  /** Orders declined at once because their number is blocked (no call was made). */
+  blocked: number;
   calls: number;
   answered_rate: number | null;
   average_calls_to_confirm: number | null;
@@ -80,17 +83,22 @@ export class StatsService {
     const within = (column: string) => `${column} >= (?::date)::timestamp AT TIME ZONE ? AND ${column} < (?::date + 1)::timestamp AT TIME ZONE ?`;
     const [groups, calls, confirming] = await Promise.all([
       this.knex.raw(
-        `WITH o AS (
-           SELECT o.status, o.store_name, o.total_amount, o.currency, (o.created_at AT TIME ZONE ?)::date AS day,
-                  (SELECT op.status FROM operations op WHERE op.id = o.operation_id) IN ('completed', 'cancelled') AS finished
+        `WITH base AS (
+           SELECT o.status, o.store_name, o.total_amount, o.currency, o.flags, (o.created_at AT TIME ZONE ?)::date AS day,
+                  (SELECT op.status FROM operations op WHERE op.id = o.operation_id) AS op_status
              FROM orders o
-            WHERE o.workspace_id = ? AND ${within('o.created_at')})
+            WHERE o.workspace_id = ? AND ${within('o.created_at')}
+         ), o AS (
+           -- A blocked number's order is declined at once, its operation cancelled: not a customer's answer.
+           SELECT *, (status = 'unconfirmed' AND 'blocked_phone' = ANY(flags) AND op_status = 'cancelled') AS blocked FROM base
+         )
          SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
                 count(*)::int AS orders,
                 count(*) FILTER (WHERE status = 'confirmed')::int AS confirmed,
                 ${CONFIRMED_AMOUNT} AS confirmed_amount,
-                count(*) FILTER (WHERE finished)::int AS finished,
-                count(*) FILTER (WHERE finished AND status = 'confirmed')::int AS confirmed_finished
+                count(*) FILTER (WHERE op_status IN ('completed', 'cancelled') AND NOT blocked)::int AS finished,
+                count(*) FILTER (WHERE op_status IN ('completed', 'cancelled') AND status = 'confirmed')::int AS confirmed_finished,
+                count(*) FILTER (WHERE blocked)::int AS blocked
            FROM o GROUP BY GROUPING SETS ((status), (day), (store_name), ())`,
         [SHOP_TIME_ZONE, workspaceId, ...bounds],
       ),
@@ -117,7 +125,7 @@ export class StatsService {
   // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
   private assemble(period: { from: string; to: string }, rows: any[], calls: { calls: number; answered: number }, average: number | null): Stats {
     // GROUPING() is a bit mask over (status, day, store_name): 0b011 = by status, 0b101 = by day, 0b110 = by store.
-    const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0, confirmed_amount: '0.00' };
+    const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0, blocked: 0, confirmed_amount: '0.00' };
     const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<OrderStatus, number>;
     for (const r of rows.filter((row) => row.grouping === 0b011)) byStatus[r.status as OrderStatus] = r.orders;
     const days = new Map(rows.filter((r) => r.grouping === 0b101).map((r) => [r.day, r]));
@@ -143,6 +151,7 @@ export class StatsService {
       orders: total.orders,
       by_status: byStatus,
       confirmation_rate: ratio(total.confirmed_finished, total.finished),
+      blocked: total.blocked,
       calls: calls.calls,
       answered_rate: ratio(calls.answered, calls.calls),
       average_calls_to_confirm: average === null ? null : Math.round(average * 100) / 100,

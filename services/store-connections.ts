@@ -187,20 +187,20 @@ export class StoreConnectionService {
     return rows.map((row) => this.toConnection(row));
   }
 
-  async get(workspaceId: string, id: string): Promise<StoreConnection> {
+  async get(workspaceId: string, id: string, db: Knex = this.knex): Promise<StoreConnection> {
     if (!isUuid(id)) throw connectionNotFound();
-    const row = await this.select(this.knex).where({ 'c.workspace_id': workspaceId, 'c.id': id }).first();
+    const row = await this.select(db).where({ 'c.workspace_id': workspaceId, 'c.id': id }).first();
     if (!row) throw connectionNotFound();
     return this.toConnection(row);
   }
 
-  /** Adds a connection; the answer carries the signing key when we made it, this once. */
-  async create(workspace: WorkspaceActor, body: unknown): Promise<StoreConnection & { secret?: string }> {
+  /** Adds a connection; the answer carries the signing key when we made it, this once. `db`: the caller's transaction, if any. */
+  async create(workspace: WorkspaceActor, body: unknown, db: Knex = this.knex): Promise<StoreConnection & { secret?: string }> {
     ownerOnly(workspace);
     const input = parse(createSchema, bodyFields(body));
     const shop = checkKind(input.kind, input, true);
     const made = input.kind === 'custom' ? newSigningSecret() : input.secret === undefined ? crypto.randomBytes(24).toString('base64url') : undefined;
-    const id = await this.knex.transaction(async (trx) => {
+    const id = await db.transaction(async (trx) => {
       // Counted under the workspace's lock: two concurrent adds cannot make a 21st.
       await trx('workspaces').where({ id: workspace.id }).forUpdate().first('id');
       const [{ n }] = await trx('store_connections').where({ workspace_id: workspace.id }).count({ n: '*' });
@@ -218,7 +218,7 @@ export class StoreConnectionService {
         .returning('id');
       return row.id as string;
     });
-    const connection = await this.get(workspace.id, id);
+    const connection = await this.get(workspace.id, id, db);
     return made ? { ...connection, secret: made } : connection;
   }
 

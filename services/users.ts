@@ -86,9 +86,10 @@ export class UserService {
   /**
    * Creates the account and, when it creates one, the named workspace. Through an invitation link
    * the account is for the invited address, whatever email was posted, and joins that workspace
-   * in the same transaction (the link proves the address; nothing else does).
+   * in the same transaction (the link proves the address; nothing else does). `language`: the one
+   * the owner signed up in, for the name of the workspace's first agent.
    */
-  async signUp(input: SignUpInput, invitationToken?: string): Promise<User> {
+  async signUp(input: SignUpInput, invitationToken?: string, language: Language = 'en'): Promise<User> {
     const invited = invitationToken === undefined ? undefined : await this.invitations.open(invitationToken);
     const data = parse(signUpSchema, invited ? { ...input, email: invited.email, workspace: undefined } : input);
     const passwordHash = await bcrypt.hash(data.password, this.bcryptCost);
@@ -102,7 +103,7 @@ export class UserService {
       );
       if (!user) throw new ValidationError({ email: 'An account with this email already exists' });
       if (invitationToken !== undefined) await this.invitations.join(invitationToken, user, trx);
-      else if (data.workspace) await this.workspaces.create(user.id, data.workspace, trx);
+      else if (data.workspace) await this.workspaces.create(user.id, data.workspace, trx, language);
       return user as User;
     });
   }

@@ -3,6 +3,7 @@ import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
 import type { FieldErrors } from './errors';
 import { ValidationError } from './errors';
+import { msg } from './messages';
 
 /** How deep a JSON value we read may nest: real orders and reports nest a handful of levels. */
 const MAX_JSON_DEPTH = 64;
@@ -107,30 +108,30 @@ export function camelOrSnake(source: Record<string, unknown>, camel: string, sna
 /** A required text field: trimmed, non-empty, at most `max` characters. */
 export function requiredText(label: string, max: number) {
   return z
-    .string({ error: (issue) => (issue.input === undefined ? `${label} is required` : `${label} must be text`) })
+    .string({ error: (issue) => (issue.input === undefined ? msg('required', { label }) : msg('notText', { label })) })
     .trim()
-    .min(1, `${label} is required`)
-    .max(max, `${label} must be at most ${max} characters`);
+    .min(1, msg('required', { label }))
+    .max(max, msg('tooLong', { label, max }));
 }
 
 /** An optional text field: trimmed, at most `max` characters; empty, null or absent is null. */
 export function optionalText(label: string, max: number) {
   return z
-    .string({ error: `${label} must be text` })
+    .string({ error: msg('notText', { label }) })
     .trim()
-    .max(max, `${label} must be at most ${max} characters`)
+    .max(max, msg('tooLong', { label, max }))
     .nullable()
     .optional()
     .transform((value) => value || null);
 }
 
 export const email = z
-  .string({ error: 'Email is required' })
+  .string({ error: msg('emailRequired') })
   .trim()
   .toLowerCase()
-  .min(1, 'Email is required')
-  .max(254, 'Email is too long')
-  .pipe(z.email('Enter a valid email address'));
+  .min(1, msg('emailRequired'))
+  .max(254, msg('emailTooLong'))
+  .pipe(z.email(msg('emailInvalid')));
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -154,12 +154,12 @@ export class WebhookService {
     return (await this.row(this.knex, workspace.id, id)).secret;
   }
 
-  async create(workspace: WorkspaceActor, body: unknown): Promise<Endpoint & { secret: string }> {
+  async create(workspace: WorkspaceActor, body: unknown, db: Knex = this.knex): Promise<Endpoint & { secret: string }> {
     ownerOnly(workspace);
     const workspaceId = workspace.id;
     const source = bodyFields(body);
     const [url, input] = await this.validate(source, createSchema, true);
-    return this.knex.transaction(async (trx) => {
+    return db.transaction(async (trx) => {
       // Counted under the workspace's lock: two concurrent creates cannot make an eleventh.
       await trx('workspaces').where({ id: workspaceId }).forUpdate().first('id');
       const [{ n }] = await trx('webhook_endpoints').where({ workspace_id: workspaceId }).count({ n: '*' });

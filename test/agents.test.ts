@@ -30,7 +30,13 @@ describe('GET /api/agents', () => {
     const first = await createAgent(shop, { name: 'Salma' });
     const second = await createAgent(shop, { name: 'Omar', orderHandler: true });
     const res = await shop.agent.get('/api/agents').expect(200);
-    expect(res.body).to.deep.equal({ agents: [first, second] });
+    // The team's own agent, made at sign-up, comes first; it stopped being the handler when Omar became it.
+    const [team] = res.body.agents;
+    expect(team)
+      .to.include({ kind: 'human', is_order_handler: false })
+      .and.to.have.property('name')
+      .that.match(/ team$/);
+    expect(res.body).to.deep.equal({ agents: [team, first, second] });
     expect(res.body.agents.map((a: Agent) => a.id)).not.to.include(foreign.id);
   });
 
@@ -82,7 +88,8 @@ describe('POST /api/agents', () => {
       .send([{ name: 'x' }])
       .expect(400);
     expect(array.body.code).to.equal('VALIDATION_ERROR');
-    expect(await testKnex()('agents').where({ workspace_id: shop.workspaceId })).to.have.length(0);
+    // Only the team's own agent, made at sign-up.
+    expect(await testKnex()('agents').where({ workspace_id: shop.workspaceId })).to.have.length(1);
   });
 
   it('400 INVALID_JSON for a body that is not JSON', async () => {

@@ -3,7 +3,7 @@ import type request from 'supertest';
 import type { SignedIn } from './helpers/app';
 import { csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
-import { createOrder, openAllDay, operationRow, orderRow } from './helpers/loop';
+import { createOrder, ORDER, openAllDay, operationRow, orderRow } from './helpers/loop';
 
 type Shop = SignedIn & { workspaceId: string; csrf: string; post: (path: string, form?: Record<string, string>) => request.Test };
 
@@ -107,9 +107,11 @@ describe('calls pages (spec §5)', () => {
       .and.contain('Argan oil x2')
       .and.contain('12 rue de Fès')
       .and.contain(`action="/calls/${callId}/outcome"`);
+    // One submit button per outcome: one tap records it, with or without JavaScript.
     for (const outcome of ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed']) {
-      expect(page.text).to.contain(`<option value="${outcome}"`);
+      expect(page.text).to.match(new RegExp(`<button type="submit" name="outcome" value="${outcome}"`));
     }
+    expect(page.text).not.to.contain('<select');
     expect(page.text).to.contain('type="datetime-local"');
     // /calls now offers the way back to the open call.
     expect((await owner.agent.get('/calls').expect(200)).text).to.contain(`href="/calls/${callId}"`);
@@ -137,7 +139,7 @@ describe('calls pages (spec §5)', () => {
     const order = await createOrder(owner);
     const callId = await startCall(owner);
     await owner.post(`/calls/${callId}/outcome`, { outcome: 'confirmed', notes: 'Wants it Friday' }).expect(303).expect('Location', '/calls');
-    expect(await noticeOn(owner, '/calls')).to.equal("Amina Benali's order is confirmed.");
+    expect(await noticeOn(owner, '/calls')).to.equal("Amina Benali's order is confirmed. No call is due right now.");
     expect((await orderRow(order.id)).status).to.equal('confirmed');
     const call = await testKnex()('calls').where({ id: callId }).first();
     expect(call).to.include({ outcome: 'confirmed', summary: 'Wants it Friday' });
@@ -147,6 +149,68 @@ describe('calls pages (spec §5)', () => {
     await owner.post(`/calls/${callId}/outcome`, { outcome: 'unconfirmed' }).expect(303).expect('Location', '/calls');
     expect(await noticeOn(owner, '/calls')).to.match(/no longer yours to record/);
     expect((await orderRow(order.id)).status).to.equal('confirmed');
+  });
+
+  it('one tap records the outcome and opens the next due call, with the notice about the last one', async () => {
+    const owner = await shop();
+    const first = await createOrder(owner, { ...ORDER, clientName: 'Imane Alaoui' });
+    const second = await createOrder(owner, { ...ORDER, clientName: 'Youssef Tazi', phone: '0661234567' });
+    const callId = await startCall(owner);
+    const res = await owner.post(`/calls/${callId}/outcome`, { outcome: 'confirmed' }).expect(303);
+    const next = /^\/calls\/([0-9a-f-]{36})$/.exec(res.headers.location);
+    expect(next, res.headers.location).to.not.equal(null);
+    expect(next![1]).to.not.equal(callId);
+    expect((await orderRow(first.id)).status).to.equal('confirmed');
+    expect((await orderRow(second.id)).status).to.equal('calling');
+    const nextCall = await testKnex()('calls').where({ id: next![1] }).first();
+    expect(nextCall).to.include({ made_by: owner.userId, kind: 'human' });
+    expect(await noticeOn(owner, `/calls/${next![1]}`)).to.equal("Imane Alaoui's order is confirmed.");
+    // A "back to the queue" link stays on the call page.
+    expect((await owner.agent.get(`/calls/${next![1]}`).expect(200)).text).to.contain('<a href="/calls">');
+  });
+
+  it('a callback time typed with another outcome is refused, never dropped in silence; nothing is written', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const callId = await startCall(owner);
+    const before = await testKnex()('calls').where({ id: callId }).first();
+    const local = `${casablancaLocal(new Date(Date.now() + 86_400_000)).slice(0, 10)}T22:45`;
+    const res = await owner.post(`/calls/${callId}/outcome`, { outcome: 'no-answer', callback_at: local }).expect(400);
+    expect(fieldErrors(res.text).callback_at).to.match(/You typed a callback time but tapped “No answer”/);
+    // The typed time is still in the form, its field open.
+    expect(res.text)
+      .to.contain(`value="${local}"`)
+      .and.match(/<details class="outcome-more" open>/);
+    expect(await testKnex()('calls').where({ id: callId }).first()).to.deep.equal(before);
+    expect((await orderRow(order.id)).status).to.equal('calling');
+    // The same time with "Call back later" is honoured.
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: local }).expect(303);
+    const op = await operationRow(before.operation_id);
+    expect(op.next_attempt_at.toISOString()).to.equal(casablancaInstant(local));
+  });
+
+  it('while the hours are closed: nothing is "due now", the start button is disabled with the opening, and new orders are due at it', async () => {
+    const owner = await shop();
+    const now = casablancaLocal(new Date()).slice(11);
+    const hour = (Number(now.slice(0, 2)) + 2) % 23;
+    const start = `${String(hour).padStart(2, '0')}:00`;
+    const end = `${String(hour).padStart(2, '0')}:30`;
+    const early = await createOrder(owner);
+    await owner.agent.put('/api/settings/calls').send({ callingHours: { start, end } }).expect(200);
+    const late = await createOrder(owner);
+    const page = await owner.agent.get('/calls').expect(200);
+    expect(page.text).to.match(/<dt>Due now<\/dt><dd>0<\/dd>/);
+    expect(page.text).to.match(/<dt>Due later<\/dt><dd>2<\/dd>/);
+    expect(page.text).to.match(/<button type="submit" disabled aria-describedby="calls-closed">Start next call<\/button>/);
+    const opening = /<p class="card" id="calls-closed">[^<]*<strong><time datetime="([^"]+)"/.exec(page.text)![1];
+    expect(casablancaLocal(new Date(opening)).slice(11)).to.equal(start);
+    // The order created before the change and the one after are both due at the opening, not now.
+    for (const order of [early, late]) {
+      const op = await testKnex()('operations').where({ order_id: order.id }).first();
+      expect(op.next_attempt_at.toISOString()).to.equal(opening);
+      const shown = await owner.agent.get(`/orders/${order.id}`).expect(200);
+      expect(shown.text).to.contain(`<time datetime="${opening}">`);
+    }
   });
 
   it('a callback time typed in Morocco time is stored as the right UTC instant', async () => {
@@ -261,7 +325,8 @@ describe('agents page: kinds and secrets (spec §2, §11)', () => {
       const res = await owner.post('/agents', form).expect(400);
       expect(Object.keys(fieldErrors(res.text))).to.deep.equal(['endpoint_url']);
     }
-    expect(await testKnex()('agents').where({ workspace_id: owner.workspaceId })).to.have.length(1);
+    // The team's own agent (made at sign-up) and Desk: the refused one was not added.
+    expect(await testKnex()('agents').where({ workspace_id: owner.workspaceId })).to.have.length(2);
   });
 });
 

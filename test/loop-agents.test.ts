@@ -44,7 +44,8 @@ describe('agents of two kinds (spec §2)', () => {
       expect(res.body.code, JSON.stringify(body)).to.equal('VALIDATION_ERROR');
       expect(Object.keys(res.body.fields), JSON.stringify(body)).to.have.members(fields);
     }
-    expect(await testKnex()('agents').where({ workspace_id: shop.workspaceId })).to.have.length(0);
+    // Only the team's own agent, made at sign-up.
+    expect(await testKnex()('agents').where({ workspace_id: shop.workspaceId })).to.have.length(1);
   });
 
   it('PUT changes name, handler and a voice agent’s endpointUrl; kind never changes (400)', async () => {
@@ -104,7 +105,8 @@ describe('the private-address guard', () => {
       expect(res.status, url).to.equal(400);
       expect(res.body.fields, url).to.have.keys('endpointUrl');
     }
-    expect(await testKnex()('agents').where({ workspace_id: shop.workspaceId })).to.have.length(0);
+    // Only the team's own agent, made at sign-up.
+    expect(await testKnex()('agents').where({ workspace_id: shop.workspaceId })).to.have.length(1);
     const ok = await post('https://93.184.216.34/calls');
     expect(ok.status, JSON.stringify(ok.body)).to.equal(201);
   });

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { SignedIn } from './helpers/app';
-import { app, signUp } from './helpers/app';
+import { app, signUp, unsetOrderHandler } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /**
@@ -257,6 +257,7 @@ describe('POST /api/orders/import', () => {
 
   it('422 NO_ORDER_HANDLER for the whole file; no order written', async () => {
     const s = await signUp();
+    await unsetOrderHandler(s);
     const res = await importCsv(s, `${HEADER}\nA,0612345678,S,P,\n`);
     expect(res.status).to.equal(422);
     expect(res.body.code).to.equal('NO_ORDER_HANDLER');

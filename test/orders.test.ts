@@ -6,7 +6,7 @@ import { loadConfig } from '../config';
 import { ORDER_STATUSES } from '../services/order-status';
 import type { Order } from '../services/orders';
 import type { SignedIn } from './helpers/app';
-import { app, signUp, silentLogger, TEST_ENV } from './helpers/app';
+import { app, signUp, silentLogger, TEST_ENV, unsetOrderHandler } from './helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from './helpers/db';
 
 const ORDER = { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' };
@@ -326,6 +326,7 @@ describe('POST /api/orders', () => {
 
   it('422 NO_ORDER_HANDLER without a handler agent; no order and no operation are written', async () => {
     const shop = await signUp();
+    await unsetOrderHandler(shop);
     await shop.agent.post('/api/agents').send({ name: 'Not the handler' }).expect(201);
     const res = await shop.agent.post('/api/orders').send(ORDER).expect(422);
     expect(res.body).to.have.all.keys('error', 'code', 'redirectTo');
@@ -431,6 +432,7 @@ describe('POST /api/orders', () => {
 
     it('a failed create does not use up the key: after setting a handler the retry creates the order', async () => {
       const shop = await signUp();
+      await unsetOrderHandler(shop);
       await shop.agent.post('/api/orders').set('Idempotency-Key', 'retry-me').send(ORDER).expect(422);
       expect(await testKnex()('idempotency_keys').where({ workspace_id: shop.workspaceId })).to.have.length(0);
       await shop.agent.post('/api/agents').send({ name: 'Handler', orderHandler: true }).expect(201);

@@ -116,7 +116,8 @@ describe('integrations are the owner’s (voice agents, webhook endpoints)', () 
     expect(await integrationsOf(t.owner.workspaceId!)).to.deep.equal(before);
     // The JSON lists never carried a secret; a member still reads them.
     const list = (await t.member.agent.get('/api/agents').expect(200)).body.agents;
-    expect(list.map((a: { name: string }) => a.name)).to.have.members(['Robot', 'Salma']);
+    // The team's own agent (made at sign-up), and the two of the test.
+    expect(list.map((a: { name: string }) => a.name.replace(/^.* team$/, 'team'))).to.have.members(['team', 'Robot', 'Salma']);
     expect((await t.member.agent.get('/api/webhooks').expect(200)).body.endpoints[0].url).to.equal(HOOK_URL);
     expect((await t.member.agent.get(`/api/webhooks/${t.endpointId}/deliveries`).expect(200)).body.deliveries).to.have.length(1);
 
@@ -170,7 +171,7 @@ describe('integrations are the owner’s (voice agents, webhook endpoints)', () 
 
     await t.member.agent.post('/agents').type('form').send({ _csrf: csrf, name: 'Yassine', order_handler: '1' }).expect(303);
     await t.member.agent.post(`/agents/${t.humanId}/order-handler`).type('form').send({ _csrf: csrf }).expect(303);
-    const rows = await testKnex()('agents').where({ workspace_id: t.owner.workspaceId }).orderBy('created_at');
+    const rows = await testKnex()('agents').where({ workspace_id: t.owner.workspaceId }).whereNot('name', 'like', '% team').orderBy('created_at');
     expect(rows.map((r) => [r.name, r.kind, r.is_order_handler])).to.deep.equal([
       ['Robot', 'voice', false],
       ['Salma', 'human', true],

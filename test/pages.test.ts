@@ -4,7 +4,7 @@ import { hashKey } from '../services/api-keys';
 import type { Order } from '../services/orders';
 import { PHONE_HINT } from '../services/phone';
 import type { SignedIn } from './helpers/app';
-import { app, csrfOf, signUp, uniqueEmail } from './helpers/app';
+import { app, csrfOf, signUp, uniqueEmail, unsetOrderHandler } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 const ORDER_FORM = {
@@ -27,6 +27,9 @@ async function shop(options: { handler?: boolean } = {}): Promise<Shop> {
   const user = await signUp({ name: 'Salma Idrissi' });
   if (options.handler !== false) {
     await user.agent.post('/api/agents').send({ name: 'Youssef', orderHandler: true }).expect(201);
+  } else {
+    // The team's own agent is the handler from sign-up: unset it.
+    await unsetOrderHandler(user);
   }
   const csrf = await csrfOf(user.agent);
   const post = (path: string, form: Record<string, string> = {}) =>
@@ -120,7 +123,8 @@ describe('dashboard pages: access and layout', () => {
       const forms = res.text.match(/<form method="post"[\s\S]*?<\/form>/g) ?? [];
       expect(forms.length, page).to.be.greaterThan(0);
       for (const form of forms) expect(form, page).to.contain(`<input type="hidden" name="_csrf" value="${owner.csrf}">`);
-      expect(res.text, page).not.to.match(/<script|\sstyle=|\son[a-z]+=/i);
+      // The one script is a file (the copy buttons'); nothing inline.
+      expect(res.text, page).not.to.match(/<script(?![^>]*\ssrc="\/assets\/copy\.[0-9a-f]+\.js")|\sstyle=|\son[a-z]+=/i);
       expect(res.text.match(/aria-current="page"/g) ?? [], page).to.have.length.of.at.most(2);
     }
     const workspace = await testKnex()('workspaces').where({ id: owner.workspaceId }).first();
@@ -417,13 +421,16 @@ describe('agents page', () => {
   it('adds agents and chooses the order handler', async () => {
     const owner = await shop({ handler: false });
     const empty = await owner.agent.get('/agents').expect(200);
-    expect(empty.text).to.contain('No agents yet');
+    // The team's own agent (made at sign-up) is listed, no longer the handler.
+    expect(empty.text)
+      .to.match(/Shop [0-9a-f]+ team/)
+      .and.not.contain('badge-handler');
     expect(empty.text, 'with no handler yet, the box starts checked').to.match(/name="order_handler" type="checkbox" value="1" checked/);
 
     const res = await owner.post('/agents', { name: 'Hajar الإدريسي', order_handler: '1' }).expect(303);
     expect(res.headers.location).to.equal('/agents');
     await owner.post('/agents', { name: 'Omar' }).expect(303);
-    const rows = await testKnex()('agents').where({ workspace_id: owner.workspaceId }).orderBy('created_at');
+    const rows = await testKnex()('agents').where({ workspace_id: owner.workspaceId }).whereNot('name', 'like', '% team').orderBy('created_at');
     expect(rows.map((r) => [r.name, r.is_order_handler])).to.deep.equal([
       ['Hajar الإدريسي', true],
       ['Omar', false],
@@ -435,7 +442,7 @@ describe('agents page', () => {
     expect(page.text).to.contain(`action="/agents/${rows[1].id}/order-handler"`).and.not.contain(`action="/agents/${rows[0].id}/order-handler"`);
 
     await owner.post(`/agents/${rows[1].id}/order-handler`).expect(303);
-    const after = await testKnex()('agents').where({ workspace_id: owner.workspaceId }).orderBy('created_at');
+    const after = await testKnex()('agents').where({ workspace_id: owner.workspaceId }).whereNot('name', 'like', '% team').orderBy('created_at');
     expect(after.map((r) => r.is_order_handler)).to.deep.equal([false, true]);
     expect((await owner.agent.get('/agents')).text).to.contain('Omar is now the order handler.');
   });
@@ -446,7 +453,8 @@ describe('agents page', () => {
     expect(fieldErrors(res.text)).to.deep.equal({ name: 'Name is required' });
     expect(res.text).to.match(/name="order_handler" type="checkbox" value="1" checked/);
     expect(res.text).to.match(/id="f-name"[^>]*aria-invalid="true"[^>]*aria-describedby="f-name-error"/);
-    expect(await testKnex()('agents').where({ workspace_id: owner.workspaceId })).to.have.length(0);
+    // Only the team's own agent, made at sign-up.
+    expect(await testKnex()('agents').where({ workspace_id: owner.workspaceId })).to.have.length(1);
   });
 
   it("another workspace's agent cannot be made handler (404)", async () => {

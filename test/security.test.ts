@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
 import { createKnex } from '../db/knex';
-import { app, csrfFrom, signUp, TEST_ENV } from './helpers/app';
+import { app, csrfFrom, signUp, TEST_ENV, unsetOrderHandler } from './helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from './helpers/db';
 
 const cookieOf = (res: request.Response) =>
@@ -96,6 +96,7 @@ describe('security checks', () => {
       expect(home.headers.location).to.match(/^\/[a-z]/);
     }
     const noHandler = await signUp();
+    await unsetOrderHandler(noHandler);
     const res = await noHandler.agent
       .post('/api/orders?redirectTo=//evil.com')
       .send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P', redirectTo: '//evil.com' })

@@ -14,6 +14,7 @@ const KEYS = [
   'orders',
   'by_status',
   'confirmation_rate',
+  'blocked',
   'calls',
   'answered_rate',
   'average_calls_to_confirm',
@@ -119,6 +120,7 @@ describe('GET /api/stats', () => {
       orders: 0,
       by_status: zeroStatuses(),
       confirmation_rate: null,
+      blocked: 0,
       calls: 0,
       answered_rate: null,
       average_calls_to_confirm: null,
@@ -202,6 +204,7 @@ describe('GET /api/stats', () => {
       by_status: { ...zeroStatuses(), confirmed: 4, unconfirmed: 1, pending: 1, 'no-answer': 1 },
       // Finished: the first three, the one confirmed by hand, the no-answer one; 3 of those 5 are confirmed.
       confirmation_rate: 0.6,
+      blocked: 0,
       // Ended calls started in the period (dropped and in-progress ones are not calls yet): 7, of which 4 answered.
       calls: 7,
       answered_rate: 0.57,

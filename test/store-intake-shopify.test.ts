@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../config';
 import type { SignedIn } from './helpers/app';
-import { app, signUp } from './helpers/app';
+import { app, signUp, unsetOrderHandler } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { waitFor } from './helpers/loop';
 
@@ -18,6 +18,7 @@ type Shop = SignedIn & { workspaceId: string; storeId: string };
 async function shop(options: { cod_only?: boolean; handler?: boolean } = {}): Promise<Shop> {
   const s = await signUp();
   if (options.handler !== false) await s.agent.post('/api/agents').send({ name: 'Desk', orderHandler: true }).expect(201);
+  else await unsetOrderHandler(s);
   const store = (
     await s.agent
       .post('/api/stores')

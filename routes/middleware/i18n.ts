@@ -28,6 +28,11 @@ export function createI18n(): i18n {
   const instance = i18next.createInstance();
   instance
     .use(Backend)
+    .use({
+      type: 'postProcessor',
+      name: 'elision',
+      process: (value: string, _key: unknown, _options: unknown, translator: { language?: string }) => (translator.language === 'fr' ? elide(value) : value),
+    })
     .use(detector)
     .init({
       initAsync: false,
@@ -39,8 +44,18 @@ export function createI18n(): i18n {
       // EJS's `<%= %>` escapes what it prints; i18next escaping too would show "Ali &amp;amp; Co".
       interpolation: { escapeValue: false },
       returnEmptyString: false,
+      postProcess: ['elision'],
     });
   return instance;
+}
+
+/**
+ * French elision where a name or value follows "de" or "que": "Commande de Imane" becomes
+ * "Commande d’Imane". The catalogues never write "de" before a vowel themselves, so only
+ * interpolated values meet the rule; a value may sit in `<strong>`, `<bdi>` or an isolate.
+ */
+export function elide(text: string): string {
+  return text.replace(/\b([dD]|[qQ]u)e ((?:<strong>)?(?:<bdi>)?\u2068?)(?=[AEIOUYHÀÂÄÉÈÊËÎÏÔÖÛÜaeiouyhàâäéèêëîïôöûü])/g, '$1’$2');
 }
 
 /** The language the request was given (English before `chooseLanguage` ran). */

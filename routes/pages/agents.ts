@@ -5,7 +5,7 @@ import type { Services } from '../../services';
 import type { Agent } from '../../services/agents';
 import { isOwner, ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { createOnce, errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
 const AGENT_FIELDS = ['name', 'order_handler', 'kind', 'endpoint_url'] as const;
@@ -41,12 +41,19 @@ export function agentPages(services: Services): Router {
     const orderHandler = CHECKED.has(values.order_handler);
     const endpointUrl = values.endpoint_url.trim();
     try {
-      const agent = await services.agents.create(workspace(req), {
-        name: values.name,
-        orderHandler,
-        kind: values.kind || 'human',
-        endpointUrl: endpointUrl === '' && values.kind !== 'voice' ? undefined : endpointUrl,
-      });
+      const agent = await createOnce(req, res, services.formTokens, 'agent', '/agents', (db) =>
+        services.agents.create(
+          workspace(req),
+          {
+            name: values.name,
+            orderHandler,
+            kind: values.kind || 'human',
+            endpointUrl: endpointUrl === '' && values.kind !== 'voice' ? undefined : endpointUrl,
+          },
+          db,
+        ),
+      );
+      if (!agent) return;
       const added = req.t(orderHandler ? 'agentsPage.notice.addedHandler' : 'agentsPage.notice.added', { name: agent.name });
       if (!agent.secret) return redirectWithNotice(req, res, '/agents', added);
       // A voice agent's secret is in this response: never in the session, a URL or a cache.

@@ -5,7 +5,7 @@ import type { Services } from '../../services';
 import type { ApiKeyView } from '../../services/api-keys';
 import { ValidationError } from '../../services/errors';
 import { keyViewer, requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { createOnce, errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
 const KEY_FIELDS = ['name', 'expires_in_days'] as const;
@@ -41,10 +41,14 @@ export function apiKeyPages(services: Services): Router {
     const values = formValues(req, KEY_FIELDS);
     const { user, workspace } = workspaceOf(req);
     try {
-      const created = await services.apiKeys.create(
-        { userId: user.id, workspaceId: workspace.id },
-        { name: values.name, expiresInDays: expiresInDays(values.expires_in_days) },
+      const created = await createOnce(req, res, services.formTokens, 'api-key', '/api-keys', (db) =>
+        services.apiKeys.create(
+          { userId: user.id, workspaceId: workspace.id },
+          { name: values.name, expiresInDays: expiresInDays(values.expires_in_days) },
+          db,
+        ),
       );
+      if (!created) return;
       // The full key is in this response only: never in the session, a URL, or a cache.
       res.set('Cache-Control', 'no-store');
       doNotCompress(res);

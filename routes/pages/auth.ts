@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { languageOf } from '../middleware/i18n';
 import type { Request, Response } from 'express';
 import type { Config } from '../../config';
 import type { Services } from '../../services';
@@ -72,7 +73,7 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
   router.post('/signup', limitSignups, async (req, res) => {
     const values = formValues(req, SIGNUP_FIELDS);
     try {
-      const user = await services.users.signUp({ ...values, password: formValues(req, ['password']).password });
+      const user = await services.users.signUp({ ...values, password: formValues(req, ['password']).password }, undefined, languageOf(req));
       await signIn(req, user, services);
       res.redirect(303, '/');
     } catch (err) {

@@ -30,15 +30,24 @@ export function callPages(services: Services): Router {
 
   router.get('/calls', async (req, res) => {
     const { user, workspace } = workspaceOf(req);
-    const [due, settings, paused, myCall] = await Promise.all([
-      services.calls.dueCount(workspace.id),
+    const [queue, settings, paused, myCall] = await Promise.all([
+      services.calls.queue(workspace.id),
       services.callSettings.get(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
       services.callViews.openCallOf(workspace.id, user.id),
     ]);
     const now = new Date();
     const open = isOpen(settings, now);
-    res.render('calls/index', { due, settings, open, opensAt: open ? null : nextOpening(settings, now).toISOString(), paused, myCall });
+    res.render('calls/index', {
+      due: queue.dueNow,
+      waiting: queue.waiting,
+      nextAt: queue.nextAt?.toISOString() ?? null,
+      settings,
+      open,
+      opensAt: open ? null : nextOpening(settings, now).toISOString(),
+      paused,
+      myCall,
+    });
   });
 
   router.post('/calls/next', async (req, res) => {
@@ -66,19 +75,27 @@ export function callPages(services: Services): Router {
 
   router.get('/calls/:callId', (req, res) => renderCall(req, res));
 
+  // One tap records the outcome and opens the next due call: each outcome is a submit button of one form.
   router.post('/calls/:callId/outcome', async (req, res) => {
     const { user, workspace } = workspaceOf(req);
     const values = formValues(req, OUTCOME_FIELDS);
     const typedCallback = values.callback_at.trim();
+    if (typedCallback !== '' && values.outcome !== 'postponed' && (OUTCOMES as readonly string[]).includes(values.outcome)) {
+      // A typed time is never dropped in silence: the member chooses "Call back later", or clears it.
+      const errors = {
+        callback_at: req.t('calls.errors.callbackOnlyLater', { outcome: req.t(`outcome.${values.outcome}`), later: req.t('outcome.postponed') }),
+      };
+      return renderCall(req, res, 400, { values, errors });
+    }
     const callbackAt = values.outcome === 'postponed' && typedCallback !== '' ? (moroccoLocalToIso(typedCallback) ?? typedCallback) : undefined;
+    let result: CallView;
     try {
-      const result = await services.calls.recordHumanOutcome(workspace.id, user.id, String(req.params.callId), {
+      result = await services.calls.recordHumanOutcome(workspace.id, user.id, String(req.params.callId), {
         outcome: values.outcome,
         callbackAt,
         changes: values.changes.trim() || null,
         notes: values.notes.trim() || null,
       });
-      await redirectWithNotice(req, res, '/calls', outcomeNotice(req, result));
     } catch (err) {
       if (err instanceof ConflictError && err.code === 'CALL_NOT_OPEN') {
         return redirectWithNotice(req, res, '/calls', req.t('calls.notice.noLongerYours'));
@@ -88,8 +105,13 @@ export function callPages(services: Services): Router {
       if (errors.outcome) errors.outcome = req.t('calls.errors.outcome');
       if (errors.callback_at && callbackAt === typedCallback) errors.callback_at = req.t('calls.errors.dateTime');
       else if (errors.callback_at && !callbackAt) errors.callback_at = req.t('calls.errors.when');
-      await renderCall(req, res, 400, { values, errors });
+      return renderCall(req, res, 400, { values, errors });
     }
+    const notice = outcomeNotice(req, result);
+    const next = await services.calls.claimNext(workspace.id, user.id);
+    if (next) return redirectWithNotice(req, res, `/calls/${next.call.id}`, notice);
+    const open = isOpen(await services.callSettings.get(workspace.id), new Date());
+    await redirectWithNotice(req, res, '/calls', `${notice} ${req.t(open ? 'calls.notice.noneDue' : 'calls.notice.hoursClosed')}`);
   });
   return router;
 }

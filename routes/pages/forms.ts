@@ -1,5 +1,8 @@
 import type { Request, Response } from 'express';
+import type { FormTokenService } from '../../services/form-tokens';
+import type { AppError } from '../../services/errors';
 import { ValidationError } from '../../services/errors';
+import { hasMessage, msg } from '../../services/messages';
 import { saveSession } from '../middleware/session';
 
 /** Picks the named text fields from a form body; never hand `req.body` itself to a template. */
@@ -26,9 +29,24 @@ export function errorsByInput(err: ValidationError, inputNames: Record<string, s
   const errors: Record<string, string> = {};
   for (const [field, message] of Object.entries(err.fields)) {
     const label = labels[field];
-    errors[inputNames[field] ?? field] = label && message.startsWith(field) ? label + message.slice(field.length) : message;
+    const coded = err.codes[field];
+    // A message with a code reaches the page by its code (the template's `message()` translates it).
+    if (coded) errors[inputNames[field] ?? field] = msg(coded.code, label && coded.params.label === field ? { ...coded.params, label } : coded.params);
+    else errors[inputNames[field] ?? field] = label && message.startsWith(field) ? label + message.slice(field.length) : message;
   }
   return errors;
+}
+
+/** A refusal for a page: by its code when the catalogues have one (`messages.<CODE>`), else its text. */
+export function pageMessage(err: AppError): string {
+  if (err.code && hasMessage(err.code)) {
+    const params = Object.fromEntries(Object.entries(err.extra).filter(([, v]) => typeof v === 'string' || typeof v === 'number')) as Record<
+      string,
+      string | number
+    >;
+    return msg(err.code, params);
+  }
+  return err.message;
 }
 
 /** Re-renders a form with the user's input and a message beside each bad field, or rethrows. */
@@ -48,6 +66,31 @@ export async function redirectWithNotice(req: Request, res: Response, to: string
     await saveSession(req.session);
   }
   res.redirect(303, to);
+}
+
+/** The field of a creation form's one-time token (see services/form-tokens). */
+const FORM_TOKEN_FIELD = '_once';
+
+type Db = Parameters<Parameters<FormTokenService['once']>[3]>[0];
+
+/**
+ * Creates what a form asks for once per form token: `create` runs in the transaction that uses the
+ * token. A token already used (a reload, a second tap) creates nothing: the member goes to `back`
+ * with a notice saying the form was sent already, and the answer is undefined.
+ */
+export async function createOnce<T>(
+  req: Request,
+  res: Response,
+  formTokens: FormTokenService,
+  purpose: string,
+  back: string,
+  create: (db: Db) => Promise<T>,
+): Promise<T | undefined> {
+  const token = req.body?.[FORM_TOKEN_FIELD];
+  const once = await formTokens.once(req.ctx!.user.id, purpose, typeof token === 'string' ? token : undefined, create);
+  if (once.created) return once.result;
+  await redirectWithNotice(req, res, back, req.t('forms.alreadySent'));
+  return undefined;
 }
 
 /**

@@ -45,6 +45,8 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
     res.locals.currentPath = req.path;
     // Lazy, so that a page without a form does not create a session for an anonymous visitor.
     res.locals.csrf = () => csrfToken(req);
+    // A creation form's one-time token: a reload or a second tap of its button creates nothing.
+    res.locals.formToken = () => services.formTokens.issue();
     // Only a page load takes the one-time notice: a favicon or other subresource request must not eat it.
     if (req.session?.notice && isPageLoad(req)) {
       res.locals.notice = req.session.notice;

@@ -10,7 +10,7 @@ import { ORDER_FLAGS } from '../../services/order-flags';
 import type { OrderFlag } from '../../services/order-flags';
 import { decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 import { formatDate } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
@@ -131,7 +131,9 @@ export function orderPages(services: Services): Router {
     const values = formValues(req, ORDER_FIELDS);
     try {
       const { order } = await services.orders.create(workspaceId(req), values, { source: 'form' });
-      await redirectWithNotice(req, res, '/orders', req.t('orders.notice.added', { name: order.client_name }));
+      // A blocked number's order is declined at once: the notice says so, not "waiting for confirmation".
+      const added = order.flags.includes('blocked_phone') ? 'orders.notice.addedBlocked' : 'orders.notice.added';
+      await redirectWithNotice(req, res, '/orders', req.t(added, { name: order.client_name }));
     } catch (err) {
       if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return redirectWithNotice(req, res, '/agents', req.t('orders.notice.noHandler'));
       if (!(err instanceof ValidationError)) throw err;
@@ -166,7 +168,7 @@ export function orderPages(services: Services): Router {
       await redirectWithNotice(req, res, `/orders/${order.id}`, req.t('orders.notice.updated'));
     } catch (err) {
       if (err instanceof ValidationError) return renderOrder(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD) });
-      if (err instanceof ConflictError) return renderOrder(req, res, 409, { errors: { form: err.message } });
+      if (err instanceof ConflictError) return renderOrder(req, res, 409, { errors: { form: pageMessage(err) } });
       throw err;
     }
   });
@@ -181,7 +183,7 @@ export function orderPages(services: Services): Router {
       await redirectWithNotice(req, res, backTo(back, `/orders/${order.id}`), changed);
     } catch (err) {
       if (!(err instanceof InvalidStatusError)) throw err;
-      await renderOrder(req, res, 400, { errors: { status: err.message } });
+      await renderOrder(req, res, 400, { errors: { status: pageMessage(err) } });
     }
   });
 

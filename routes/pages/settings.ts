@@ -4,7 +4,7 @@ import type { Services } from '../../services';
 import type { CallSettings } from '../../services/call-settings';
 import { ConflictError, ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
 const SETTINGS_FIELDS = ['max_attempts', 'retry_interval_minutes', 'hours_start', 'hours_end'] as const;
@@ -64,10 +64,13 @@ export function settingsPages(services: Services): Router {
   router.post('/settings/blocked-phones', async (req, res) => {
     const values = formValues(req, ['phone', 'reason']);
     try {
-      const entry = await services.blockedPhones.add(workspaceId(req), values);
+      const entry = await createOnce(req, res, services.formTokens, 'blocked-phone', '/settings', (db) =>
+        services.blockedPhones.add(workspaceId(req), values, db),
+      );
+      if (!entry) return;
       await redirectWithNotice(req, res, '/settings', req.t('settingsPage.notice.blocked', { phone: entry.phone }));
     } catch (err) {
-      if (err instanceof ConflictError) return renderSettings(req, res, 409, {}, { values, errors: { phone: err.message } });
+      if (err instanceof ConflictError) return renderSettings(req, res, 409, {}, { values, errors: { phone: pageMessage(err) } });
       if (!(err instanceof ValidationError)) throw err;
       await renderSettings(req, res, 400, {}, { values, errors: errorsByInput(err) });
     }

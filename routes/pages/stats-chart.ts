@@ -32,7 +32,7 @@ function niceMax(value: number): number {
  * value axis on the right. It is drawn in left-to-right coordinates (`direction="ltr"`), so that
  * its text anchors mean the same sides whatever the page's direction.
  */
-export function dailyChart(stats: Stats, t: TFunction, rtl = false): string {
+export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
   const days = stats.by_day;
   const top = niceMax(Math.max(0, ...days.map((d) => d.orders)));
   const plotWidth = WIDTH - LEFT - RIGHT;
@@ -45,8 +45,8 @@ export function dailyChart(stats: Stats, t: TFunction, rtl = false): string {
   const anchor = (side: 'start' | 'end' | 'middle') => (side === 'middle' || !rtl ? side : side === 'start' ? 'end' : 'start');
   const busiest = days.reduce((best, d) => (d.orders > best.orders ? d : best), days[0] ?? { date: stats.to, orders: 0, confirmed: 0 });
   const description =
-    t('stats.chart.summary', { from: stats.from, to: stats.to, count: stats.orders, confirmed: stats.by_status.confirmed }) +
-    (busiest.orders > 0 ? ` ${t('stats.chart.busiest', { date: busiest.date, count: busiest.orders, confirmed: busiest.confirmed })}` : '');
+    t('stats.chart.summary', { from: dayText(stats.from), to: dayText(stats.to), count: stats.orders, confirmed: stats.by_status.confirmed }) +
+    (busiest.orders > 0 ? ` ${t('stats.chart.busiest', { date: dayText(busiest.date), count: busiest.orders, confirmed: busiest.confirmed })}` : '');
   const parts: string[] = [
     `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" direction="ltr" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`,
     `<title id="chart-title">${escapeXml(t('stats.chart.title'))}</title>`,
@@ -60,7 +60,7 @@ export function dailyChart(stats: Stats, t: TFunction, rtl = false): string {
   }
   days.forEach((day, i) => {
     const barX = x(LEFT + i * slot + (slot - barWidth) / 2, barWidth).toFixed(1);
-    const label = t('stats.chart.day', { date: day.date, count: day.orders, confirmed: day.confirmed });
+    const label = t('stats.chart.day', { date: dayText(day.date), count: day.orders, confirmed: day.confirmed });
     parts.push(`<g><title>${escapeXml(label)}</title>`);
     if (day.orders > 0)
       parts.push(

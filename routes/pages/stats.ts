@@ -23,7 +23,7 @@ export function statsPages(services: Services): Router {
     const given = { from: typeof req.query.from === 'string' ? req.query.from : stats.from, to: typeof req.query.to === 'string' ? req.query.to : stats.to };
     res.status(Object.keys(errors).length > 0 ? 400 : 200).render('stats', {
       stats,
-      chart: dailyChart(stats, req.t, res.locals.dir === 'rtl'),
+      chart: dailyChart(stats, req.t, res.locals.dir === 'rtl', res.locals.formatDay),
       statuses: ORDER_STATUSES,
       values: given,
       errors,

@@ -6,7 +6,7 @@ import { STORE_KINDS } from '../../services/store-connections';
 import type { StoreConnection } from '../../services/store-connections';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
 
 const FORM_FIELDS = ['kind', 'name', 'shop', 'secret', 'cod_only'] as const;
@@ -61,11 +61,12 @@ export function storePages(services: Services): Router {
   router.post('/stores', async (req, res) => {
     const values = formValues(req, FORM_FIELDS);
     try {
-      const created = await services.stores.create(workspace(req), bodyOf(values));
+      const created = await createOnce(req, res, services.formTokens, 'store', '/stores', (db) => services.stores.create(workspace(req), bodyOf(values), db));
+      if (!created) return;
       // The key we made is shown on this answer alone: no redirect, which would lose it.
       await renderStore(req, res, created, created.secret ?? null);
     } catch (err) {
-      if (err instanceof ConflictError) return renderNew(req, res, 409, { values, errors: { form: err.message } });
+      if (err instanceof ConflictError) return renderNew(req, res, 409, { values, errors: { form: pageMessage(err) } });
       if (!(err instanceof ValidationError)) throw err;
       renderNew(req, res, 400, { values, errors: errorsByInput(err, {}, labelsOf(values.kind)) });
     }

@@ -7,6 +7,9 @@ import type { OrderStatus } from '../../services/order-status';
 import type { OrderFlag } from '../../services/order-flags';
 import type { TFunction } from 'i18next';
 import { LANGUAGES } from '../../services/languages';
+import { decode } from '../../services/messages';
+import type { Coded } from '../../services/messages';
+import { elide } from '../middleware/i18n';
 import type { Language } from '../../services/languages';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
@@ -36,6 +39,8 @@ function formattersOf(lang: Language) {
       minute: '2-digit',
       hourCycle: 'h23',
     }),
+    /** A calendar day ("2026-11-22", no time zone of its own) in the same form as `date`, without the time. */
+    day: new Intl.DateTimeFormat(locale.date, { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' }),
     number: new Intl.NumberFormat(locale.number, { maximumFractionDigits: 2 }),
     amount: new Intl.NumberFormat(locale.number, { style: 'currency', currency: 'MAD' }),
     /** A sum whose currency the heading names (the statistics' confirmed amounts, in MAD). */
@@ -63,6 +68,11 @@ export function formatDate(iso: string | null | undefined, lang: Language = 'en'
   return iso ? FORMATTERS[lang].date.format(new Date(iso)) : '';
 }
 
+/** A calendar day ("2026-11-22") as pages write dates, without the time: "22 Nov 2026". */
+function formatDay(day: string, lang: Language = 'en'): string {
+  return /^\d{4}-\d{2}-\d{2}$/.test(day) ? FORMATTERS[lang].day.format(new Date(`${day}T00:00:00Z`)) : day;
+}
+
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
@@ -88,6 +98,8 @@ const TYPED_VALUES = ['names', 'first', 'second'];
  */
 
 export function translateMessage(t: TFunction, message: string, isolate: (text: string) => string = (text) => text): string {
+  const coded = decode(message);
+  if (coded) return codedText(t, coded, isolate);
   for (const { key, pattern } of MESSAGE_PATTERNS) {
     const match = pattern.exec(message);
     if (!match) continue;
@@ -102,6 +114,18 @@ export function translateMessage(t: TFunction, message: string, isolate: (text: 
 }
 
 /**
+ * A message by its code (services/messages), in the page's language: a `label` is a field's name
+ * and is translated too, and so is an order's `status`; typed values go through `isolate`.
+ */
+function codedText(t: TFunction, { code, params }: Coded, isolate: (text: string) => string): string {
+  const values: Record<string, string | number> = { ...params };
+  if (typeof values.label === 'string') values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
+  if (typeof values.status === 'string') values.status = t(`status.${values.status}`, { defaultValue: values.status });
+  for (const name of TYPED_VALUES) if (typeof values[name] === 'string') values[name] = isolate(values[name]);
+  return t(`messages.${code}`, values);
+}
+
+/**
  * The helpers of one page in its language: dates, numbers and amounts from `Intl`, durations,
  * statuses, flags and call outcomes from the catalogue. Built per request from the request's own `t`.
  */
@@ -111,6 +135,8 @@ export function localeHelpers(lang: Language, t: TFunction) {
   const isolate = (text: string) => (lang === 'en' ? text : `\u2068${text}\u2069`);
   return {
     formatDate: (iso: string | null | undefined) => formatDate(iso, lang),
+    /** A calendar day, "2026-11-22", as every page writes dates: "22 Nov 2026". */
+    formatDay: (day: string) => formatDay(day, lang),
     formatNumber: (n: number) => f.number.format(n),
     /** An amount in its currency (MAD unless said otherwise), as `Intl` writes it in the page's language. */
     formatAmount: (n: number | string, currency = 'MAD') => amountFormat(lang, currency).format(Number(n)),
@@ -134,11 +160,12 @@ export function localeHelpers(lang: Language, t: TFunction) {
       const names = Object.keys(values);
       const marks = Object.fromEntries(names.map((name, i) => [name, `\u27e6${i}\u27e7`]));
       const text = escapeHtml(t(key, { ...values, ...marks }));
-      return text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
+      const html = text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
         const value = values[names[Number(i)]];
         if (typeof value !== 'object') return `<bdi>${escapeHtml(String(value))}</bdi>`;
         return 'html' in value ? value.html : `<strong><bdi>${escapeHtml(value.strong)}</bdi></strong>`;
       });
+      return lang === 'fr' ? elide(html) : html;
     },
   };
 }

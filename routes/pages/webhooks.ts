@@ -5,7 +5,8 @@ import { ConflictError, isOwner, ValidationError } from '../../services/errors';
 import { WEBHOOK_EVENTS } from '../../services/webhooks';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
+import { translateMessage } from './view-helpers';
 import type { FormState } from './forms';
 
 /** The checked event boxes of a form (`events` once per box). */
@@ -60,10 +61,13 @@ export function webhookPages(services: Services): Router {
     const values = formValues(req, ['url', 'description'] as const);
     const events = checkedEvents(req);
     try {
-      const endpoint = await services.webhooks.create(workspace(req), { ...values, events });
+      const endpoint = await createOnce(req, res, services.formTokens, 'webhook', '/webhooks', (db) =>
+        services.webhooks.create(workspace(req), { ...values, events }, db),
+      );
+      if (!endpoint) return;
       await redirectWithNotice(req, res, `/webhooks/${endpoint.id}`, req.t('hooksPage.notice.added'));
     } catch (err) {
-      if (err instanceof ConflictError) return renderList(req, res, 409, { values, events, errors: { form: err.message } });
+      if (err instanceof ConflictError) return renderList(req, res, 409, { values, events, errors: { form: pageMessage(err) } });
       if (!(err instanceof ValidationError)) throw err;
       await renderList(req, res, 400, { values, events, errors: errorsByInput(err) });
     }
@@ -100,7 +104,7 @@ export function webhookPages(services: Services): Router {
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.test'));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, err.message);
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, translateMessage(req.t, pageMessage(err)));
     }
   });
 
@@ -110,7 +114,7 @@ export function webhookPages(services: Services): Router {
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.resent'));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, err.message);
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, translateMessage(req.t, pageMessage(err)));
     }
   });
 

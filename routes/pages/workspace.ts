@@ -1,11 +1,13 @@
 import { Router } from 'express';
+import { languageOf } from '../middleware/i18n';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { ConflictError, isOwner, ValidationError } from '../../services/errors';
 import type { NewInvitation } from '../../services/invitations';
 import { forgetContext, requirePageUser, requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
-import { formValues, redirectWithNotice } from './forms';
+import { createOnce, formValues, pageMessage, redirectWithNotice } from './forms';
+import { translateMessage } from './view-helpers';
 
 export function workspacePages(services: Services): Router {
   const router = Router();
@@ -39,7 +41,7 @@ export function workspacePages(services: Services): Router {
       await services.members.remove(workspace, user.id, String(req.params.userId));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
-      return redirectWithNotice(req, res, '/workspace', err.message);
+      return redirectWithNotice(req, res, '/workspace', translateMessage(req.t, pageMessage(err)));
     }
     await redirectWithNotice(
       req,
@@ -55,7 +57,7 @@ export function workspacePages(services: Services): Router {
       await services.members.remove(workspace, user.id, user.id, req.sessionID);
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
-      return redirectWithNotice(req, res, '/workspace', `${err.message}.`);
+      return redirectWithNotice(req, res, '/workspace', translateMessage(req.t, pageMessage(err)));
     }
     forgetContext(req);
     await redirectWithNotice(req, res, '/workspace', req.t('workspacePage.notice.left', { workspace: workspace.name }));
@@ -63,7 +65,7 @@ export function workspacePages(services: Services): Router {
 
   router.post('/workspace', (req, res) =>
     handleForm(req, res, 'name', async (name) => {
-      await services.workspaces.create(req.ctx!.user.id, name);
+      await services.workspaces.create(req.ctx!.user.id, name, undefined, languageOf(req));
       forgetContext(req);
       return req.t('workspacePage.notice.created', { workspace: name.trim() });
     }),
@@ -73,7 +75,10 @@ export function workspacePages(services: Services): Router {
     const values = formValues(req, ['email']);
     const { user, workspace } = workspaceOf(req);
     try {
-      const created = await services.invitations.create(workspace, user.id, values);
+      const created = await createOnce(req, res, services.formTokens, 'invitation', '/workspace', (db) =>
+        services.invitations.create(workspace, user.id, values, db),
+      );
+      if (!created) return;
       // The join link is in this answer only: never in the session, a notice or a cache.
       secretAnswer(res);
       res.locals.notice = req.t('workspacePage.notice.linkCreated', { email: created.email });

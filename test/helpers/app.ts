@@ -100,3 +100,14 @@ export async function csrfOf(agent: SignedIn['agent'], page = '/workspace'): Pro
   const res = await agent.get(page).expect(200);
   return csrfFrom(res.text);
 }
+
+/**
+ * A new workspace starts with its team's human agent as order handler; this unsets it, for the
+ * tests of a workspace without one (the contract's 422 NO_ORDER_HANDLER).
+ */
+export async function unsetOrderHandler(shop: SignedIn): Promise<void> {
+  const { body } = await shop.agent.get('/api/agents').expect(200);
+  for (const agent of body.agents as Array<{ id: string; is_order_handler: boolean }>) {
+    if (agent.is_order_handler) await shop.agent.put(`/api/agents/${agent.id}`).send({ orderHandler: false }).expect(200);
+  }
+}
