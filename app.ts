@@ -85,9 +85,14 @@ export function createApp(deps: AppDeps): express.Express {
   // Bearer-authenticated routes: no session, no cookies, so no cross-site check either.
   const json = express.json({ type: () => true, limit: BODY_LIMIT, verify: refuseDeepJson });
   // What a user sends, checked once for text Postgres refuses, at any depth: 400 naming the field.
-  const safeText: express.RequestHandler = (req, _res, next) => {
-    refuseUnsafeText({ ...req.query, ...(req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : {}) });
+  const safeBody: express.RequestHandler = (req, _res, next) => {
+    if (req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body)) refuseUnsafeText(req.body);
     next();
+  };
+  // A page ignores a query parameter it cannot use (an edited link still shows the list); JSON routes refuse it.
+  const safeText: express.RequestHandler = (req, res, next) => {
+    refuseUnsafeText(req.query);
+    safeBody(req, res, next);
   };
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
   app.use('/data/v1', json, safeText, dataRouter(services), jsonNotFound, jsonErrors);
@@ -131,7 +136,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/assets', assets.router, jsonNotFound);
 
   app.use(session, chooseLanguage(i18n));
-  app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }), safeText);
+  app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }), safeBody);
   app.use(crossSite, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);
   return app;
 }
