@@ -448,8 +448,6 @@ export class CallService {
         'o.external_ref',
         'o.total_amount',
         'o.currency',
-        'o.note',
-        'o.city',
         'w.id as workspace_id',
         'w.name as workspace_name',
       );

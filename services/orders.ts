@@ -213,8 +213,6 @@ const ORDER_FIELDS = [
   'o.external_ref',
   'o.total_amount',
   'o.currency',
-  'o.note',
-  'o.city',
 ];
 
 /**
@@ -804,8 +802,6 @@ export class OrderService {
       column('external_ref'),
       column('total_amount'),
       column('currency'),
-      column('note'),
-      column('city'),
     ];
     const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, before, ...(columns as string[][])]);
     if (rows[0].created !== batch.length) throw noOrderHandler();

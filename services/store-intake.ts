@@ -236,7 +236,7 @@ export class StoreIntakeService {
       currency: incoming.currency,
       // A note or city longer than an order keeps is cut rather than costing the order.
       note: incoming.note?.slice(0, 1000) ?? null,
-      city: incoming.city?.slice(0, 200) ?? null,
+      city: incoming.city?.slice(0, 100) ?? null,
     });
   }
 
