@@ -98,7 +98,7 @@ function readableText(html: string): string {
   let text = html;
   for (const tag of ['script', 'style', 'bdi', 'code', 'textarea']) text = removeElements(text, tag);
   // Data cells: what a person typed, shown in its own direction.
-  for (const tag of ['td', 'dd', 'div', 'span', 'p']) text = removeElements(text, tag, '(?=[^>]*dir="auto")');
+  for (const tag of ['td', 'dd', 'div', 'span', 'p', 'option']) text = removeElements(text, tag, '(?=[^>]*dir="auto")');
   text = removeElements(text, 'form', '(?=[^>]*language-switcher)');
   const attributes = [...text.matchAll(/\s(?:title|aria-label|placeholder|alt)="([^"]*)"/g)].map((m) => m[1]);
   return [...attributes, text.replace(/<[^>]*>/g, ' ')]

@@ -63,7 +63,7 @@ const CHANGED_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', '
 function webhookEvents(fields: string[]): string {
   const rows = fields.map((name, i) => `(${i + 1}, '${name}', NEW.${name} IS DISTINCT FROM OLD.${name})`).join(',\n          ');
   return `
-    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $$
     DECLARE changed text[];
     BEGIN
       -- Most workspaces have no endpoint: one index probe, nothing built.
