@@ -78,7 +78,7 @@ describe('the ladder: fallback agents', function () {
       const page = await shop.agent.get(`/agents/${a.id}`).expect(200);
       expect(page.text)
         .to.contain('Amal: the fallback is saved.')
-        .and.to.match(new RegExp(`<option value="${b.id}" selected>Badr</option>`));
+        .and.to.match(new RegExp(`<option value="${b.id}" dir="auto" selected>Badr</option>`));
       await shop.agent.put('/api/account').send({ language: 'fr' }).expect(200);
       const loop = await shop.agent.post(`/agents/${b.id}/fallback`).type('form').send({ _csrf: csrf, fallback_agent_id: a.id }).expect(400);
       expect(loop.text).to.contain('Ce relais ferait une boucle').and.to.contain('aria-invalid="true"');
