@@ -157,8 +157,6 @@ describe('POST /api/orders', () => {
       'external_ref',
       'total_amount',
       'currency',
-      'note',
-      'city',
     );
     expect(order.flags).to.deep.equal([]);
     expect(order).to.include({ source: 'api', store_connection_id: null, external_id: null, external_ref: null, total_amount: null, currency: null });

@@ -237,7 +237,10 @@ describe('orders pages', () => {
     const list = await owner.agent.get('/orders').expect(200);
     expect(list.text).to.contain('<p class="notice" role="status">Order for فاطمة الزهراء added; it is pending confirmation.</p>');
     expect(list.text).to.contain('<bdi>فاطمة الزهراء</bdi>').and.contain('Crème brûlée ×2, حلويات').and.contain('Pâtisserie Élise');
-    expect(list.text).to.contain('>+212612345678</a>').and.contain('<span class="badge badge-pending">pending</span>');
+    expect(list.text)
+      .to.contain('href="tel:+212612345678"')
+      .and.contain('>06 12 34 56 78</bdi></a>')
+      .and.contain('<span class="badge badge-pending">pending</span>');
     expect(list.text).to.contain(`href="/orders/${row.id}"`);
     // Morocco time, e.g. "22 Nov 2026, 01:22".
     expect(list.text).to.match(/<time datetime="[^"]+Z">\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}<\/time>/);
