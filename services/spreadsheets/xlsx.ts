@@ -216,7 +216,9 @@ export async function readXlsx(file: Buffer, bounds: SheetBounds): Promise<XlsxS
   const sheetPath = await firstSheetPath(zip, entries);
   const sheet = entries.get(sheetPath);
   if (!sheet) throw notAWorkbook();
-  const strings = await sharedStrings(zip, entries.get(resolve(sheetPath, '../sharedStrings.xml')), bounds);
+  // The shared strings sit beside the workbook, one folder above the sheets (xl/sharedStrings.xml).
+  const stringsPath = resolve(sheetPath, ['..', 'sharedStrings.xml'].join('/'));
+  const strings = await sharedStrings(zip, entries.get(stringsPath), bounds);
   return { rows: sheetRows(zip, sheet, strings, bounds) };
 }
 
