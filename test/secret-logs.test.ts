@@ -66,9 +66,24 @@ describe('nothing secret in logs from any failed statement (issue 37, item 2)', 
     const woo = (await owner.agent.post('/api/stores').send({ kind: 'woocommerce', name: 'W', shop: 'https://boutique.ma' }).expect(201)).body;
     const agent = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/a' }).expect(201)).body;
     const endpoint = (await owner.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201)).body;
+    const whatsapp = (
+      await owner.agent
+        .post('/api/agents')
+        .send({
+          name: 'WhatsApp',
+          kind: 'whatsapp',
+          phoneNumberId: '106540352242922',
+          accessToken: `EAAG${mark}-g0000000000`,
+          appSecret: `${mark}h0000000000`,
+          templateName: 'order_confirmation',
+          templateLanguage: 'fr',
+          fallbackAgentId: agent.id,
+        })
+        .expect(201)
+    ).body;
 
     // Every string bound to a statement on these tables: the secrets we made (keys' hashes, whsec_…) and the markers.
-    const tables = ['api_keys', 'agents', 'webhook_endpoints', 'store_connections'];
+    const tables = ['api_keys', 'agents', 'webhook_endpoints', 'store_connections', 'whatsapp_agents'];
     const sent = new Set<string>();
     const onQuery = (query: { sql: string; bindings?: unknown[] }) => {
       if (!tables.some((t) => query.sql.includes(`"${t}"`))) return;
@@ -90,6 +105,7 @@ describe('nothing secret in logs from any failed statement (issue 37, item 2)', 
         () => owner.agent.post('/api/stores').send({ kind: 'youcan', name: 'Y', secret: `${mark}-b` }),
         () => owner.agent.put(`/api/stores/${shopify.id}`).send({ secret: `${mark}-c`, write_back: { access_token: `shpat_${mark}-d` } }),
         () => owner.agent.put(`/api/stores/${woo.id}`).send({ write_back: { consumer_key: `ck_${mark}-e`, consumer_secret: `cs_${mark}-f` } }),
+        () => owner.agent.put(`/api/agents/${whatsapp.id}`).send({ accessToken: `EAAG${mark}-i0000000000`, appSecret: `${mark}j0000000000` }),
       ]) {
         statuses.push((await send()).status);
       }
@@ -97,9 +113,9 @@ describe('nothing secret in logs from any failed statement (issue 37, item 2)', 
       knex.off('query', onQuery);
       for (const table of tables) await knex.raw('ALTER TABLE ?? DROP CONSTRAINT ??', [table, constraint]);
     }
-    expect(statuses).to.deep.equal([500, 500, 500, 500, 500, 500, 500, 500]);
+    expect(statuses).to.deep.equal([500, 500, 500, 500, 500, 500, 500, 500, 500]);
     const log = lines.join('');
-    expect(log.split('unhandled error').length - 1).to.equal(8);
+    expect(log.split('unhandled error').length - 1).to.equal(9);
     expect(log).to.contain(constraint);
     expect([...sent].filter((s) => s.includes(mark))).to.have.length.of.at.least(4);
     for (const secret of sent) expect(log).not.to.contain(secret);
