@@ -13,7 +13,7 @@ import { CALL_FIELDS, operationWithCalls, OUTCOMES, toCall } from './operations'
 import type { OrderStatus } from './order-status';
 import { CANCELLING_STATUSES } from './order-status';
 import type { Order } from './orders';
-import { toOrder } from './orders';
+import { amountFields, checkDecimals, DEFAULT_CURRENCY, toOrder } from './orders';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
@@ -76,6 +76,8 @@ export function outcomeSchema(now: () => Date) {
       callbackAt: z.iso.datetime({ offset: true, error: 'callbackAt must be an ISO 8601 date-time' }).nullable().optional(),
       changes: text('changes'),
       notes: text('notes'),
+      // The caller settles the amount with the customer: applied with the outcome.
+      ...amountFields,
     })
     .superRefine((value, ctx) => {
       if (value.outcome !== 'postponed') return;
@@ -179,6 +181,8 @@ export class CallService {
       callbackAt: camelOrSnake(source, 'callbackAt', 'callback_at'),
       changes: source.changes,
       notes: source.notes,
+      totalAmount: camelOrSnake(source, 'totalAmount', 'total_amount'),
+      currency: source.currency,
     });
     if (!isUuid(callId)) throw callNotFound();
     await this.expireClaims(workspaceId);
@@ -188,6 +192,7 @@ export class CallService {
       if (call.kind !== 'human' || call.ended_at || call.dropped_at || call.made_by !== userId) {
         throw new ConflictError('This call is no longer open for you: it has ended, its claim expired, or another member has it', 'CALL_NOT_OPEN');
       }
+      if (input.totalAmount) await this.settleAmount(trx, call.order_id, input.totalAmount, input.currency ?? null);
       await this.finish(
         trx,
         call,
@@ -201,6 +206,17 @@ export class CallService {
       );
       return this.view(trx, callId);
     });
+  }
+
+  /** The amount the caller settled with the customer, on the order (locked with the call), in its currency. */
+  private async settleAmount(trx: Knex.Transaction, orderId: string, amount: string, currency: string | null): Promise<void> {
+    const order = await trx('orders').where({ id: orderId }).first('currency');
+    const settled = currency ?? order?.currency ?? DEFAULT_CURRENCY;
+    checkDecimals(amount, settled);
+    await trx('orders')
+      .where({ id: orderId })
+      .andWhere((q) => q.whereRaw('total_amount IS DISTINCT FROM ?::numeric', [amount]).orWhereRaw('currency IS DISTINCT FROM ?', [settled]))
+      .update({ total_amount: amount, currency: settled });
   }
 
   /** Human claims past their deadline are dropped: the operation is due again, the order as before. */

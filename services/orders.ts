@@ -99,7 +99,7 @@ function checkStatus(status: unknown): OrderStatus | undefined {
 }
 
 /** The currency of an amount given without one: the shops this service serves are Moroccan. */
-const DEFAULT_CURRENCY = 'MAD';
+export const DEFAULT_CURRENCY = 'MAD';
 
 const AMOUNT_MESSAGE = 'Total amount must be a number such as 349 or 349.50';
 
@@ -127,6 +127,19 @@ const amount = z
       'The amount to collect: a number or decimal text with at most the currency\'s number of decimals (`349`, `"349.50"`; TND 3); answered with them (`"349.00"`)',
   });
 
+/** The amount to collect and its currency, as an order's content and a caller's outcome carry them. */
+export const amountFields = {
+  totalAmount: amount,
+  currency: z
+    .string({ error: 'Currency must be text' })
+    .trim()
+    .toUpperCase()
+    .regex(/^([A-Z]{3})?$/, 'Currency must be a three-letter ISO 4217 code such as MAD')
+    .nullable()
+    .optional()
+    .transform((value) => value || null),
+};
+
 export const contentSchema = z.object({
   clientName: requiredText('Client name', 200),
   phone: moroccanPhone,
@@ -138,15 +151,7 @@ export const contentSchema = z.object({
   note: optionalText('Note', 1000),
   externalId: optionalText('External id', 200),
   externalRef: optionalText('External reference', 200),
-  totalAmount: amount,
-  currency: z
-    .string({ error: 'Currency must be text' })
-    .trim()
-    .toUpperCase()
-    .regex(/^([A-Z]{3})?$/, 'Currency must be a three-letter ISO 4217 code such as MAD')
-    .nullable()
-    .optional()
-    .transform((value) => value || null),
+  ...amountFields,
 });
 // The store's id of an order is what its later messages find it by: set once, never edited.
 export const editSchema = contentSchema.omit({ externalId: true }).partial();
@@ -168,7 +173,7 @@ function minorUnits(currency: string | null | undefined): number {
 }
 
 /** An amount with more decimals than its currency has (349.505 MAD) is refused, by the amount's field. */
-function checkDecimals(amount: string | null | undefined, currency: string | null | undefined): void {
+export function checkDecimals(amount: string | null | undefined, currency: string | null | undefined): void {
   const decimals = amount?.split('.')[1]?.length ?? 0;
   if (decimals > minorUnits(currency)) throw new ValidationError({ totalAmount: AMOUNT_MESSAGE });
 }

@@ -151,6 +151,44 @@ describe('calls pages (spec §5)', () => {
     expect((await orderRow(order.id)).status).to.equal('confirmed');
   });
 
+  it('the caller settles the amount with the outcome: typed as people type it, stored exactly, refused beside its field', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner, { ...ORDER, totalAmount: null });
+    const callId = await startCall(owner);
+    const page = await owner.agent.get(`/calls/${callId}`).expect(200);
+    // No amount yet: said on the page, and the amount field is open in the outcome form.
+    expect(page.text)
+      .to.contain('Not given')
+      .and.match(/<details class="outcome-more" open>\s*<summary>Set the amount agreed with the customer/);
+    expect(page.text).to.contain('name="total_amount"');
+
+    // A bad amount: 400 with the message beside the field; the call stays open, the order unchanged.
+    const refused = await owner.post(`/calls/${callId}/outcome`, { outcome: 'confirmed', total_amount: 'deux cents', currency: 'MAD' }).expect(400);
+    expect(Object.keys(fieldErrors(refused.text))).to.deep.equal(['total_amount']);
+    expect(refused.text).to.contain('value="deux cents"');
+    expect(await orderRow(order.id)).to.include({ status: 'calling', total_amount: null });
+    expect((await testKnex()('calls').where({ id: callId }).first()).ended_at).to.equal(null);
+
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'confirmed', total_amount: '1 250,00', currency: 'MAD' }).expect(303);
+    const stored = await testKnex()('orders').where({ id: order.id }).first('status', 'currency', testKnex().raw('total_amount::text AS amount'));
+    expect(stored).to.deep.equal({ status: 'confirmed', currency: 'MAD', amount: '1250.000' });
+    const api = await owner.agent.get(`/api/orders/${order.id}`).expect(200);
+    expect(api.body).to.include({ total_amount: '1250.00', currency: 'MAD', status: 'confirmed' });
+  });
+
+  it("the API outcome takes the amount too, in the currency's decimals; an unchanged amount is left as it was", async () => {
+    const owner = await shop();
+    const order = await createOrder(owner, { ...ORDER, totalAmount: '89.350', currency: 'TND' });
+    const callId = await startCall(owner);
+    const tooFine = await owner.agent.post(`/api/calls/${callId}/outcome`).send({ outcome: 'confirmed', totalAmount: '89.3505' }).expect(400);
+    expect(tooFine.body.fields).to.have.property('totalAmount');
+    expect((await testKnex()('calls').where({ id: callId }).first()).ended_at).to.equal(null);
+    const res = await owner.agent.post(`/api/calls/${callId}/outcome`).send({ outcome: 'order-changed', changes: 'One less', totalAmount: '79.5' }).expect(200);
+    expect(res.body.order).to.include({ total_amount: '79.500', currency: 'TND', status: 'order-changed' });
+    const row = await testKnex()('orders').where({ id: order.id }).first(testKnex().raw('total_amount::text AS amount'), 'currency');
+    expect(row).to.deep.equal({ amount: '79.500', currency: 'TND' });
+  });
+
   it('one tap records the outcome and opens the next due call, with the notice about the last one', async () => {
     const owner = await shop();
     const first = await createOrder(owner, { ...ORDER, clientName: 'Imane Alaoui' });

@@ -7,12 +7,12 @@ import { ConflictError, ValidationError } from '../../services/errors';
 import { OUTCOMES } from '../../services/operations';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { languageOf } from '../middleware/i18n';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { errorsByInput, formValues, redirectWithNotice, typedAmount } from './forms';
 import type { FormState } from './forms';
 import { formatDate, moroccoLocal, moroccoLocalToIso } from './view-helpers';
 
-const OUTCOME_FIELDS = ['outcome', 'callback_at', 'changes', 'notes'] as const;
-const FORM_FIELD: Record<string, string> = { callbackAt: 'callback_at' };
+const OUTCOME_FIELDS = ['outcome', 'callback_at', 'changes', 'notes', 'total_amount', 'currency'] as const;
+const FORM_FIELD: Record<string, string> = { callbackAt: 'callback_at', totalAmount: 'total_amount' };
 const LABELS: Record<string, string> = { callbackAt: 'The callback time', changes: 'What changed', notes: 'Notes' };
 
 /** The notice after an outcome, in the page's language: whose order, and what happens next. */
@@ -68,7 +68,14 @@ export function callPages(services: Services): Router {
       ...(await services.riskOf(workspace.id, order)),
       outcomes: OUTCOMES,
       minCallback: moroccoLocal(new Date()),
-      values: form.values ?? { outcome: '', callback_at: '', changes: '', notes: '' },
+      values: form.values ?? {
+        outcome: '',
+        callback_at: '',
+        changes: '',
+        notes: '',
+        total_amount: order.total_amount ?? '',
+        currency: order.currency ?? '',
+      },
       errors: form.errors ?? {},
     });
   }
@@ -95,6 +102,8 @@ export function callPages(services: Services): Router {
         callbackAt,
         changes: values.changes.trim() || null,
         notes: values.notes.trim() || null,
+        totalAmount: typedAmount(values.total_amount),
+        currency: values.currency.trim() || null,
       });
     } catch (err) {
       if (err instanceof ConflictError && err.code === 'CALL_NOT_OPEN') {

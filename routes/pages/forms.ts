@@ -3,6 +3,7 @@ import type { FormTokenService } from '../../services/form-tokens';
 import type { AppError } from '../../services/errors';
 import { ValidationError } from '../../services/errors';
 import { hasMessage, msg } from '../../services/messages';
+import { parseAmount } from '../../services/spreadsheets';
 import { saveSession } from '../middleware/session';
 
 /** Picks the named text fields from a form body; never hand `req.body` itself to a template. */
@@ -35,6 +36,15 @@ export function errorsByInput(err: ValidationError, inputNames: Record<string, s
     else errors[inputNames[field] ?? field] = label && message.startsWith(field) ? label + message.slice(field.length) : message;
   }
   return errors;
+}
+
+/**
+ * An amount as people type it (`1 250,00`, `1.250,00`, `349`) as a plain decimal for the service;
+ * what is no amount goes as typed, for the service to refuse by the field; nothing typed is null.
+ */
+export function typedAmount(typed: string | undefined): string | null {
+  const text = typed?.trim() ?? '';
+  return text === '' ? null : (parseAmount(text) ?? text);
 }
 
 /** A refusal for a page: by its code when the catalogues have one (`messages.<CODE>`), else its text. */

@@ -5,13 +5,12 @@ import { AppError, ConflictError, ValidationError } from '../../services/errors'
 import { ORDER_STATUSES } from '../../services/order-status';
 import type { OrderStatus } from '../../services/order-status';
 import { COUNT_CAP, FIELD_COLUMNS, InvalidStatusError } from '../../services/orders';
-import { parseAmount } from '../../services/spreadsheets';
 import type { Order } from '../../services/orders';
 import { ORDER_FLAGS } from '../../services/order-flags';
 import type { OrderFlag } from '../../services/order-flags';
 import { decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
+import { errorsByInput, formValues, pageMessage, redirectWithNotice, typedAmount } from './forms';
 import type { FormState } from './forms';
 import { formatDate, INTL_LOCALE } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
@@ -31,13 +30,10 @@ function pageSize(req: Request): number {
   return (PAGE_SIZES as readonly number[]).includes(wanted) ? wanted : DEFAULT_PAGE_SIZE;
 }
 
-/**
- * The amount as people type it (`1 250,00`, `1.250,00`, `349`) as a plain decimal for the service;
- * what is no amount goes as typed, for the service to refuse by the field.
- */
-function typedAmount(values: Record<string, string>): Record<string, string> {
-  const typed = values.total_amount?.trim() ?? '';
-  return typed === '' ? values : { ...values, total_amount: parseAmount(typed) ?? typed };
+/** The form's values with the amount as the service reads it (see typedAmount). */
+function withTypedAmount(values: Record<string, string>): Record<string, string> {
+  const amount = typedAmount(values.total_amount);
+  return amount === null ? values : { ...values, total_amount: amount };
 }
 
 function queryString(params: Record<string, string>): string {
@@ -179,7 +175,7 @@ export function orderPages(services: Services): Router {
   router.post('/orders', async (req, res) => {
     const values = formValues(req, ORDER_FIELDS);
     try {
-      const { order } = await services.orders.create(workspaceId(req), typedAmount(values), { source: 'form' });
+      const { order } = await services.orders.create(workspaceId(req), withTypedAmount(values), { source: 'form' });
       // A blocked number's order is declined at once: the notice says so, not "waiting for confirmation".
       const added = order.flags.includes('blocked_phone') ? 'orders.notice.addedBlocked' : 'orders.notice.added';
       await redirectWithNotice(req, res, '/orders', req.t(added, { name: order.client_name }));
@@ -213,7 +209,7 @@ export function orderPages(services: Services): Router {
   router.post('/orders/:id', async (req, res) => {
     const values = formValues(req, ORDER_FIELDS);
     try {
-      const order = await services.orders.update(workspaceId(req), String(req.params.id), typedAmount(values));
+      const order = await services.orders.update(workspaceId(req), String(req.params.id), withTypedAmount(values));
       await redirectWithNotice(req, res, `/orders/${order.id}`, req.t('orders.notice.updated'));
     } catch (err) {
       if (err instanceof ValidationError) return renderOrder(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD) });
