@@ -41,7 +41,7 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
   async function dispatched(agentAnswer?: Parameters<typeof agentDouble>[0], credits = 100) {
     const agent = await agentDouble(agentAnswer);
     const shop = await voiceShop(agent.url, credits);
-    const order = await createOrder(shop, { ...ORDER, externalRef: '#1001', totalAmount: '349.00' });
+    const order = await createOrder(shop, { ...ORDER, externalRef: '#1001', totalAmount: '349.00', city: 'Fès', note: 'Livrer après 18h' });
     const first = await waitFor('call.requested received', async () => agent.received[0]);
     const callId = first.json.data.call_id;
     return { agent, shop, order, first, callId };
@@ -63,6 +63,8 @@ describe('voice agents: dispatch and reports (spec §8, §9)', function () {
       expect(first.json.data.order).to.include({ id: order.id, phone: '+212612345678', status: 'processing' });
       // The amount to collect, which the agent tells the client to have ready.
       expect(first.json.data.order).to.deep.include({ external_ref: '#1001', total_amount: '349.00', currency: 'MAD' });
+      // The customer's note (a store's `note`/`customer_note`/`notes` lands in the same field) and the city.
+      expect(first.json.data.order).to.deep.include({ note: 'Livrer après 18h', city: 'Fès', placed_at: null });
       expect((await orderRow(order.id)).status).to.equal('processing');
       expect((await operationRow(order.operation_id!)).status).to.equal('in_progress');
       const call = await waitFor('acceptance recorded', async () => (await callsOf(order.operation_id!)).find((c) => c.accepted_at));

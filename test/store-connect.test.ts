@@ -13,6 +13,8 @@ import { StoreConnectService } from '../services/store-connect';
 import type { SignedIn } from './helpers/app';
 import { csrfFrom, signUp, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
+import { testWorker, waitFor } from './helpers/loop';
+import { Jobs } from '../db/jobs';
 
 /**
  * One click: doubles of Shopify's OAuth and Admin GraphQL, WooCommerce's wc-auth and webhooks REST
@@ -404,6 +406,54 @@ describe('connecting a store in one click', () => {
       expect(await connectionsOf(s)).to.deep.equal([]);
       const page = await s.agent.get(failed.headers.location).expect(200);
       expect(page.text).to.contain('The store refused to register our webhooks');
+    });
+
+    it('an approval lives 10 minutes; the worker removes older ones and connections left pending over an hour', async () => {
+      woo.current = wooHandler();
+      const age = (table: string, where: Record<string, string>, minutes: number) =>
+        testKnex()(table)
+          .where(where)
+          .update({ created_at: testKnex().raw(`now() - interval '${minutes} minutes'`) });
+      // Keys posted, then the owner comes back 11 minutes after pressing "Connect": too late.
+      const slow = await owner();
+      const late = await approved(slow);
+      await postKeys(late.connectionId, late.nonce).expect(200);
+      await age('oauth_states', { connection_id: late.connectionId }, 11);
+      const refused = await slow.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(late.nonce)}`).expect(303);
+      expect(errorOf(refused.headers.location)).to.equal('state');
+      expect((await connectionsOf(slow)).map((c) => c.pending)).to.deep.equal([true]);
+      // Back after 9 minutes: in time.
+      const quick = await owner();
+      const inTime = await approved(quick);
+      await postKeys(inTime.connectionId, inTime.nonce).expect(200);
+      await age('oauth_states', { connection_id: inTime.connectionId }, 9);
+      const back = await quick.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(inTime.nonce)}`).expect(303);
+      expect(back.headers.location).to.equal(`/stores/${inTime.connectionId}`);
+
+      // Half-made connections: one pending for 61 minutes with its approval of 11, one for 59 with its approval of 9.
+      const stale = await approved(await owner());
+      const fresh = await approved(await owner());
+      await age('store_connections', { id: stale.connectionId }, 61);
+      await age('store_connections', { id: fresh.connectionId }, 59);
+      await age('oauth_states', { connection_id: stale.connectionId }, 11);
+      await age('oauth_states', { connection_id: fresh.connectionId }, 9);
+      const worker = await testWorker();
+      try {
+        await new Jobs(testKnex()).send(testKnex(), 'housekeeping', {});
+        await waitFor('the stale approval and connection to go', async () => {
+          const left = await testKnex()('store_connections').where({ id: stale.connectionId });
+          const states = await testKnex()('oauth_states').where({ connection_id: stale.connectionId });
+          return left.length === 0 && states.length === 0;
+        });
+      } finally {
+        await worker.stop();
+      }
+      expect(await testKnex()('store_connections').where({ id: fresh.connectionId }).first('pending')).to.deep.equal({ pending: true });
+      expect(await testKnex()('oauth_states').where({ connection_id: fresh.connectionId })).to.have.length(1);
+      expect(await testKnex()('store_connections').where({ id: inTime.connectionId }).first('pending', 'enabled')).to.deep.equal({
+        pending: false,
+        enabled: true,
+      });
     });
 
     it('the shop address form: a site URL; https only in production', async () => {
