@@ -4,7 +4,7 @@ import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { createServices } from '../services';
 import type { RunningWorker } from '../worker';
-import { app, signUp, TEST_ENV } from './helpers/app';
+import { app, csrfFrom, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { ORDER, orderRow, testWorker, waitFor } from './helpers/loop';
 import {
@@ -56,6 +56,71 @@ describe('WhatsApp agents', function () {
       }
       // A blank token in an edit keeps the one stored.
       expect((await testKnex()('whatsapp_agents').where({ agent_id: agent.id }).first()).access_token).to.equal(ACCESS_TOKEN);
+    });
+
+    it('the owner adds one from the agents page: the fallback is required, the secrets never shown again, then its page with the steps', async () => {
+      const shop = await signUp();
+      const human = await shop.agent.post('/api/agents').send({ name: 'Salma' }).expect(201);
+      const form = async () => {
+        const page = await shop.agent.get('/agents').set('Accept-Language', 'fr').expect(200);
+        expect(page.text).to.contain('<option value="whatsapp"').and.contain('Réglages WhatsApp');
+        return {
+          _csrf: csrfFrom(page.text),
+          _once: /name="_once" value="([^"]+)"/.exec(page.text)![1],
+          name: 'WhatsApp Atlas',
+          kind: 'whatsapp',
+          phone_number_id: PHONE_NUMBER_ID,
+          access_token: ACCESS_TOKEN,
+          app_secret: APP_SECRET,
+          template_name: 'order_confirmation',
+          template_language: 'ar',
+          reply_window_hours: '6',
+        };
+      };
+      const agentsNow = () => testKnex()('agents').where({ workspace_id: shop.workspaceId, kind: 'whatsapp' });
+      // No fallback: the form again, in French, the message beside the field, the secrets not echoed; nothing made.
+      const refused = await shop.agent
+        .post('/agents')
+        .type('form')
+        .set('Accept-Language', 'fr')
+        .send({ ...(await form()), fallback_agent_id: '' })
+        .expect(400);
+      expect(refused.text).to.match(/id="f-fallback_agent_id-error">[^<]+</);
+      expect(refused.text).not.to.contain(ACCESS_TOKEN);
+      expect(refused.text).not.to.contain(APP_SECRET);
+      expect(refused.text).to.contain(`value="${PHONE_NUMBER_ID}"`);
+      expect(await agentsNow()).to.deep.equal([]);
+
+      const added = await shop.agent
+        .post('/agents')
+        .type('form')
+        .send({ ...(await form()), fallback_agent_id: human.body.id })
+        .expect(303);
+      const [agent] = await agentsNow();
+      expect(agent).to.include({ name: 'WhatsApp Atlas', fallback_agent_id: human.body.id });
+      expect(added.headers.location).to.equal(`/agents/${agent.id}`);
+      const connection = await testKnex()('whatsapp_agents').where({ agent_id: agent.id }).first();
+      expect(connection).to.include({
+        phone_number_id: PHONE_NUMBER_ID,
+        access_token: ACCESS_TOKEN,
+        app_secret: APP_SECRET,
+        template_name: 'order_confirmation',
+        template_language: 'ar',
+        reply_window_hours: 6,
+      });
+      const page = await shop.agent.get(added.headers.location).expect(200);
+      expect(page.text).to.contain(connection.verify_token).and.contain(`/hooks/whatsapp/${agent.id}`);
+      expect(page.text).not.to.contain(ACCESS_TOKEN);
+      // The WhatsApp inputs count only for a WhatsApp agent: a human agent with them filled in is a plain human agent.
+      await shop.agent
+        .post('/agents')
+        .type('form')
+        .send({ ...(await form()), name: 'Youssef', kind: 'human', fallback_agent_id: '' })
+        .expect(303)
+        .expect('Location', '/agents');
+      const youssef = await testKnex()('agents').where({ workspace_id: shop.workspaceId, name: 'Youssef' }).first();
+      expect(youssef).to.include({ kind: 'human' });
+      expect(await testKnex()('whatsapp_agents').where({ agent_id: youssef.id })).to.deep.equal([]);
     });
 
     it('a member → 403, nothing created', async () => {

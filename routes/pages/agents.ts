@@ -9,10 +9,47 @@ import { createOnce, errorsByInput, formValues, redirectWithNotice } from './for
 import type { FormState } from './forms';
 import { TEMPLATE_TEXTS } from '../../services/whatsapp';
 
-const AGENT_FIELDS = ['name', 'order_handler', 'kind', 'endpoint_url'] as const;
-const FORM_FIELD: Record<string, string> = { endpointUrl: 'endpoint_url' };
+/** A WhatsApp agent's connection, as the add form names its inputs (the JSON API's snake_case names). */
+const WHATSAPP_FIELDS = [
+  'phone_number_id',
+  'access_token',
+  'app_secret',
+  'template_name',
+  'template_language',
+  'reply_window_hours',
+  'fallback_agent_id',
+] as const;
+const AGENT_FIELDS = ['name', 'order_handler', 'kind', 'endpoint_url', ...WHATSAPP_FIELDS] as const;
+const FORM_FIELD: Record<string, string> = {
+  endpointUrl: 'endpoint_url',
+  phoneNumberId: 'phone_number_id',
+  accessToken: 'access_token',
+  appSecret: 'app_secret',
+  templateName: 'template_name',
+  templateLanguage: 'template_language',
+  replyWindowHours: 'reply_window_hours',
+  fallbackAgentId: 'fallback_agent_id',
+};
+/** What the add form starts with: a WhatsApp agent's usual template and reply window. */
+const EMPTY_FORM = {
+  name: '',
+  kind: 'human',
+  endpoint_url: '',
+  phone_number_id: '',
+  access_token: '',
+  app_secret: '',
+  template_name: 'order_confirmation',
+  template_language: 'fr',
+  reply_window_hours: '24',
+  fallback_agent_id: '',
+};
 const LABELS: Record<string, string> = { endpointUrl: 'The endpoint URL' };
 const CHECKED = new Set(['1', 'on', 'true']);
+
+/** The WhatsApp inputs as the service reads them; an empty input is left out, for the service to name as missing. */
+function whatsappValues(values: Record<(typeof WHATSAPP_FIELDS)[number], string>): Record<string, string> {
+  return Object.fromEntries(WHATSAPP_FIELDS.filter((name) => values[name].trim() !== '').map((name) => [name, values[name]]));
+}
 
 export function agentPages(services: Services): Router {
   const router = Router();
@@ -30,7 +67,7 @@ export function agentPages(services: Services): Router {
       created,
       isOwner: isOwner(workspace(req)),
       // With no handler yet, the next agent most likely is the one: the box starts checked.
-      values: form.values ?? { name: '', order_handler: hasHandler ? '' : '1', kind: 'human', endpoint_url: '' },
+      values: form.values ?? { ...EMPTY_FORM, order_handler: hasHandler ? '' : '1' },
       errors: form.errors ?? {},
     });
   }
@@ -50,12 +87,16 @@ export function agentPages(services: Services): Router {
             orderHandler,
             kind: values.kind || 'human',
             endpointUrl: endpointUrl === '' && values.kind !== 'voice' ? undefined : endpointUrl,
+            // The WhatsApp inputs count for a WhatsApp agent only (the form shows them to the owner for every kind).
+            ...(values.kind === 'whatsapp' ? whatsappValues(values) : {}),
           },
           db,
         ),
       );
       if (!agent) return;
       const added = req.t(orderHandler ? 'agentsPage.notice.addedHandler' : 'agentsPage.notice.added', { name: agent.name });
+      // A WhatsApp agent's page has its verify token and the steps in Meta's dashboard.
+      if (agent.kind === 'whatsapp') return redirectWithNotice(req, res, `/agents/${agent.id}`, `${added} ${req.t('whatsapp.nextSteps')}`);
       if (!agent.secret) return redirectWithNotice(req, res, '/agents', added);
       // A voice agent's secret is in this response: never in the session, a URL or a cache.
       secretAnswer(res);
