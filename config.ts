@@ -115,7 +115,7 @@ export interface Config {
     apiOrigin: string;
     apiVersion: string;
   };
-  /** Writing a call's outcome back to Shopify and WooCommerce (store-integrations.md §5). */
+  /** Writing a call's outcome back to Shopify and WooCommerce. */
   stores: {
     /** The Admin API version every Shopify request names (Shopify supports each for a year). */
     shopifyApiVersion: string;

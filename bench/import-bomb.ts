@@ -9,7 +9,7 @@ import { startService } from './sides';
 
 const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
 const HEADER = 'client_name,phone,store_name,products_name\n';
-/** What the server may take over its RSS before the file (issue 28 §1). */
+/** What the server may take over its RSS before the file. */
 const IMPORT_BOMB_RSS_TARGET_MB = 100;
 
 export interface ImportBombFigures {

@@ -30,7 +30,7 @@ function counter(): () => number {
 }
 
 /**
- * Store-integrations §4: signed Shopify `orders/create` messages at `/hooks/stores/:id`, each a new
+ * Store intake (docs/stores.md): signed Shopify `orders/create` messages at `/hooks/stores/:id`, each a new
  * order, against `POST /api/orders` of the same service and workspace, in alternating segments.
  */
 export async function intakeBench(options: {

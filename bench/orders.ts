@@ -61,7 +61,7 @@ async function explainSearch(knex: Knex, workspaceId: string, q: string): Promis
 }
 
 /**
- * Orders at scale (orders-at-scale.md, and the issue's figures): the same requests against a
+ * Orders at scale (docs/benchmarks.md): the same requests against a
  * workspace of 100 orders and one of 100,000, with 1,000,000 orders in the database; then a
  * 10,000-row import, a 100,000-row export and the unparameterised list, with the server's RSS growth.
  */
@@ -119,7 +119,7 @@ export async function ordersAtScale(options: {
     ['`GET /api/orders?limit=50`', async () => '/api/orders?limit=50'],
     ["phone search `GET /api/orders?q=06…` (a customer's number)", async (account) => `/api/orders?q=${encodeURIComponent(await phoneOf(account))}`],
     ["name search `GET /api/orders?q=<a customer's name>`", async () => `/api/orders?q=${encodeURIComponent(name)}`],
-    // Daily work §3: what customers say. The seed's references are #1001, #1002… in each workspace,
+    // Finding an order by what customers say. The seed's references are #1001, #1002… in each workspace,
     // its cities twelve (one order in twelve each), its addresses "<n> Rue Mohammed V, Casablanca".
     ['store reference `GET /api/orders?q=%231042`', async () => `/api/orders?q=${encodeURIComponent('#1042')}`],
     ['store reference without `#` `GET /api/orders?q=1042`', async () => '/api/orders?q=1042'],

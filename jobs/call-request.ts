@@ -4,7 +4,7 @@ import type { Services } from '../services';
 import { amountText } from '../services/orders';
 import { WorkspaceSlots } from '../services/workspace-slots';
 
-/** After the first try, a call.requested is retried after about 10 s, 1 min, 5 min and 15 min (spec §8.1). */
+/** After the first try, a call.requested is retried after about 10 s, 1 min, 5 min and 15 min. */
 const RETRY_DELAYS_SECONDS = [10, 60, 300, 900];
 /** A call of a workspace that already has its requests in flight waits this long for one to end... */
 const SLOT_WAIT_MS = 500;

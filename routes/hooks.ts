@@ -124,7 +124,7 @@ export function hooksRouter(services: Services, limits: HookBodyLimits): Router 
     res.status(answer.status).json({ error: answer.status === 401 ? 'invalid_signature' : 'not_found' });
   });
 
-  // A store's orders (store-integrations.md §3): the signature over the raw bytes is the only key,
+  // A store's orders: the signature over the raw bytes is the only key,
   // checked before anything is parsed or written. Every signed message we understand gets 200.
   const knownConnection: RequestHandler = async (req, res, next) => {
     const connection = await services.storeIntake.connection(String(req.params.id));

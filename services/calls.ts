@@ -19,7 +19,7 @@ import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
 export const ACCEPT_WITHIN_MINUTES = 25;
 
-/** An operation ends after this many calls in all, whatever their outcomes (spec §6). */
+/** An operation ends after this many calls in all, whatever their outcomes. */
 const MAX_CALLS_PER_OPERATION = 10;
 const FINAL_OUTCOMES: readonly Outcome[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized'];
 
@@ -401,7 +401,7 @@ export class CallService {
     return results;
   }
 
-  /** How many more voice calls the balance pays for: credits − cost × open voice calls, in calls (spec §9). */
+  /** How many more voice calls the balance pays for: credits − cost × open voice calls, in calls. */
   private async callsWeCanPay(trx: Knex.Transaction, workspaceId: string, ownerId: string): Promise<number> {
     return (await this.messagesWeCanPay(trx, workspaceId, ownerId)).voice;
   }
@@ -613,7 +613,7 @@ export class CallService {
     return rows[0];
   }
 
-  // ---- the rules of an ended call (spec §6, §7, §9) --------------------------------------
+  // ---- the rules of an ended call --------------------------------------
 
   /**
    * Ends an open call with its outcome, moves the operation and the order, and charges a voice call

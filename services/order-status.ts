@@ -13,5 +13,5 @@ export const ORDER_STATUSES = [
 ] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-/** A person setting one of these statuses ends the order's open operation (spec §7). */
+/** A person setting one of these statuses ends the order's open operation. */
 export const CANCELLING_STATUSES: readonly OrderStatus[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'failed'];

@@ -50,7 +50,7 @@ export interface Order {
   currency: string | null;
 }
 
-/** The paths an order comes in by (store-integrations.md §1). */
+/** The paths an order comes in by. */
 export const ORDER_SOURCES = ['form', 'api', 'data_api', 'import', 'shopify', 'woocommerce', 'youcan', 'custom'] as const;
 export type OrderSource = (typeof ORDER_SOURCES)[number];
 

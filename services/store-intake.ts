@@ -51,7 +51,7 @@ interface Outcome {
 /** Statuses an upstream cancellation leaves alone: the call's outcome is known, or it was cancelled already. */
 const SETTLED: readonly OrderStatus[] = ['confirmed', 'unconfirmed'];
 
-/** The fields a store's update changes while our order is pending (§3), as the order and the columns name them. */
+/** The fields a store's update changes while our order is pending, as the order and the columns name them. */
 const FOLLOWED = [
   ['client_name', 'clientName'],
   ['phone', 'phone'],

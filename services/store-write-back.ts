@@ -44,7 +44,7 @@ interface Target {
 }
 
 /**
- * The worker's half of §5: tells the store an order's outcome, through the outbound guard, on the
+ * The worker's half of write-back (docs/stores.md): tells the store an order's outcome, through the outbound guard, on the
  * webhooks' retry schedule. After the last try fails, the connection shows why (`write_back_error`,
  * fixed words and the shop's order number: never a token, an address or the store's answer); a
  * later success clears it. Whatever happens, the order itself is never touched.

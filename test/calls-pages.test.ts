@@ -73,7 +73,7 @@ function casablancaLocal(at: Date): string {
     .replace(' ', 'T');
 }
 
-describe('calls pages (spec §5)', () => {
+describe('calls pages', () => {
   it('/calls shows the due count, the calling hours and the start button; nav links Calls and Settings', async () => {
     const owner = await shop();
     await createOrder(owner);
@@ -303,7 +303,7 @@ describe('calls pages (spec §5)', () => {
   });
 });
 
-describe('settings page (spec §3)', () => {
+describe('settings page', () => {
   it('saves the form with a notice, and re-renders bad values beside their fields without saving', async () => {
     const owner = await shop();
     const page = await owner.agent.get('/settings').expect(200);
@@ -323,7 +323,7 @@ describe('settings page (spec §3)', () => {
   });
 });
 
-describe('agents page: kinds and secrets (spec §2, §11)', () => {
+describe('agents page: kinds and secrets', () => {
   it('adds a voice agent and shows its secret, not cached; the agent page reveals it; rotating replaces it', async () => {
     const owner = await shop();
     const created = await owner.post('/agents', { name: 'Robot', kind: 'voice', endpoint_url: 'http://127.0.0.1:9/calls' }).expect(201);
@@ -368,7 +368,7 @@ describe('agents page: kinds and secrets (spec §2, §11)', () => {
   });
 });
 
-describe('orders pages: calls (spec §11)', () => {
+describe('orders pages: calls', () => {
   it('the order page shows the calls as a timeline, the next call, and "Call again" once nothing is open', async () => {
     const owner = await shop();
     const order = await createOrder(owner);

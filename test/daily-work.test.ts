@@ -6,7 +6,7 @@ import { testKnex } from './helpers/db';
 import { xlsx } from './helpers/xlsx';
 
 /**
- * Daily work §1–3: the amount, city and note on the forms; spreadsheets as shops have them (French
+ * The staff's daily work: the amount, city and note on the forms; spreadsheets as shops have them (French
  * Excel's Windows-1252 CSV, XLSX, French amounts and dates, ville/note/date columns, ignored columns
  * named, messages in the page's language); finding an order by reference, city and address; where
  * the list is; phones grouped.
@@ -46,7 +46,7 @@ async function pageImport(s: Shop, file: Buffer, name: string) {
   return s.agent.post('/orders/import').field('_csrf', csrf).attach('file', file, name);
 }
 
-describe('amounts as people type them (daily-work §1)', () => {
+describe('amounts as people type them', () => {
   const typed: Array<[string, string]> = [
     ['349', '349.000'],
     ['349,00', '349.000'],
@@ -144,7 +144,7 @@ describe('amounts as people type them (daily-work §1)', () => {
   });
 });
 
-describe('spreadsheets as shops have them (daily-work §2)', () => {
+describe('spreadsheets as shops have them', () => {
   const HEADER = ['Nom', 'Téléphone', 'Boutique', 'Produit', 'Adresse', 'Ville', 'Remarque', 'Montant', 'Date de commande', 'Livreur', 'Poids'];
   const ROW = [
     'Zoé Benali',
@@ -282,7 +282,7 @@ describe('spreadsheets as shops have them (daily-work §2)', () => {
   });
 });
 
-describe('finding an order (daily-work §3)', () => {
+describe('finding an order', () => {
   it('the store reference with or without #, the city and the address, accents and case aside, Arabic without harakat', async () => {
     const s = await shop();
     const make = (body: Record<string, unknown>) =>
@@ -311,7 +311,7 @@ describe('finding an order (daily-work §3)', () => {
   });
 });
 
-describe('where the list is (daily-work §3)', () => {
+describe('where the list is', () => {
   const ranges = {
     en: ['1–25 of 60', '26–50 of 60', '51–60 of 60'],
     fr: ['1–25 sur 60', '26–50 sur 60', '51–60 sur 60'],
@@ -362,7 +362,7 @@ describe('where the list is (daily-work §3)', () => {
   });
 });
 
-describe('phones as people read them (daily-work §3)', () => {
+describe('phones as people read them', () => {
   for (const language of ['en', 'fr', 'ar'] as const) {
     it(`${language}: grouped 06 12 34 56 78, left to right, as a tel: link; the API and the export keep +212`, async () => {
       const s = await shop(language);

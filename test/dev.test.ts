@@ -43,7 +43,7 @@ function onTerminal(env: Record<string, string>) {
   return run('script', ['-qefc', `env -u REDIS_URL ${vars} ${process.execPath} dist/server.js`, '/dev/null'], {});
 }
 
-describe('development comfort (issue 13 §5)', function () {
+describe('development comfort', function () {
   this.timeout(120_000);
 
   it('pretty, coloured logs only in development on a terminal; JSON lines otherwise', () => {

@@ -57,7 +57,7 @@ function appsScript(rows: unknown[][], properties: Record<string, string>) {
   return { fetched, written };
 }
 
-describe('examples/google-sheets: the Apps Script (store-integrations.md §3, custom)', () => {
+describe('examples/google-sheets: the Apps Script (custom source)', () => {
   it('signs each new row so that our intake accepts it, and skips rows already sent', async () => {
     const s = await signUp();
     await s.agent.post('/api/agents').send({ name: 'Desk', orderHandler: true }).expect(201);

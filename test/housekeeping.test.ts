@@ -6,7 +6,7 @@ import { silentLogger, signUp } from './helpers/app';
 import { testKnex, testSessionPool } from './helpers/db';
 import { testWorker, waitFor } from './helpers/loop';
 
-describe('housekeeping on the worker (issue 13 §7)', function () {
+describe('housekeeping on the worker', function () {
   this.timeout(120_000);
 
   it('the worker deletes expired sessions and idempotency keys each minute; live ones stay', async () => {

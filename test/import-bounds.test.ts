@@ -9,7 +9,7 @@ import { IMPORT_MAX_ROWS } from '../services/imports';
 import { deflatedBomb, xlsx } from './helpers/xlsx';
 
 /**
- * Issue 28 §1: an import holds about one batch of rows at a time, stops reading at the row past
+ * An import holds about one batch of rows at a time, stops reading at the row past
  * 20,000, and leaves the process free to answer others meanwhile, whatever shape its 10 MB have.
  * The app runs in this process: its RSS, sampled while a request runs, is the server's. The bound
  * is over the RSS before the request, or over the process's normal memory when that is more: its
@@ -143,7 +143,7 @@ function expectBounded(w: Watched, what: string): void {
   expect(w.health.during, `${what}: GET /healthz answered while the import ran`).to.be.at.least(1);
 }
 
-describe('imports within bounded memory and time (issue 28 §1)', function () {
+describe('imports within bounded memory and time', function () {
   this.timeout(120_000);
 
   before(async () => {

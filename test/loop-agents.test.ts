@@ -11,7 +11,7 @@ import { agentDouble, createOrder, humanShop } from './helpers/loop';
 
 const agentRow = (id: string) => testKnex()('agents').where({ id }).first();
 
-describe('agents of two kinds (spec §2)', () => {
+describe('agents of two kinds', () => {
   it('201 voice: kind, endpoint_url and a whsec_ secret (32 random bytes), not cached; the list never shows the secret', async () => {
     const shop = await signUp();
     const res = await shop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:4000/calls' }).expect(201);

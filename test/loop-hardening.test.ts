@@ -46,7 +46,7 @@ const confirmed = (callId: string) => ({
 });
 const reportsOf = (callId: string) => testKnex()('call_reports').where({ call_id: callId });
 
-describe('voice reports are bound to their call (issue 28 §3)', function () {
+describe('voice reports are bound to their call', function () {
   this.timeout(60_000);
 
   it('400 naming call_id when data.call_id is missing or names another call; nothing changes', async () => {
@@ -214,7 +214,7 @@ async function expectOneOfTheTwoOrders(claim: { orderId: string; callId: string;
   expect(op.status).to.be.oneOf(['completed', 'cancelled']);
 }
 
-describe('one lock order: order, operation, call (issue 28 §4)', function () {
+describe('one lock order: order, operation, call', function () {
   this.timeout(120_000);
 
   it('an outcome waiting on the operation and a status change on the order both finish (no deadlock, no 500)', async () => {
@@ -316,7 +316,7 @@ describe('one lock order: order, operation, call (issue 28 §4)', function () {
   });
 });
 
-describe('no call stays open forever (issue 28 §9)', function () {
+describe('no call stays open forever', function () {
   this.timeout(60_000);
 
   it(`a voice call not accepted within ${ACCEPT_WITHIN_MINUTES} minutes ends failed, "agent unreachable": nothing charged, its credit free again, section 6 applies`, async () => {

@@ -28,7 +28,7 @@ const ended = (outcome: string, extra: object = {}) => ({
   data: { outcome, duration_seconds: 41, summary: 'Spoke to the customer', changes: null, ...extra },
 });
 
-describe('voice agents: dispatch and reports (spec §8, §9)', function () {
+describe('voice agents: dispatch and reports', function () {
   this.timeout(90_000);
   let worker: RunningWorker;
   before(async () => {

@@ -23,7 +23,7 @@ async function voiceWorkspace(target: string | undefined, knex: Knex, endpointUr
   return { shop, secret: agent.body.secret as string };
 }
 
-describe('the worker as its own process (spec §10)', function () {
+describe('the worker as its own process', function () {
   this.timeout(240_000);
 
   it('SIGTERM: finishes what it holds and exits 0; npm start runs a worker in development unless WORKER=off', async () => {

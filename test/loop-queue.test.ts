@@ -393,7 +393,7 @@ describe('POST /api/calls/:callId/outcome', () => {
   });
 });
 
-describe('a person changes the order’s status (spec §7)', () => {
+describe('a person changes the order’s status', () => {
   for (const status of ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'failed']) {
     it(`${status} cancels the open operation; no call is offered for it`, async () => {
       const shop = await humanShop();

@@ -7,7 +7,7 @@ import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { humanShop, ORDER } from './helpers/loop';
 
-/** GET /api/orders/export.csv (orders-at-scale §5). */
+/** GET /api/orders/export.csv. */
 type Shop = SignedIn & { workspaceId: string };
 
 const COLUMNS = [
@@ -211,7 +211,7 @@ describe('GET /api/orders/export.csv', () => {
     expect(row).to.include({ client_name: tricky.client_name, store_name: tricky.store_name, products_name: tricky.products_name, address: tricky.address });
   });
 
-  it('the filters of §1: status, q, from (inclusive) and to (exclusive), Morocco dates', async () => {
+  it('the list’s filters: status, q, from (inclusive) and to (exclusive), Morocco dates', async () => {
     const s = await shop();
     const [a, b, c, d] = await insert(s, [
       { client_name: 'Hélène', status: 'confirmed', created_at: '2026-07-01T22:30:00Z' }, // 23:30 on 1 July in Morocco

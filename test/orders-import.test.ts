@@ -6,7 +6,7 @@ import { app, signUp, unsetOrderHandler } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /**
- * POST /api/orders/import (orders-at-scale §4): a CSV file as the body becomes orders by the rules
+ * POST /api/orders/import: a CSV file as the body becomes orders by the rules
  * of POST /api/orders, all or nothing for the file, with per-line errors for the rows it skips.
  */
 type Shop = SignedIn & { workspaceId: string; handlerId: string };

@@ -44,7 +44,7 @@ async function bulk(s: Shop, n: number, fields: (i: number) => object = () => ({
 
 const ids = (body: { orders: Order[] }) => body.orders.map((o) => o.id);
 
-describe('GET /api/orders with parameters (orders-at-scale §1)', () => {
+describe('GET /api/orders with parameters', () => {
   it('without parameters: exactly the contract answer, every order newest first, no next_cursor', async () => {
     const s = await shop();
     const all = await bulk(s, 1205);

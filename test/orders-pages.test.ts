@@ -42,7 +42,7 @@ const linkOf = (html: string, rel: 'next' | 'prev') => {
   return m ? decode(m[1]) : null;
 };
 
-describe('the /orders page at scale (orders-at-scale §2)', () => {
+describe('the /orders page at scale', () => {
   it('50 orders a page, newest first, with Older and Newer links that walk every order once', async () => {
     const s = await shop();
     const all = await bulk(s, 120);
@@ -167,7 +167,7 @@ describe('the /orders page at scale (orders-at-scale §2)', () => {
   });
 });
 
-describe('a customer’s history on the order page (orders-at-scale §3)', () => {
+describe('a customer’s history on the order page', () => {
   it('the other orders with the same phone, newest first, at most 20, with a one-line summary', async () => {
     const s = await shop();
     const statuses = ['confirmed', 'confirmed', 'unconfirmed'];
@@ -199,7 +199,7 @@ describe('a customer’s history on the order page (orders-at-scale §3)', () =>
   });
 });
 
-describe('the /orders/import page (orders-at-scale §4)', () => {
+describe('the /orders/import page', () => {
   const upload = (s: Shop, content: Buffer | string, fields: Record<string, string> = {}) => {
     let req = s.agent.post('/orders/import').field('_csrf', s.csrf);
     for (const [name, value] of Object.entries(fields)) req = req.field(name, value);
@@ -266,7 +266,7 @@ describe('the /orders/import page (orders-at-scale §4)', () => {
   });
 });
 
-describe('the /stats page (orders-at-scale §6)', () => {
+describe('the /stats page', () => {
   it('the figures, a server-drawn SVG chart with a text alternative, and the numbers in tables', async () => {
     const s = await shop();
     await bulk(s, 4, (i) => ({ status: i < 3 ? 'confirmed' : 'pending', created_at: `2026-06-0${i + 1}T10:00:00Z`, store_name: i < 2 ? 'Atlas' : 'Souk' }));

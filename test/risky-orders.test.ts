@@ -11,7 +11,7 @@ import { createKey, randomIp } from './helpers/keys';
 import { agentDouble, grant, ORDER, openAllDay, testWorker, waitFor } from './helpers/loop';
 
 /**
- * Risky orders (store-integrations.md §6, issue 30): `flags` set when an order is created, by one
+ * Risky orders (docs/stores.md): `flags` set when an order is created, by one
  * rule whatever the path (form, /api, Data API, import); the block list and what it does to an
  * order; the flags as badges, links and filters.
  */

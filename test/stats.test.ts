@@ -6,7 +6,7 @@ import type { SignedIn } from './helpers/app';
 import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
-/** GET /api/stats (orders-at-scale §6). */
+/** GET /api/stats. */
 type Shop = SignedIn & { workspaceId: string; handlerId: string };
 
 const KEYS = [
@@ -102,7 +102,7 @@ async function seed(s: Shop, order: Seed): Promise<string> {
 }
 
 describe('GET /api/stats', () => {
-  it('the shape of the spec, keys in order; an empty workspace: zeros, nulls, every day of the default period', async () => {
+  it('the documented shape, keys in order; an empty workspace: zeros, nulls, every day of the default period', async () => {
     const s = await shop();
     const before = moroccoToday();
     const res = await s.agent

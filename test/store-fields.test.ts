@@ -20,7 +20,7 @@ async function shop(): Promise<Shop> {
 
 const ordersOf = (workspaceId: string) => testKnex()('orders').where({ workspace_id: workspaceId });
 
-describe('orders: what a store knows (store-integrations.md §1)', () => {
+describe('orders: what a store knows', () => {
   it('POST /api/orders takes external_id, external_ref, total_amount and currency in camelCase or snake_case; source is ours', async () => {
     const s = await shop();
     const camel = await createOrder(s, { ...ORDER, externalId: '5678901234', externalRef: '#1001', totalAmount: '349', currency: 'eur' });

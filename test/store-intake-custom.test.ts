@@ -38,7 +38,7 @@ function deliver(s: Shop, body: object, options: { id?: string; secret?: string;
 const ordersOf = (s: Shop) => testKnex()('orders').where({ workspace_id: s.workspaceId });
 const eventsOf = (s: Shop) => testKnex()('store_events').where({ connection_id: s.storeId }).orderBy('received_at');
 
-describe('store intake: custom, Standard Webhooks (store-integrations.md §3)', () => {
+describe('store intake: custom, Standard Webhooks', () => {
   it('order.created → the order with every field; the same webhook-id again → duplicate; another message → ignored_unchanged', async () => {
     const s = await shop();
     const id = newMessageId();

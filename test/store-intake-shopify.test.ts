@@ -58,7 +58,7 @@ const ordersOf = (s: Shop) => testKnex()('orders').where({ workspace_id: s.works
 const eventsOf = (s: Shop) => testKnex()('store_events').where({ connection_id: s.storeId }).orderBy('received_at');
 const operationsOf = (orderId: string) => testKnex()('operations').where({ order_id: orderId });
 
-describe('store intake: Shopify (store-integrations.md §3)', () => {
+describe('store intake: Shopify', () => {
   it('a signed orders/create → 200 created: the order with every mapped field, its operation, and the event', async () => {
     const s = await shop();
     const id = crypto.randomUUID();

@@ -40,7 +40,7 @@ function deliver(s: Shop, body: unknown, options: { topic?: string; signature?: 
 const ordersOf = (s: Shop) => testKnex()('orders').where({ workspace_id: s.workspaceId });
 const eventsOf = (s: Shop) => testKnex()('store_events').where({ connection_id: s.storeId }).orderBy('received_at');
 
-describe('store intake: WooCommerce (store-integrations.md §3)', () => {
+describe('store intake: WooCommerce', () => {
   it('a signed order.created → the order with every mapped field; the same order again → duplicate; a later change of nothing we keep → ignored_unchanged', async () => {
     const s = await shop();
     expect((await deliver(s, FIXTURE).expect(200)).body).to.deep.equal({ ok: true, result: 'created' });

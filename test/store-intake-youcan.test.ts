@@ -46,7 +46,7 @@ function variant(change: (order: Record<string, unknown>) => void): Buffer {
 const ordersOf = (s: Shop) => testKnex()('orders').where({ workspace_id: s.workspaceId });
 const eventsOf = (s: Shop) => testKnex()('store_events').where({ connection_id: s.storeId }).orderBy('received_at');
 
-describe('store intake: YouCan (store-integrations.md §3)', () => {
+describe('store intake: YouCan', () => {
   it('a signed order.create, verified over PHP’s escaped bytes → the order with every mapped field; again → duplicate', async () => {
     const s = await shop();
     expect(RAW.toString('latin1')).to.contain('\\/').and.contain('\\u00e8');

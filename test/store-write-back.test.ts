@@ -144,7 +144,7 @@ async function callOutcome(s: Shop, orderId: string, outcome: string, notes?: st
   expect(ended.order.status).to.equal(outcome);
 }
 
-describe('store write-back (store-integrations.md §5)', () => {
+describe('store write-back', () => {
   before(async () => {
     shopify = await storeDouble((hit) => shopifyAnswers.get(hit.json?.variables?.id)?.() ?? { status: 200, body: tagged(hit.json?.variables?.id) });
   });

@@ -41,7 +41,7 @@ async function logEvents(connectionId: string, rows: Array<Record<string, unknow
   await testKnex()('store_events').insert(rows.map((row) => ({ connection_id: connectionId, topic: 'orders/create', result: 'created', ...row })));
 }
 
-describe('store connections: /api/stores (store-integrations.md §2)', () => {
+describe('store connections: /api/stores', () => {
   it('201: a Shopify connection with its intake URL; the key is kept to verify and never answered', async () => {
     const s = await signUp();
     const store = await connect(s);
@@ -191,7 +191,7 @@ describe('store connections: /api/stores (store-integrations.md §2)', () => {
     expect(await connectionRow(store.id)).to.include({ name: 'Atlas' });
   });
 
-  it('the event log: the last 200, newest first, with the spec’s fields; counts of the last 7 days and the last message', async () => {
+  it('the event log: the last 200, newest first, with the documented fields; counts of the last 7 days and the last message', async () => {
     const s = await signUp();
     const store = await connect(s);
     const now = Date.now();
@@ -253,7 +253,7 @@ describe('the event log’s housekeeping', () => {
   });
 });
 
-describe('the /stores pages (store-integrations.md §2)', () => {
+describe('the /stores pages', () => {
   it('adding a store: a guide per kind with the admin’s menu names; the list; a custom key shown once', async () => {
     const s = await signUp();
     const shopify = await s.agent.get('/stores/new').expect(200);

@@ -72,7 +72,7 @@ function callRequested(callbackBase: string, phone: string) {
   return { callId, body };
 }
 
-describe('the reference voice agent (examples/voice-agent, spec §12)', function () {
+describe('the reference voice agent (examples/voice-agent)', function () {
   this.timeout(30_000);
   const secret = newSigningSecret();
   let agentUrl: string;
@@ -181,7 +181,7 @@ describe('the reference voice agent (examples/voice-agent, spec §12)', function
   });
 });
 
-describe('the whole loop with the reference voice agent (spec §8–§10)', function () {
+describe('the whole loop with the reference voice agent', function () {
   this.timeout(60_000);
 
   it('orders with phones ending 0 and 4 become confirmed and unconfirmed; one spend row each', async () => {

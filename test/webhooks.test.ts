@@ -220,7 +220,7 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
 });
 
 describe('events are recorded with the change, from every path (webhooks.md: Events)', () => {
-  it('order.created, order.updated and order.deleted from /api, the pages, the Data API and an import, with the data the spec names', async () => {
+  it('order.created, order.updated and order.deleted from /api, the pages, the Data API and an import, with the documented data', async () => {
     const s = await shop();
     const e = await endpoint(s, 'http://127.0.0.1:9/all');
     const viaApi = (

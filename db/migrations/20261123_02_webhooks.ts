@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Outbound webhooks (spec webhooks.md). Events are written by triggers in the transaction of the
+ * Outbound webhooks (docs/webhooks.md). Events are written by triggers in the transaction of the
  * change itself, whatever path made it (a page, /api, the Data API, an import, the confirmation
  * loop): a change that rolls back writes nothing, one that commits is never lost. The worker sends.
  */

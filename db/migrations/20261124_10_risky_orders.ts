@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Risky orders (store-integrations.md §6): each order's `flags`, set when it is created by one
+ * Risky orders: each order's `flags`, set when it is created by one
  * trigger, whatever path inserts it (a form, /api, the Data API, an import, a store later on), and
  * the workspace's block list.
  *

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * What a store knows about an order (store-integrations.md §1): where it came from, the store's own
+ * What a store knows about an order: where it came from, the store's own
  * id and name for it, and the amount to collect.
  *
  * `source` keeps its constant default so that existing orders read `api` without a table rewrite
@@ -32,7 +32,7 @@ const OLD_WEBHOOK_ORDER = `
 
 /** The fields an order.updated names in `changed_fields`, in this order (status last, as before). */
 const CHANGED_FIELDS_BEFORE = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'status'];
-// A store's update while pending changes the reference and the amount too (§3): a webhook says so.
+// A store's update while pending changes the reference and the amount too: a webhook says so.
 const CHANGED_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'external_ref', 'total_amount', 'currency', 'status'];
 
 /** orders_webhook_events (migration 20261123_02) with the given list of watched fields. */

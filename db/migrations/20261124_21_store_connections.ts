@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 
 /**
- * Store connections (store-integrations.md §2) and what arrived through each (§3's event log).
+ * Store connections and what arrived through each (the event log).
  *
  * `secret` is the key the store signs with, kept as given because every message is verified with it.
- * `write_back` holds the store's API credentials (§5), never shown again once stored.
+ * `write_back` holds the store's API credentials (write-back), never shown again once stored.
  * An event's `message_key` is the store's id of one delivery (Shopify's webhook id, WooCommerce's
  * order id and date_modified, …): unique per connection, so a retried delivery finds the first one.
  */

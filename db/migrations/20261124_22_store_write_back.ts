@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Writing the outcome back to the store (store-integrations.md §5). When an order of a connection
+ * Writing the outcome back to the store. When an order of a connection
  * with write-back credentials reaches `confirmed` or `unconfirmed`, a `store-write-back` job is
  * written by a trigger in the transaction of the change itself, whatever path made it (the
  * confirmation loop, a person on a page, /api or the Data API): a change that rolls back enqueues

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * What the call and the courier need (daily-work §1) and finding an order by what customers say
- * (§3):
+ * What the call and the courier need, and finding an order by what customers say:
  * - `city` (≤ 100), `note` (≤ 1,000) and `placed_at` (when the shop took the order, from an
  *   imported file's date column; `created_at` stays when it reached us).
  * - `total_amount` keeps three decimals (a Tunisian dinar has 3); each currency is shown with its

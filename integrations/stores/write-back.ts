@@ -1,7 +1,7 @@
 import type { DeliveryResult, OutboundRequest } from '../http';
 
 /**
- * What each store is told when one of its orders reaches its outcome (store-integrations.md §5):
+ * What each store is told when one of its orders reaches its outcome:
  * the requests, built from plain values, and how the store's answer reads. Knows Shopify's GraphQL
  * and WooCommerce's REST API, nothing of our tables; the credentials go into headers only.
  */

@@ -10,7 +10,7 @@ import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
 
 /**
- * Daily work §1–3 at phone width, in French and Arabic: the orders list (one compact row per order,
+ * The staff's daily work at phone width, in French and Arabic: the orders list (one compact row per order,
  * where you are, phones grouped and 44 px to tap), the order form (amount, currency, city, note) and
  * the import result (encoding read, ignored columns, line errors). The pictures go to
  * docs/screenshots/ for a person to look at.
