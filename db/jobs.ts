@@ -45,6 +45,22 @@ export const QUEUES = {
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];
 
+/** What a job of each queue carries (`try`: the try number of a request sent again, 1 for the first). */
+export interface JobData {
+  'operation-due': { operationId: string };
+  'call-request': { callId: string; try?: number };
+  'whatsapp-send': { callId: string; try?: number };
+  'whatsapp-reply-window': { callId: string };
+  'call-timeout': { callId: string };
+  'claim-expiry': { callId: string };
+  sweep: Record<string, never>;
+  housekeeping: Record<string, never>;
+  'webhook-dispatch': Record<string, never>;
+  'webhook-endpoint': { endpointId: string };
+  /** The outcome an order reached, told to its store; `done`: requests that succeeded on earlier tries. */
+  'store-write-back': { orderId: string; status: string; attempt: number; done?: number };
+}
+
 export function createBoss(databaseUrl: string, options: Partial<PgBoss.ConstructorOptions> = {}): PgBoss {
   return new PgBoss({
     connectionString: databaseUrl,
@@ -108,12 +124,16 @@ export class Jobs {
     this.boss = new PgBoss({ db: executorOn(knex), schema: JOB_SCHEMA });
   }
 
-  async send(db: Knex | Knex.Transaction, queue: QueueName, data: object, options: PgBoss.SendOptions = {}): Promise<void> {
+  async send<Q extends QueueName>(db: Knex | Knex.Transaction, queue: Q, data: JobData[Q], options: PgBoss.SendOptions = {}): Promise<void> {
     await this.boss.send(queue, data, { ...options, db: executorOn(db) });
   }
 
   /** Many jobs of one queue in one statement. */
-  async sendMany(db: Knex | Knex.Transaction, queue: QueueName, jobs: Array<{ data: object; startAfter?: Date; singletonKey?: string }>): Promise<void> {
+  async sendMany<Q extends QueueName>(
+    db: Knex | Knex.Transaction,
+    queue: Q,
+    jobs: Array<{ data: JobData[Q]; startAfter?: Date; singletonKey?: string }>,
+  ): Promise<void> {
     if (jobs.length === 0) return;
     await this.boss.insert(
       jobs.map((job) => ({ name: queue, ...job })),

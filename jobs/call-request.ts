@@ -3,6 +3,8 @@ import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
 import { amountText } from '../services/orders';
 import { WorkspaceSlots } from '../services/workspace-slots';
+import { QUEUES } from '../db/jobs';
+import { jobHandler } from './job';
 
 /** After the first try, a call.requested is retried after about 10 s, 1 min, 5 min and 15 min. */
 const RETRY_DELAYS_SECONDS = [10, 60, 300, 900];
@@ -84,3 +86,14 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
     );
   };
 }
+
+/** Deliveries wait on the network, side by side. */
+export const callRequest = jobHandler({
+  queue: QUEUES.callRequest.name,
+  count: 8,
+  batchSize: 10,
+  create: ({ services, sender, logger, publicBaseUrl }) => {
+    const requestCall = callRequestHandler(services, sender, logger, publicBaseUrl);
+    return (jobs) => requestCall(jobs.map((job) => ({ callId: job.callId, attempt: job.try ?? 1 })));
+  },
+});

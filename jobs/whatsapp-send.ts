@@ -1,8 +1,10 @@
 import type { SignedSender } from '../integrations/http';
 import type { Logger } from '../logger';
 import type { Services } from '../services';
+import { QUEUES } from '../db/jobs';
+import { jobHandler } from './job';
 
-export interface WhatsAppSendJob {
+interface WhatsAppSendJob {
   callId: string;
   /** 1 for the first try. */
   attempt: number;
@@ -14,7 +16,7 @@ export interface WhatsAppSendJob {
  * sent, refused (the call `failed` with Meta's message) or tried again later like a call.requested.
  * A call already sent or ended is skipped: never a second message for one call.
  */
-export function whatsappSendHandler(services: Services, sender: SignedSender, logger: Logger) {
+function whatsappSendHandler(services: Services, sender: SignedSender, logger: Logger) {
   return async (jobs: WhatsAppSendJob[]): Promise<void> => {
     const contexts = await services.whatsapp.sendContexts(jobs.map((job) => job.callId));
     const attemptOf = new Map(jobs.map((job) => [job.callId, job.attempt]));
@@ -28,3 +30,13 @@ export function whatsappSendHandler(services: Services, sender: SignedSender, lo
     );
   };
 }
+
+export const whatsappSend = jobHandler({
+  queue: QUEUES.whatsappSend.name,
+  count: 4,
+  batchSize: 10,
+  create: ({ services, sender, logger }) => {
+    const send = whatsappSendHandler(services, sender, logger);
+    return (jobs) => send(jobs.map((job) => ({ callId: job.callId, attempt: job.try ?? 1 })));
+  },
+});

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import type { Jobs } from '../db/jobs';
+import type { JobData, Jobs } from '../db/jobs';
+import { QUEUES } from '../db/jobs';
 import { newMessageId } from '../integrations/signing';
 import type { CallSettingsService } from './call-settings';
 import { isOpen, nextOpening, settingsFrom } from './call-settings';
@@ -53,7 +54,7 @@ export type DispatchResult = 'dispatched' | 'cancelled' | 'waiting' | 'not-due' 
 /** The outcomes after which an operation may go on to the agent's fallback (the ladder). */
 const UNANSWERED: readonly Outcome[] = ['no-answer', 'failed'];
 /** The job that carries out an opened call, by the agent's kind. */
-const SEND_QUEUE = { voice: 'call-request', whatsapp: 'whatsapp-send' } as const;
+const SEND_QUEUE = { voice: QUEUES.callRequest.name, whatsapp: QUEUES.whatsappSend.name } as const;
 
 export interface CallView {
   call: Call;
@@ -167,7 +168,7 @@ export class CallService {
           claim_expires_at: claimExpiresAt,
         });
         await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
-        await this.jobs.send(trx, 'claim-expiry', { callId }, { startAfter: claimExpiresAt });
+        await this.jobs.send(trx, QUEUES.claimExpiry.name, { callId }, { startAfter: claimExpiresAt });
         return this.view(trx, callId);
       }
     });
@@ -301,7 +302,7 @@ export class CallService {
             .select('id', 'status')
         ).map((o) => [o.id, o.status]),
       );
-      const later: Array<{ data: object; startAfter: Date; singletonKey: string }> = [];
+      const later: Array<{ data: JobData['operation-due']; startAfter: Date; singletonKey: string }> = [];
       const cancelled: string[] = [];
       const cancelledHuman: string[] = [];
       const byWorkspace = new Map<string, typeof ops>();
@@ -328,7 +329,7 @@ export class CallService {
         );
       }
 
-      const requests = { voice: [] as Array<{ data: object }>, whatsapp: [] as Array<{ data: object }> };
+      const requests = { voice: [] as Array<{ data: JobData['call-request'] }>, whatsapp: [] as Array<{ data: JobData['whatsapp-send'] }> };
       for (const [workspaceId, due] of byWorkspace) {
         const settings = await this.settings.get(workspaceId, trx);
         if (!isOpen(settings, now)) {
@@ -394,7 +395,7 @@ export class CallService {
           requests[op.kind as keyof typeof requests].push({ data: { callId: callOf.get(op.id)!, try: 1 } });
         }
       }
-      await this.jobs.sendMany(trx, 'operation-due', later);
+      await this.jobs.sendMany(trx, QUEUES.operationDue.name, later);
       await this.jobs.sendMany(trx, SEND_QUEUE.voice, requests.voice);
       await this.jobs.sendMany(trx, SEND_QUEUE.whatsapp, requests.whatsapp);
     });
@@ -476,7 +477,7 @@ export class CallService {
 
   /** Queues another try of a call.requested (the same message id) in `delaySeconds`. */
   async retryRequest(callId: string, attempt: number, delaySeconds: number): Promise<void> {
-    await this.jobs.send(this.knex, 'call-request', { callId, try: attempt }, { startAfter: delaySeconds });
+    await this.jobs.send(this.knex, QUEUES.callRequest.name, { callId, try: attempt }, { startAfter: delaySeconds });
   }
 
   /** The agents accepted these calls: their results are due within the time-out. */
@@ -494,7 +495,7 @@ export class CallService {
         .returning('id');
       await this.jobs.sendMany(
         trx,
-        'call-timeout',
+        QUEUES.callTimeout.name,
         updated.map((c: { id: string }) => ({ data: { callId: c.id }, startAfter: due })),
       );
     });
@@ -677,7 +678,8 @@ export class CallService {
         moves,
       ],
     );
-    if (moves && next) await this.jobs.send(trx, 'operation-due', { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
+    if (moves && next)
+      await this.jobs.send(trx, QUEUES.operationDue.name, { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
     if (moves && !next && UNANSWERED.includes(details.outcome)) await this.climbLadder(trx, call, settings, now);
   }
 
@@ -701,7 +703,7 @@ export class CallService {
       })
       .returning('id');
     await trx('orders').where({ id: call.order_id }).update({ status: 'pending' });
-    await this.jobs.send(trx, 'operation-due', { operationId: operation.id }, { startAfter: due, singletonKey: operation.id });
+    await this.jobs.send(trx, QUEUES.operationDue.name, { operationId: operation.id }, { startAfter: due, singletonKey: operation.id });
   }
 
   private async openCall(

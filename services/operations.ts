@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
+import { QUEUES } from '../db/jobs';
 import { AppError, ConflictError, NotFoundError } from './errors';
 import { isUuid } from './validation';
 
@@ -154,7 +155,7 @@ export class OperationService {
         next_attempt_at: trx.raw('call_due_at(?, now())', [workspaceId]),
       })
       .returning('id');
-    await this.jobs.send(trx, 'operation-due', { operationId: operation.id }, { singletonKey: operation.id });
+    await this.jobs.send(trx, QUEUES.operationDue.name, { operationId: operation.id }, { singletonKey: operation.id });
     return operation.id;
   }
 

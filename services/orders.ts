@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { insertJobsSql } from '../db/jobs';
+import { insertJobsSql, QUEUES } from '../db/jobs';
 import type { Prepared } from '../db/prepared';
 import { queryPrepared } from '../db/prepared';
 import { AppError, ConflictError, NotFoundError, ValidationError } from './errors';
@@ -245,7 +245,7 @@ function createOrdersSql(insertOrders: string, answer: string, before = ''): str
       FROM o, handler, LATERAL (SELECT CASE WHEN 'blocked_phone' = ANY(o.flags) THEN 'cancelled' ELSE 'pending' END AS status) s
     RETURNING id, status
   ), job AS (
-    ${insertJobsSql('operation-due', "(SELECT id FROM op WHERE status = 'pending') AS op", "jsonb_build_object('operationId', op.id)", 'op.id::text')}
+    ${insertJobsSql(QUEUES.operationDue.name, "(SELECT id FROM op WHERE status = 'pending') AS op", "jsonb_build_object('operationId', op.id)", 'op.id::text')}
   )
   ${answer}`;
 }

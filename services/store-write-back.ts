@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
+import { QUEUES } from '../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../integrations/http';
 import type { Outcome, WriteBackStep } from '../integrations/stores/write-back';
 import { pathSegment, shopifySteps, wooCommerceSteps } from '../integrations/stores/write-back';
@@ -92,7 +93,7 @@ export class StoreWriteBackService {
     const delay = this.retrySeconds[job.attempt - 1];
     if (delay === undefined) return this.fail(target, reason);
     const next: WriteBackJob = { ...job, attempt: job.attempt + 1, done };
-    await this.jobs.send(this.knex, 'store-write-back', next, { startAfter: new Date(Date.now() + delay * 1000) });
+    await this.jobs.send(this.knex, QUEUES.storeWriteBack.name, next, { startAfter: new Date(Date.now() + delay * 1000) });
     return { result: 'retrying', reason };
   }
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
+import { QUEUES } from '../db/jobs';
 import { ACCEPT_WITHIN_MINUTES } from './calls';
 import type { CallService } from './calls';
 
@@ -28,7 +29,7 @@ export class SweepService {
       .orderBy('op.next_attempt_at')
       .limit(BATCH)
       .pluck('op.id');
-    for (const operationId of due) await this.jobs.send(this.knex, 'operation-due', { operationId }, { singletonKey: operationId });
+    for (const operationId of due) await this.jobs.send(this.knex, QUEUES.operationDue.name, { operationId }, { singletonKey: operationId });
 
     const claimsExpired = await this.calls.expireClaims();
 

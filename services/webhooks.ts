@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
+import { QUEUES } from '../db/jobs';
 import type { DeliveryResult, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
 import type { UrlPolicy } from '../integrations/url-guard';
@@ -262,7 +263,7 @@ export class WebhookService {
     const rows = await this.knex('webhook_deliveries').where({ status: 'pending' }).where('next_attempt_at', '<=', this.knex.fn.now()).distinct('endpoint_id');
     await this.jobs.sendMany(
       this.knex,
-      'webhook-endpoint',
+      QUEUES.webhookEndpoint.name,
       rows.map((r: { endpoint_id: string }) => ({ data: { endpointId: r.endpoint_id }, singletonKey: r.endpoint_id })),
     );
     return rows.length;
@@ -315,7 +316,7 @@ export class WebhookService {
       if (results.some((r) => !r.delivered && r.status === null)) return totals;
     }
     // Time is up and more may be due: another turn, after the other endpoints' jobs.
-    await this.jobs.send(this.knex, 'webhook-endpoint', { endpointId }, { singletonKey: endpointId });
+    await this.jobs.send(this.knex, QUEUES.webhookEndpoint.name, { endpointId }, { singletonKey: endpointId });
     return totals;
   }
 
@@ -402,7 +403,7 @@ export class WebhookService {
     const [row] = await trx('webhook_deliveries')
       .insert({ workspace_id: workspaceId, endpoint_id: endpointId, message_id: messageId, next_attempt_at: trx.fn.now() })
       .returning('id');
-    await this.jobs.send(trx, 'webhook-endpoint', { endpointId }, { singletonKey: endpointId });
+    await this.jobs.send(trx, QUEUES.webhookEndpoint.name, { endpointId }, { singletonKey: endpointId });
     return toDelivery(await this.deliveryRows(trx).where('d.id', row.id).first());
   }
 

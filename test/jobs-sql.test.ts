@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { insertJobsSql, Jobs, QUEUES } from '../db/jobs';
+import { HANDLERS } from '../jobs';
 import { testKnex } from './helpers/db';
 
 /**
@@ -78,5 +79,27 @@ describe('insertJobsSql: the same job rows as pg-boss', () => {
         if (err !== rollback) throw err;
       });
     expect(counts).to.deep.equal([2, 2]);
+  });
+});
+
+describe('queue names: one list', () => {
+  const NAMES = Object.values(QUEUES).map((q) => q.name);
+
+  it('every queue has exactly one handler, each in its own file under jobs/', () => {
+    expect(HANDLERS.map((h) => h.queue).sort()).to.deep.equal([...NAMES].sort());
+  });
+
+  it('every queue a database function writes jobs to is one of QUEUES', async () => {
+    // Our functions (pg-boss's own live in its schema).
+    const { rows } = await testKnex().raw(
+      `SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'public' AND (p.prosrc LIKE '%pgboss.job%' OR p.prosrc LIKE '%pgboss.queue%')`,
+    );
+    expect(rows.map((r: { proname: string }) => r.proname)).to.include('orders_store_write_back');
+    for (const { proname, prosrc } of rows as Array<{ proname: string; prosrc: string }>) {
+      const named = [...prosrc.matchAll(/q\.name = '([^']+)'/g)].map((m) => m[1]);
+      expect(named, proname).to.not.deep.equal([]);
+      for (const name of named) expect(NAMES, `${proname} writes to ${name}`).to.include(name);
+    }
   });
 });

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import pino from 'pino';
 import request from 'supertest';
 import { ConfigError, loadConfig, ROOT } from '../config';
-import { Jobs } from '../db/jobs';
+import { Jobs, QUEUES } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
 import { newMessageId, signedHeaders } from '../integrations/signing';
 import { StoreWriteBackService } from '../services/store-write-back';
@@ -440,7 +440,7 @@ describe('store write-back', () => {
       let rows: Array<Record<string, unknown>> = [];
       await testKnex()
         .transaction(async (trx) => {
-          await new Jobs(testKnex()).send(trx, 'store-write-back', { orderId: order.id, via: 'boss' });
+          await new Jobs(testKnex()).send(trx, QUEUES.storeWriteBack.name, { orderId: order.id, status: 'sent-by-pg-boss', attempt: 0 });
           await trx('orders').where({ id: order.id }).update({ status: 'confirmed' });
           rows = await trx('pgboss.job')
             .where({ name: 'store-write-back' })
@@ -452,7 +452,7 @@ describe('store write-back', () => {
           if (err !== rollback) throw err;
         });
       expect(rows).to.have.length(2);
-      const boss = rows.find((row) => (row.data as { via?: string }).via === 'boss')!;
+      const boss = rows.find((row) => (row.data as { status: string }).status === 'sent-by-pg-boss')!;
       const ours = rows.find((row) => row !== boss)!;
       expect(ours.data).to.deep.equal({ orderId: order.id, status: 'confirmed', attempt: 1 });
       for (const column of columns) expect(ours[column], column).to.deep.equal(boss[column]);

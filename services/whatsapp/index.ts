@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
+import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { CallService } from '../calls';
 import { isUuid } from '../validation';
@@ -86,7 +87,7 @@ export class WhatsAppService {
     else if (answer.result === 'refused') await this.calls.endCall(callId, { outcome: 'failed', summary: answer.message }, 'system', unsent);
     else {
       const delay = SEND_RETRY_SECONDS[attempt - 1];
-      if (delay !== undefined) await this.jobs.send(this.knex, 'whatsapp-send', { callId, try: attempt + 1 }, { startAfter: delay });
+      if (delay !== undefined) await this.jobs.send(this.knex, QUEUES.whatsappSend.name, { callId, try: attempt + 1 }, { startAfter: delay });
       else await this.calls.endCall(callId, { outcome: 'failed', summary: 'WhatsApp unreachable' }, 'system', unsent);
     }
     return answer;
@@ -113,7 +114,7 @@ export class WhatsAppService {
         `UPDATE orders SET status = 'calling' WHERE id = (SELECT order_id FROM operations WHERE id = ? AND status = 'in_progress') AND status = 'processing'`,
         [call.operation_id],
       );
-      await this.jobs.send(trx, 'whatsapp-reply-window', { callId }, { startAfter: call.result_due_at });
+      await this.jobs.send(trx, QUEUES.whatsappReplyWindow.name, { callId }, { startAfter: call.result_due_at });
     });
   }
 
