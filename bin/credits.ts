@@ -7,6 +7,7 @@ import { createKnex } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { AppError, ValidationError } from '../services/errors';
 import { CreditService } from '../services/credits';
+import { msg } from '../services/messages';
 
 const USAGE = 'Usage: npm run credits -- grant <owner-email> <amount> [--note TEXT]';
 
@@ -26,7 +27,7 @@ async function main(argv: string[]): Promise<void> {
   const [command, email, amountText, ...extra] = positionals;
   if (command !== 'grant' || !email || !amountText || extra.length > 0) throw new UsageError(USAGE);
   if (!/^\d+(\.\d{1,2})?$/.test(amountText)) {
-    throw new ValidationError({ amount: `Amount must be a positive number with at most 2 decimals, got "${amountText}"` });
+    throw new ValidationError({ amount: msg('creditAmountGot', { given: amountText }) });
   }
 
   const config = loadConfig();

@@ -10,9 +10,16 @@ export interface UrlPolicy {
   resolver?: HostResolver;
 }
 
-/** An endpoint URL the policy refuses; the message says why. Services report it on the field it came from. */
+/** Why the policy refuses an address: services turn it into a message with its code, on the field it came from. */
+export type UrlRefusal = 'required' | 'tooLong' | 'notHttp' | 'httpsOnly' | 'credentials' | 'unresolved' | 'private';
+
+/** An endpoint URL the policy refuses; `reason` says why (`max` for `tooLong`), the message in English. */
 export class UrlRefusedError extends Error {
-  constructor(message: string) {
+  constructor(
+    readonly reason: UrlRefusal,
+    message: string,
+    readonly max?: number,
+  ) {
     super(message);
     this.name = 'UrlRefusedError';
   }
@@ -55,30 +62,30 @@ export function isPublicAddress(address: string): boolean {
  * again at connect time by the delivery agent, so a later DNS change cannot aim us inside the network.
  */
 export async function checkEndpointUrl(value: unknown, policy: UrlPolicy): Promise<string> {
-  const refuse = (message: string): never => {
-    throw new UrlRefusedError(message);
+  const refuse = (reason: UrlRefusal, message: string): never => {
+    throw new UrlRefusedError(reason, message, reason === 'tooLong' ? MAX_URL_LENGTH : undefined);
   };
-  if (typeof value !== 'string' || value.trim() === '') return refuse('Endpoint URL is required');
+  if (typeof value !== 'string' || value.trim() === '') return refuse('required', 'Endpoint URL is required');
   const text = value.trim();
-  if (text.length > MAX_URL_LENGTH) refuse(`Endpoint URL must be at most ${MAX_URL_LENGTH} characters`);
+  if (text.length > MAX_URL_LENGTH) refuse('tooLong', `Endpoint URL must be at most ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return refuse('Endpoint URL must be an absolute http or https URL');
+    return refuse('notHttp', 'Endpoint URL must be an absolute http or https URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') refuse('Endpoint URL must be an absolute http or https URL');
-  if (policy.httpsOnly && url.protocol !== 'https:') refuse('Endpoint URL must use https');
-  if (url.username || url.password) refuse('Endpoint URL must not contain a user name or password');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') refuse('notHttp', 'Endpoint URL must be an absolute http or https URL');
+  if (policy.httpsOnly && url.protocol !== 'https:') refuse('httpsOnly', 'Endpoint URL must use https');
+  if (url.username || url.password) refuse('credentials', 'Endpoint URL must not contain a user name or password');
   if (!policy.allowPrivateUrls) {
     let addresses: string[];
     try {
       addresses = (await (policy.resolver ?? systemResolver).resolve(url.hostname)).map((a) => a.address);
     } catch {
-      return refuse('Endpoint URL host could not be resolved');
+      return refuse('unresolved', 'Endpoint URL host could not be resolved');
     }
     if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
-      refuse('Endpoint URL must point to a public address (not loopback, private, link-local or metadata)');
+      refuse('private', 'Endpoint URL must point to a public address (not loopback, private, link-local or metadata)');
     }
   }
   return url.toString();

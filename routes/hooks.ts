@@ -10,27 +10,39 @@ import { hookBodies, refuse } from './middleware/hook-bodies';
 import { ConflictError, NotFoundError, ValidationError } from '../services/errors';
 import { OUTCOMES } from '../services/operations';
 import { jsonTooDeep, parse, refuseUnsafeText } from '../services/validation';
+import { msg } from '../services/messages';
 
 export const ended = z
   .object(
     {
-      outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
+      outcome: z.enum(OUTCOMES, { error: msg('oneOf', { label: 'outcome', allowed: OUTCOMES.join(', ') }) }),
       duration_seconds: z
-        .number({ error: 'duration_seconds must be a whole number ≥ 0' })
-        .int('duration_seconds must be a whole number ≥ 0')
-        .min(0, 'duration_seconds must be a whole number ≥ 0')
-        .max(86_400, 'duration_seconds is too large'),
-      summary: z.string({ error: 'summary must be text' }).max(2000, 'summary must be at most 2,000 characters').nullable().optional(),
-      changes: z.string({ error: 'changes must be text' }).max(2000, 'changes must be at most 2,000 characters').nullable().optional(),
-      callback_at: z.iso.datetime({ offset: true, error: 'callback_at must be an ISO 8601 date-time' }).nullable().optional(),
+        .number({ error: msg('wholeNonNegative', { label: 'duration_seconds' }) })
+        .int(msg('wholeNonNegative', { label: 'duration_seconds' }))
+        .min(0, msg('wholeNonNegative', { label: 'duration_seconds' }))
+        .max(86_400, msg('tooLarge', { label: 'duration_seconds' })),
+      summary: z
+        .string({ error: msg('notText', { label: 'summary' }) })
+        .max(2000, msg('tooLong', { label: 'summary', max: '2,000' }))
+        .nullable()
+        .optional(),
+      changes: z
+        .string({ error: msg('notText', { label: 'changes' }) })
+        .max(2000, msg('tooLong', { label: 'changes', max: '2,000' }))
+        .nullable()
+        .optional(),
+      callback_at: z.iso
+        .datetime({ offset: true, error: msg('isoDateTime', { label: 'callback_at' }) })
+        .nullable()
+        .optional(),
     },
-    { error: 'data must be an object' },
+    { error: msg('mustBeObject', { label: 'data' }) },
   )
-  .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: 'callback_at is required for postponed' });
+  .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: msg('requiredForPostponed', { label: 'callback_at' }) });
 
 /** The body as JSON, or `undefined` when it is not JSON (read once, before the signature is checked). */
 function parseJson(raw: Buffer): unknown {
-  if (jsonTooDeep(raw)) throw new ValidationError({ body: 'The body must not nest more than 64 levels deep' });
+  if (jsonTooDeep(raw)) throw new ValidationError({ body: msg('bodyTooDeep', { max: 64 }) });
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch {
@@ -43,12 +55,12 @@ const MAX_WEBHOOK_ID_LENGTH = 256;
 
 /** An authenticated report, read: it must name the call of the URL it was sent to. */
 function readReport(body: unknown, callId: string): AgentReport {
-  if (body === undefined) throw new ValidationError({ body: 'The body must be JSON' });
+  if (body === undefined) throw new ValidationError({ body: msg('bodyNotJson') });
   refuseUnsafeText(body);
   const type = (body as { type?: unknown })?.type;
-  if (type !== 'call.started' && type !== 'call.ended') throw new ValidationError({ type: 'type must be call.started or call.ended' });
+  if (type !== 'call.started' && type !== 'call.ended') throw new ValidationError({ type: msg('reportType') });
   const named = ((body as { data?: unknown }).data as { call_id?: unknown } | null | undefined)?.call_id;
-  if (named !== callId) throw new ValidationError({ call_id: 'data.call_id must be the id of the call this report is sent for' });
+  if (named !== callId) throw new ValidationError({ call_id: msg('reportCallId') });
   if (type === 'call.started') return { type };
   const data = parse(ended, (body as { data?: unknown }).data);
   return {
@@ -89,7 +101,7 @@ export function hooksRouter(services: Services, limits: HookBodyLimits): Router 
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const webhookId = String(req.headers['webhook-id'] ?? '');
     if (webhookId.length > MAX_WEBHOOK_ID_LENGTH) {
-      throw new ValidationError({ 'webhook-id': `webhook-id must be at most ${MAX_WEBHOOK_ID_LENGTH} characters` });
+      throw new ValidationError({ 'webhook-id': msg('tooLong', { label: 'webhook-id', max: MAX_WEBHOOK_ID_LENGTH }) });
     }
     const callId = String(req.params.callId);
     try {

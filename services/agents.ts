@@ -3,11 +3,12 @@ import { z } from 'zod';
 import type { UrlPolicy } from '../integrations/url-guard';
 import { newSigningSecret } from '../integrations/signing';
 import { NotFoundError, ownerOnly, ValidationError } from './errors';
-import type { WorkspaceActor } from './errors';
+import type { FieldErrors, WorkspaceActor } from './errors';
 import { checkLadder } from './ladder';
 import { bodyFields, camelOrSnake, isUuid, parse, requiredText, validEndpointUrl } from './validation';
 import type { WhatsAppAgentFields } from './whatsapp/settings';
 import { namesWhatsAppField, readWhatsAppRows, WHATSAPP_COLUMNS, whatsappFields, whatsappInput, whatsappRow } from './whatsapp/settings';
+import { msg } from './messages';
 
 export const AGENT_KINDS = ['human', 'voice', 'whatsapp'] as const;
 type AgentKind = (typeof AGENT_KINDS)[number];
@@ -28,8 +29,8 @@ export interface Agent extends Partial<WhatsAppAgentFields> {
 }
 
 const name = requiredText('Name', 200);
-const orderHandler = z.boolean({ error: 'orderHandler must be true or false' }).optional();
-const kind = z.enum(AGENT_KINDS, { error: 'kind must be human, voice or whatsapp' }).optional();
+const orderHandler = z.boolean({ error: msg('trueOrFalse', { label: 'orderHandler' }) }).optional();
+const kind = z.enum(AGENT_KINDS, { error: msg('agentKind') }).optional();
 export const createSchema = z.object({ name, orderHandler, kind });
 export const editSchema = z.object({ name: name.optional(), orderHandler });
 
@@ -50,7 +51,7 @@ function agentInput(body: unknown) {
 function fallbackOf(value: unknown): string | null | undefined {
   if (value === undefined) return undefined;
   if (value === null || value === '') return null;
-  if (typeof value !== 'string') throw new ValidationError({ fallbackAgentId: 'fallbackAgentId must be the id of another agent of this workspace' });
+  if (typeof value !== 'string') throw new ValidationError({ fallbackAgentId: msg('ladderOther') });
   return value;
 }
 
@@ -137,13 +138,13 @@ export class AgentService {
     const input = agentInput(body);
     if (input.kind === 'voice' || input.kind === 'whatsapp') ownerOnly(workspace);
     const workspaceId = workspace.id;
-    const fields: Record<string, string> = {};
+    const fields: FieldErrors = {};
     let data: z.infer<typeof createSchema> | undefined;
     try {
       data = parse(createSchema, input);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      Object.assign(fields, err.fields);
+      Object.assign(fields, err.messages());
     }
     const agentKind = data?.kind ?? input.kind;
     const isVoice = agentKind === 'voice';
@@ -153,25 +154,25 @@ export class AgentService {
         endpointUrl = await validEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
-        Object.assign(fields, err.fields);
+        Object.assign(fields, err.messages());
       }
     } else if (input.endpointUrl !== undefined && input.endpointUrl !== null) {
-      fields.endpointUrl = 'endpointUrl is only for voice agents';
+      fields.endpointUrl = msg('onlyVoice', { label: 'endpointUrl' });
     }
     let fallbackId: string | null = null;
     try {
       fallbackId = fallbackOf(input.fallbackAgentId) ?? null;
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      Object.assign(fields, err.fields);
+      Object.assign(fields, err.messages());
     }
     let whatsapp: Record<string, unknown> | undefined;
     if (agentKind === 'whatsapp') {
       whatsapp = whatsappRow(input.whatsapp, true, fields);
-      if (!fallbackId) fields.fallbackAgentId ??= 'A WhatsApp agent needs a fallback agent: someone must read the replies';
+      if (!fallbackId) fields.fallbackAgentId ??= msg('ladderWhatsApp');
     } else {
       const named = namesWhatsAppField(input.whatsapp);
-      if (named) fields[named] = `${named} is only for WhatsApp agents`;
+      if (named) fields[named] = msg('onlyWhatsApp', { label: named });
     }
     if (Object.keys(fields).length > 0 || !data) throw new ValidationError(fields);
     const row = {
@@ -206,21 +207,21 @@ export class AgentService {
     if (current.kind !== 'human') ownerOnly(workspace);
     const input = agentInput(body);
     const data = parse(editSchema, input);
-    if (input.kind !== undefined && input.kind !== current.kind) throw new ValidationError({ kind: 'The kind of an agent never changes' });
+    if (input.kind !== undefined && input.kind !== current.kind) throw new ValidationError({ kind: msg('kindFixed') });
     let endpointUrl: string | undefined;
     if (input.endpointUrl !== undefined) {
-      if (current.kind !== 'voice') throw new ValidationError({ endpointUrl: 'endpointUrl is only for voice agents' });
+      if (current.kind !== 'voice') throw new ValidationError({ endpointUrl: msg('onlyVoice', { label: 'endpointUrl' }) });
       endpointUrl = await validEndpointUrl(input.endpointUrl, 'endpointUrl', this.urlPolicy);
     }
     const fallbackId = fallbackOf(input.fallbackAgentId);
-    const fields: Record<string, string> = {};
+    const fields: FieldErrors = {};
     let whatsapp: Record<string, unknown> = {};
     if (current.kind === 'whatsapp') {
       whatsapp = whatsappRow(input.whatsapp, false, fields);
-      if (fallbackId === null) fields.fallbackAgentId = 'A WhatsApp agent needs a fallback agent: someone must read the replies';
+      if (fallbackId === null) fields.fallbackAgentId = msg('ladderWhatsApp');
     } else {
       const named = namesWhatsAppField(input.whatsapp);
-      if (named) fields[named] = `${named} is only for WhatsApp agents`;
+      if (named) fields[named] = msg('onlyWhatsApp', { label: named });
     }
     if (Object.keys(fields).length > 0) throw new ValidationError(fields);
     return this.knex.transaction(async (trx) => {
@@ -269,5 +270,5 @@ export class AgentService {
 }
 
 function agentNotFound(): NotFoundError {
-  return new NotFoundError('Agent not found');
+  return new NotFoundError(msg('agentNotFound'));
 }

@@ -5,6 +5,7 @@ import type { Prepared } from '../db/prepared';
 import { queryPrepared } from '../db/prepared';
 import { NotFoundError } from './errors';
 import { bodyFields, camelOrSnake, isUuid, parse } from './validation';
+import { msg } from './messages';
 
 const KEY_PREFIX = 'sk_live_';
 /** 32 random bytes are 43 base64url characters: 256 bits, hashed with SHA-256 and looked up by hash. */
@@ -12,14 +13,15 @@ const KEY_RE = /^sk_live_[A-Za-z0-9_-]{43}$/;
 const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 6;
 const LAST_USED_THROTTLE_MS = 60_000;
 
+const EXPIRY_MESSAGE = msg('wholeDays', { label: 'expiresInDays', min: 1, max: 365 });
+
 export const createSchema = z.object({
-  name: z.string({ error: 'Name must be text' }).trim().max(100, 'Name must be at most 100 characters').optional(),
-  expiresInDays: z
-    .number({ error: 'expiresInDays must be a whole number of days from 1 to 365' })
-    .int('expiresInDays must be a whole number of days from 1 to 365')
-    .min(1, 'expiresInDays must be a whole number of days from 1 to 365')
-    .max(365, 'expiresInDays must be a whole number of days from 1 to 365')
+  name: z
+    .string({ error: msg('notText', { label: 'Name' }) })
+    .trim()
+    .max(100, msg('tooLong', { label: 'Name', max: 100 }))
     .optional(),
+  expiresInDays: z.number({ error: EXPIRY_MESSAGE }).int(EXPIRY_MESSAGE).min(1, EXPIRY_MESSAGE).max(365, EXPIRY_MESSAGE).optional(),
 });
 
 export interface ApiKeyView {
@@ -105,12 +107,12 @@ export class ApiKeyService {
 
   /** Revokes a key the viewer may see (again is harmless); any other id (another member's, another workspace's) is 404. */
   async revoke(viewer: KeyViewer, id: string): Promise<void> {
-    if (!isUuid(id)) throw new NotFoundError('API key not found');
+    if (!isUuid(id)) throw new NotFoundError(msg('apiKeyNotFound'));
     const rows = await this.visible(viewer)
       .where({ id })
       .update({ revoked_at: this.knex.raw('coalesce(revoked_at, now())') })
       .returning('id');
-    if (rows.length === 0) throw new NotFoundError('API key not found');
+    if (rows.length === 0) throw new NotFoundError(msg('apiKeyNotFound'));
   }
 
   private visible(viewer: KeyViewer): Knex.QueryBuilder {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConflictError, NotFoundError } from './errors';
 import { moroccanPhone, normalizeMoroccanPhone } from './phone';
 import { bodyFields, optionalText, parse } from './validation';
+import { msg } from './messages';
 
 /** A number of the workspace's block list: its orders are created unconfirmed, never called. */
 export interface BlockedPhone {
@@ -21,7 +22,7 @@ function toBlockedPhone(row: { phone: string; reason: string | null; created_at:
 }
 
 function notOnTheList(): NotFoundError {
-  return new NotFoundError('This number is not on the block list');
+  return new NotFoundError(msg('notBlocked'));
 }
 
 /** The block list of a workspace; every query is scoped by the workspace id it is given. */
@@ -51,7 +52,7 @@ export class BlockedPhoneService {
       .onConflict(['workspace_id', 'phone'])
       .ignore()
       .returning(['phone', 'reason', 'created_at']);
-    if (!row) throw new ConflictError('This number is on the block list already', 'PHONE_ALREADY_BLOCKED');
+    if (!row) throw new ConflictError(msg('PHONE_ALREADY_BLOCKED'), 'PHONE_ALREADY_BLOCKED');
     return toBlockedPhone(row);
   }
 

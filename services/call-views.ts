@@ -3,6 +3,7 @@ import { NotFoundError } from './errors';
 import type { Call, Outcome } from './operations';
 import { CALL_FIELDS, toCall } from './operations';
 import { isUuid } from './validation';
+import { msg } from './messages';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
 interface CallLine extends Call {
@@ -140,5 +141,5 @@ function toLine(row: any): CallLine {
 }
 
 function callNotFound(): NotFoundError {
-  return new NotFoundError('Call not found');
+  return new NotFoundError(msg('callNotFound'));
 }

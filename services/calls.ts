@@ -64,8 +64,8 @@ export interface CallView {
 
 const text = (field: string) =>
   z
-    .string({ error: `${field} must be text` })
-    .max(2000, `${field} must be at most 2,000 characters`)
+    .string({ error: msg('notText', { label: field }) })
+    .max(2000, msg('tooLong', { label: field, max: '2,000' }))
     .nullable()
     .optional();
 
@@ -73,8 +73,11 @@ const text = (field: string) =>
 export function outcomeSchema(now: () => Date) {
   return z
     .object({
-      outcome: z.enum(OUTCOMES, { error: `outcome must be one of: ${OUTCOMES.join(', ')}` }),
-      callbackAt: z.iso.datetime({ offset: true, error: 'callbackAt must be an ISO 8601 date-time' }).nullable().optional(),
+      outcome: z.enum(OUTCOMES, { error: msg('oneOf', { label: 'outcome', allowed: OUTCOMES.join(', ') }) }),
+      callbackAt: z.iso
+        .datetime({ offset: true, error: msg('isoDateTime', { label: 'callbackAt' }) })
+        .nullable()
+        .optional(),
       changes: text('changes'),
       notes: text('notes'),
       // The caller settles the amount with the customer: applied with the outcome.
@@ -83,7 +86,7 @@ export function outcomeSchema(now: () => Date) {
     .superRefine((value, ctx) => {
       if (value.outcome !== 'postponed') return;
       if (!value.callbackAt) {
-        ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: 'callbackAt is required for postponed' });
+        ctx.addIssue({ code: 'custom', path: ['callbackAt'], message: msg('requiredForPostponed', { label: 'callbackAt' }) });
         return;
       }
       const at = new Date(value.callbackAt).getTime();
@@ -191,7 +194,7 @@ export class CallService {
       const call = await this.lockCall(trx, callId, workspaceId);
       if (!call) throw callNotFound();
       if (call.kind !== 'human' || call.ended_at || call.dropped_at || call.made_by !== userId) {
-        throw new ConflictError('This call is no longer open for you: it has ended, its claim expired, or another member has it', 'CALL_NOT_OPEN');
+        throw new ConflictError(msg('CALL_NOT_OPEN'), 'CALL_NOT_OPEN');
       }
       if (input.totalAmount) await this.settleAmount(trx, call.order_id, input.totalAmount, input.currency ?? null);
       await this.finish(
@@ -561,7 +564,7 @@ export class CallService {
       if (call?.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
       const report = authenticate(call.agent_secret);
       const seen = await this.recordReport(trx, call, webhookId, report.type);
-      if (seen === 'replayed') throw new ConflictError('replayed', 'REPLAYED');
+      if (seen === 'replayed') throw new ConflictError(msg('replayed'), 'REPLAYED');
       if (seen === 'already') return 'already';
       if (report.type === 'call.started') {
         if (!call.ended_at && call.op_status === 'in_progress') await trx('orders').where({ id: call.order_id }).update({ status: 'calling' });
@@ -569,7 +572,7 @@ export class CallService {
       }
       if (call.ended_at) {
         if (call.ended_by === 'agent' && call.outcome === report.outcome) return 'ok';
-        throw new ConflictError('call_closed', 'CALL_CLOSED');
+        throw new ConflictError(msg('callClosedReport'), 'CALL_CLOSED');
       }
       await this.finish(trx, call, report, 'agent');
       return 'ok';
@@ -739,5 +742,5 @@ export class CallService {
 }
 
 function callNotFound(): NotFoundError {
-  return new NotFoundError('Call not found');
+  return new NotFoundError(msg('callNotFound'));
 }

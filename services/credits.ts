@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { NotFoundError, ValidationError } from './errors';
+import { msg } from './messages';
 
 export interface CreditBalance {
   credits: number;
@@ -26,13 +27,13 @@ export class CreditService {
   /** Operator grant: the email must belong to a workspace owner; the amount is positive. */
   async grant(ownerEmail: string, amount: number, note?: string): Promise<CreditBalance> {
     if (!Number.isFinite(amount) || amount <= 0 || round(amount) !== amount || amount >= 1e12) {
-      throw new ValidationError({ amount: 'Amount must be a positive number with at most 2 decimals' });
+      throw new ValidationError({ amount: msg('creditAmount') });
     }
     const owner = await this.knex('users as u')
       .join('workspaces as w', 'w.owner_id', 'u.id')
       .whereRaw('lower(u.email) = lower(?)', [ownerEmail.trim()])
       .first('u.id');
-    if (!owner) throw new NotFoundError(`No workspace owner with the email ${ownerEmail}`);
+    if (!owner) throw new NotFoundError(msg('noOwner', { email: ownerEmail }));
     await this.knex('credit_ledger').insert({ user_id: owner.id, kind: 'grant', amount, note: note ?? null });
     return this.balance({ owner_id: owner.id });
   }

@@ -1,64 +1,81 @@
-import type { Coded } from './messages';
-import { decode, plain } from './messages';
+import type { Coded, Message } from './messages';
+import { decode, english, msg, recode } from './messages';
 
-/** Services throw these; one translator per chain (JSON, HTML) turns them into responses. */
+/** The code a message carries; a text without one is a mistake in the code base, refused at once. */
+function codeOf(message: Message): Coded {
+  const coded = decode(message);
+  if (!coded) throw new TypeError(`A message without a code (see services/messages): ${message}`);
+  return coded;
+}
+
+/**
+ * Services throw these; one translator per chain (JSON, HTML) turns them into responses. The
+ * message carries its code (`msg()`): the API gets its English text, a page its code (`page`).
+ */
 export class AppError extends Error {
+  /** The message by its code, as pages show it in their language. */
+  readonly page: Coded;
+
   constructor(
     readonly status: number,
-    message: string,
+    message: Message,
     readonly code?: string,
     readonly extra: Record<string, unknown> = {},
   ) {
-    super(message);
+    const coded = codeOf(message);
+    super(english(coded));
+    this.page = coded;
     this.name = new.target.name;
   }
 }
 
-export type FieldErrors = Record<string, string>;
+/** A field's message by field name, each with its code (`msg()`). */
+export type FieldErrors = Record<string, Message>;
 
 /**
  * Bad input, by field. A field's message may carry its code (`msg()` of services/messages): the API
  * gets its English text in `fields`, the pages its code in `codes`.
  */
 export class ValidationError extends AppError {
-  readonly fields: FieldErrors;
-  /** Each field's message by its code (a field whose message has no code yet is absent). */
+  readonly fields: Record<string, string>;
+  /** Each field's message by its code. */
   readonly codes: Record<string, Coded>;
 
-  constructor(fields: FieldErrors, message = 'Validation failed') {
-    const english = Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, plain(text)]));
-    super(400, message, 'VALIDATION_ERROR', { fields: english });
-    this.fields = english;
-    this.codes = Object.fromEntries(
-      Object.entries(fields).flatMap(([name, text]) => {
-        const coded = decode(text);
-        return coded ? [[name, coded]] : [];
-      }),
-    );
+  constructor(fields: FieldErrors, message: Message = msg('validationFailed')) {
+    const codes = Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, codeOf(text)]));
+    const texts = Object.fromEntries(Object.entries(codes).map(([name, coded]) => [name, english(coded)]));
+    super(400, message, 'VALIDATION_ERROR', { fields: texts });
+    this.fields = texts;
+    this.codes = codes;
+  }
+
+  /** The fields' messages with their codes, to gather into another ValidationError. */
+  messages(): FieldErrors {
+    return Object.fromEntries(Object.entries(this.codes).map(([name, coded]) => [name, recode(coded)]));
   }
 }
 
 export class NotFoundError extends AppError {
-  constructor(message = 'Not found') {
+  constructor(message: Message = msg('notFound')) {
     super(404, message);
   }
 }
 
 export class ConflictError extends AppError {
-  constructor(message: string, code?: string) {
+  constructor(message: Message, code?: string) {
     super(409, message, code);
   }
 }
 
 export class ForbiddenError extends AppError {
-  constructor(message = 'Forbidden') {
+  constructor(message: Message = msg('forbidden')) {
     super(403, message);
   }
 }
 
 /** What existed and is no more (a used, revoked or expired invitation link). */
 export class GoneError extends AppError {
-  constructor(message: string) {
+  constructor(message: Message) {
     super(410, message);
   }
 }

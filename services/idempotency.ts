@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { AppError, ConflictError } from './errors';
+import { msg } from './messages';
 
 /** A stored response is replayed for this long; after it the key may be used afresh. */
 const IDEMPOTENCY_WINDOW_HOURS = 24;
@@ -33,7 +34,7 @@ export class IdempotencyService {
     perform: (trx: Knex.Transaction) => Promise<{ status: number; body: T }>,
   ): Promise<IdempotentResult<T>> {
     if (!KEY_PATTERN.test(key)) {
-      throw new AppError(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters', 'INVALID_IDEMPOTENCY_KEY');
+      throw new AppError(400, msg('INVALID_IDEMPOTENCY_KEY'), 'INVALID_IDEMPOTENCY_KEY');
     }
     return this.knex.transaction(async (trx) => {
       await trx('idempotency_keys')
@@ -64,10 +65,10 @@ export class IdempotencyService {
   private async replay<T>(trx: Knex.Transaction, workspaceId: string, key: string, hash: string): Promise<IdempotentResult<T>> {
     const stored = await trx('idempotency_keys').where({ workspace_id: workspaceId, key }).first('request_hash', 'response_status', 'response_body');
     if (!stored || stored.response_status === null) {
-      throw new ConflictError('A request with this Idempotency-Key is still in progress; retry shortly', 'IDEMPOTENCY_KEY_IN_USE');
+      throw new ConflictError(msg('IDEMPOTENCY_KEY_IN_USE'), 'IDEMPOTENCY_KEY_IN_USE');
     }
     if (stored.request_hash !== hash) {
-      throw new AppError(422, 'This Idempotency-Key was already used with a different request body', 'IDEMPOTENCY_KEY_REUSED');
+      throw new AppError(422, msg('IDEMPOTENCY_KEY_REUSED'), 'IDEMPOTENCY_KEY_REUSED');
     }
     return { status: stored.response_status, body: stored.response_body as T, replayed: true };
   }

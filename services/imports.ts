@@ -10,6 +10,7 @@ import type { OrderField, OrderInput, OrderService, ValidOrder } from './orders'
 import { openSpreadsheet, parseAmount, parseSheetDate, SHEET_MAX_BYTES, SHEET_MAX_ROWS, TooManyRowsError } from './spreadsheets';
 import type { OpenedSheet, SheetRow } from './spreadsheets';
 import { unsafeTextAt } from './validation';
+import { msg, plain, recode } from './messages';
 
 export const IMPORT_MAX_BYTES = SHEET_MAX_BYTES;
 export const IMPORT_MAX_ROWS = SHEET_MAX_ROWS;
@@ -27,6 +28,7 @@ const MAX_IGNORED_NAMED = 20;
 export interface ImportResult {
   imported: number;
   skipped: number;
+  /** The reasons of each skipped line, with their codes (the page's); `inEnglish` writes them as the API answers. */
   errors: Array<{ line: number; fields: FieldErrors }>;
   order_ids: string[];
   /** What the file was read as: `csv` or `xlsx`. */
@@ -35,6 +37,15 @@ export interface ImportResult {
   encoding: string | null;
   /** Header cells that name no column we read, as written in the file. */
   ignored_columns: string[];
+}
+
+/** An import's result as the API answers it: each line's reasons in English. */
+export function inEnglish(result: ImportResult): Omit<ImportResult, 'errors'> & { errors: Array<{ line: number; fields: Record<string, string> }> } {
+  const errors = result.errors.map(({ line, fields }) => ({
+    line,
+    fields: Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, plain(text)])),
+  }));
+  return { ...result, errors };
 }
 
 /** What a column of an import file can hold: an order's field, or the date the shop took the order. */
@@ -98,14 +109,14 @@ function columnsOf(header: string[]): { columns: Partial<Record<ImportField, num
       return;
     }
     if (columns[field] !== undefined) {
-      fields[field] = `Two columns hold the ${FIELD_LABEL[field]}: "${header[columns[field]!].trim()}" and "${name.trim()}"; keep one`;
+      fields[field] = msg('importTwoColumns', { label: FIELD_LABEL[field], first: header[columns[field]!].trim(), second: name.trim() });
     }
     columns[field] ??= index;
   });
   for (const field of REQUIRED) {
-    if (columns[field] === undefined) fields[field] = `No column for the ${FIELD_LABEL[field]}: name one ${COLUMN_NAMES[field].join(', ')}`;
+    if (columns[field] === undefined) fields[field] = msg('importNoColumn', { label: FIELD_LABEL[field], names: COLUMN_NAMES[field].join(', ') });
   }
-  if (Object.keys(fields).length > 0) throw new ValidationError(fields, 'The header row does not name the columns an order needs');
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields, msg('importHeader'));
   return { columns, ignored };
 }
 
@@ -130,11 +141,7 @@ interface OrdersFile {
 /** A file past the row bound is answered in orders, the unit of this import. */
 function inOrders(err: unknown): unknown {
   if (!(err instanceof TooManyRowsError)) return err;
-  return new AppError(
-    413,
-    `At most ${IMPORT_MAX_ROWS.toLocaleString('en')} orders per file; this one has more. Split it and import each part`,
-    'TOO_MANY_ROWS',
-  );
+  return new AppError(413, msg('importTooManyRows', { max: IMPORT_MAX_ROWS.toLocaleString('en') }), 'TOO_MANY_ROWS');
 }
 
 /**
@@ -146,7 +153,7 @@ async function openOrdersFile(file: Buffer): Promise<OrdersFile> {
   const sheet = await openSpreadsheet(file, { maxBytes: IMPORT_MAX_BYTES, maxRows: IMPORT_MAX_ROWS });
   try {
     // A header holding NUL is binary data (a PNG, a zip that is no workbook); a NUL in a row skips that row.
-    if (unsafeTextAt(sheet.header.cells)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
+    if (unsafeTextAt(sheet.header.cells)) throw new ValidationError({ file: msg('importBinary') });
     const { columns, ignored } = columnsOf(sheet.header.cells);
     return { sheet, width: sheet.header.cells.length, columns, ignored };
   } catch (err) {
@@ -171,7 +178,7 @@ async function* batchesOf(rows: AsyncIterable<SheetRow>): AsyncGenerator<SheetRo
   } catch (err) {
     throw inOrders(err);
   }
-  if (count === 0) throw new ValidationError({ file: 'The file has a header row but no orders' });
+  if (count === 0) throw new ValidationError({ file: msg('importNoRows') });
   if (batch.length > 0) yield batch;
 }
 
@@ -181,8 +188,11 @@ function checkRows(file: OrdersFile, rows: SheetRow[]): { valid: ValidOrder[]; e
   const errors: ImportResult['errors'] = [];
   for (const row of rows) {
     if (row.cells.slice(file.width).some((cell) => cell.trim() !== '')) {
-      const cells = row.cells.length === MAX_CELLS ? `${MAX_CELLS.toLocaleString('en')} cells or more` : `${row.cells.length} cells`;
-      errors.push({ line: row.line, fields: { line: `This line has ${cells}; the header names ${file.width} columns` } });
+      const reason =
+        row.cells.length === MAX_CELLS
+          ? msg('importCellsMore', { cells: MAX_CELLS.toLocaleString('en'), width: file.width })
+          : msg('importCells', { cells: row.cells.length, width: file.width });
+      errors.push({ line: row.line, fields: { line: reason } });
       continue;
     }
     const cell = (field: ImportField) => {
@@ -207,19 +217,19 @@ function checkRows(file: OrdersFile, rows: SheetRow[]): { valid: ValidOrder[]; e
 function checkRow(input: OrderInput, cells: { status?: string; amount?: string; placedAt?: string }): { order: ValidOrder } | { fields: FieldErrors } {
   const fields: FieldErrors = {};
   const status = cells.status?.trim() ? cells.status.trim().toLowerCase() : undefined;
-  if (status !== undefined && !(ORDER_STATUSES as readonly unknown[]).includes(status)) fields.status = new InvalidStatusError().message;
+  if (status !== undefined && !(ORDER_STATUSES as readonly unknown[]).includes(status)) fields.status = recode(new InvalidStatusError().page);
   const amountCell = cells.amount?.trim() ?? '';
   const amount = amountCell === '' ? null : parseAmount(amountCell);
-  if (amount === undefined) fields.totalAmount = 'Total amount must be a number such as 349 or 349.50';
+  if (amount === undefined) fields.totalAmount = msg('amountInvalid');
   const dateCell = cells.placedAt?.trim() ?? '';
   const placedAt = dateCell === '' ? null : parseSheetDate(dateCell);
-  if (placedAt === undefined) fields.placedAt = 'Order date must be a date such as 24/11/2026 or 24/11/2026 14:30';
+  if (placedAt === undefined) fields.placedAt = msg('importDate');
   try {
     const order = validNewOrder({ ...input, totalAmount: amount ?? null, status: fields.status ? undefined : status });
     if (Object.keys(fields).length === 0) return { order: { ...order, placedAt } };
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
-    for (const [name, reason] of Object.entries(err.fields)) fields[name] ??= reason;
+    for (const [name, reason] of Object.entries(err.messages())) fields[name] ??= reason;
   }
   return { fields: inFieldOrder(fields) };
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConflictError, ForbiddenError, GoneError, NotFoundError, ownerOnly, ValidationError } from './errors';
 import type { WorkspaceActor } from './errors';
 import { bodyFields, email, isUuid, parse } from './validation';
+import { msg } from './messages';
 
 /**
  * Joining a workspace takes a link the owner hands over (WhatsApp, SMS): we send no e-mail, so an
@@ -54,7 +55,7 @@ export class InvitationService {
       .where('m.workspace_id', workspace.id)
       .whereRaw('lower(u.email) = ?', [address])
       .first('u.id');
-    if (alreadyMember) throw new ValidationError({ email: 'This person is already a member' });
+    if (alreadyMember) throw new ValidationError({ email: msg('alreadyMember') });
     const token = crypto.randomBytes(32).toString('base64url');
     const row = await db.transaction(async (trx) => {
       await this.pending(trx, workspace.id).whereRaw('lower(email) = ?', [address]).update({ revoked_at: trx.fn.now() });
@@ -90,9 +91,9 @@ export class InvitationService {
   /** Withdraws a pending invitation of this workspace; another workspace's id, or a used one, is 404. */
   async revoke(workspace: WorkspaceActor, id: string): Promise<void> {
     ownerOnly(workspace);
-    if (!isUuid(id)) throw new NotFoundError('Invitation not found');
+    if (!isUuid(id)) throw new NotFoundError(msg('invitationNotFound'));
     const rows = await this.pending(this.knex, workspace.id).where({ id }).update({ revoked_at: this.knex.fn.now() }).returning('id');
-    if (rows.length === 0) throw new NotFoundError('Invitation not found');
+    if (rows.length === 0) throw new NotFoundError(msg('invitationNotFound'));
   }
 
   /**
@@ -106,12 +107,12 @@ export class InvitationService {
           .where('i.token_hash', hashToken(token))
           .first('i.id', 'i.email', 'i.workspace_id', 'w.name', 'i.used_at', 'i.revoked_at', db.raw('i.expires_at <= now() AS expired'))
       : undefined;
-    if (!row) throw new NotFoundError('This invitation link does not exist. Check that it was copied whole.');
-    if (row.used_at) throw new GoneError('This invitation link has already been used. Ask the workspace owner for a new one.');
-    if (row.revoked_at) throw new GoneError('This invitation was withdrawn by the workspace owner. Ask them for a new one.');
-    if (row.expired) throw new GoneError(`This invitation link has expired (links work for ${VALID_DAYS} days). Ask the workspace owner for a new one.`);
+    if (!row) throw new NotFoundError(msg('inviteMissing'));
+    if (row.used_at) throw new GoneError(msg('inviteUsed'));
+    if (row.revoked_at) throw new GoneError(msg('inviteWithdrawn'));
+    if (row.expired) throw new GoneError(msg('inviteExpired', { days: VALID_DAYS }));
     if (user && user.email.toLowerCase() !== row.email.toLowerCase()) {
-      throw new ForbiddenError('This invitation is for another email address. Sign out, then open the link again.');
+      throw new ForbiddenError(msg('inviteOtherEmail'));
     }
     return { id: row.id, email: row.email, workspaceId: row.workspace_id, workspaceName: row.name };
   }
@@ -129,17 +130,14 @@ export class InvitationService {
         .where('expires_at', '>', trx.fn.now())
         .update({ used_at: trx.fn.now(), used_by: user.id })
         .returning('id');
-      if (used.length === 0) throw new GoneError('This invitation link has already been used. Ask the workspace owner for a new one.');
+      if (used.length === 0) throw new GoneError(msg('inviteUsed'));
       const joined = await trx('workspace_members')
         .insert({ workspace_id: link.workspaceId, user_id: user.id, role: 'member' })
         .onConflict('user_id')
         .ignore()
         .returning('user_id');
       if (joined.length === 0) {
-        throw new ConflictError(
-          'You already belong to a workspace. Leave it first (on the Workspace page), then open this link again.',
-          'ALREADY_IN_WORKSPACE',
-        );
+        throw new ConflictError(msg('ALREADY_IN_WORKSPACE'), 'ALREADY_IN_WORKSPACE');
       }
       return link;
     };

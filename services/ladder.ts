@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { ValidationError } from './errors';
 import { isUuid } from './validation';
+import { msg } from './messages';
+import type { Message } from './messages';
 
 /** A ladder is the first agent and at most two fallbacks. */
 export const MAX_LADDER_AGENTS = 3;
@@ -14,22 +16,22 @@ export const MAX_LADDER_AGENTS = 3;
  */
 export async function checkLadder(trx: Knex.Transaction, workspaceId: string, agentId: string | undefined, fallbackId: string | null): Promise<void> {
   if (fallbackId === null) return;
-  const refuse = (message: string) => new ValidationError({ fallbackAgentId: message });
-  if (!isUuid(fallbackId)) throw refuse('fallbackAgentId must be the id of another agent of this workspace');
-  if (fallbackId === agentId) throw refuse('An agent cannot be its own fallback');
+  const refuse = (message: Message) => new ValidationError({ fallbackAgentId: message });
+  if (!isUuid(fallbackId)) throw refuse(msg('ladderOther'));
+  if (fallbackId === agentId) throw refuse(msg('ladderSelf'));
   const rows: Array<{ id: string; fallback_agent_id: string | null }> = await trx('agents')
     .where({ workspace_id: workspaceId })
     .select('id', 'fallback_agent_id');
   const next = new Map(rows.map((r) => [r.id, r.fallback_agent_id]));
-  if (!next.has(fallbackId)) throw refuse('fallbackAgentId must be the id of another agent of this workspace');
+  if (!next.has(fallbackId)) throw refuse(msg('ladderOther'));
   const self = agentId ?? 'new';
   next.set(self, fallbackId);
   for (const start of next.keys()) {
     const seen = new Set<string>();
     for (let at: string | null | undefined = start; at; at = next.get(at)) {
-      if (seen.has(at)) throw refuse('This fallback would make a loop: an order would come back to an agent it already went through');
+      if (seen.has(at)) throw refuse(msg('ladderLoop'));
       seen.add(at);
     }
-    if (seen.size > MAX_LADDER_AGENTS) throw refuse(`A ladder has at most ${MAX_LADDER_AGENTS} agents: the first and two fallbacks`);
+    if (seen.size > MAX_LADDER_AGENTS) throw refuse(msg('ladderLength'));
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { msg } from './messages';
 
 /** The dashboard's languages (languages.md); English is the default and the fallback. */
 export const LANGUAGES = ['en', 'fr', 'ar'] as const;
@@ -11,5 +12,5 @@ export function isLanguage(value: unknown): value is Language {
 
 /** `{language}` as the API and the switcher send it. */
 export const languageSchema = z.object({
-  language: z.enum(LANGUAGES, { error: `language must be one of ${LANGUAGES.join(', ')}` }),
+  language: z.enum(LANGUAGES, { error: msg('oneOfList', { label: 'language', allowed: LANGUAGES.join(', ') }) }),
 });

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { CallService } from './calls';
 import { ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { isUuid } from './validation';
+import { msg } from './messages';
 
 export interface RemovedMember {
   user_id: string;
@@ -26,11 +27,11 @@ export class MemberService {
    */
   async remove(workspace: { id: string; role: string }, actorId: string, userId: string, keepSessionId?: string): Promise<RemovedMember> {
     if (!isUuid(userId)) throw memberNotFound();
-    if (workspace.role !== 'owner' && actorId !== userId) throw new ForbiddenError('Only the workspace owner can remove members');
+    if (workspace.role !== 'owner' && actorId !== userId) throw new ForbiddenError(msg('ownerRemoves'));
     return this.knex.transaction(async (trx) => {
       const member = await trx('workspace_members').where({ workspace_id: workspace.id, user_id: userId }).forUpdate().first('role');
       if (!member) throw memberNotFound();
-      if (member.role === 'owner') throw new ConflictError('The owner cannot be removed from the workspace', 'OWNER_CANNOT_BE_REMOVED');
+      if (member.role === 'owner') throw new ConflictError(msg('OWNER_CANNOT_BE_REMOVED'), 'OWNER_CANNOT_BE_REMOVED');
       await trx('workspace_members').where({ workspace_id: workspace.id, user_id: userId }).delete();
       const keysRevoked = await trx('api_keys')
         .where({ workspace_id: workspace.id, user_id: userId })
@@ -54,5 +55,5 @@ export class MemberService {
 }
 
 function memberNotFound(): NotFoundError {
-  return new NotFoundError('Member not found');
+  return new NotFoundError(msg('memberNotFound'));
 }

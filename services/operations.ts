@@ -3,6 +3,7 @@ import type { Jobs } from '../db/jobs';
 import { QUEUES } from '../db/jobs';
 import { AppError, ConflictError, NotFoundError } from './errors';
 import { isUuid } from './validation';
+import { msg } from './messages';
 
 export const OUTCOMES = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -132,10 +133,10 @@ export class OperationService {
     return this.knex.transaction(async (trx) => {
       await this.orderOf(trx, workspaceId, orderId, true);
       const open = await trx('operations').where({ order_id: orderId }).whereIn('status', ['pending', 'in_progress']).first('id');
-      if (open) throw new ConflictError('This order already has an open confirmation', 'OPERATION_OPEN');
+      if (open) throw new ConflictError(msg('OPERATION_OPEN'), 'OPERATION_OPEN');
       const handler = await trx('agents').where({ workspace_id: workspaceId, is_order_handler: true }).first('id');
       if (!handler) {
-        throw new AppError(422, 'Set an agent as order handler before queuing a confirmation', 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
+        throw new AppError(422, msg('noHandlerQueue'), 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
       }
       await trx('orders').where({ id: orderId }).update({ status: 'pending' });
       const operationId = await this.open(trx, workspaceId, orderId, handler.id);
@@ -165,9 +166,9 @@ export class OperationService {
   }
 
   private async orderOf(db: Knex | Knex.Transaction, workspaceId: string, orderId: string, lock = false): Promise<void> {
-    if (!isUuid(orderId)) throw new NotFoundError('Order not found');
+    if (!isUuid(orderId)) throw new NotFoundError(msg('orderNotFound'));
     const query = db('orders').where({ id: orderId, workspace_id: workspaceId }).first('id');
     if (lock) query.forUpdate();
-    if (!(await query)) throw new NotFoundError('Order not found');
+    if (!(await query)) throw new NotFoundError(msg('orderNotFound'));
   }
 }

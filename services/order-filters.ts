@@ -3,6 +3,7 @@ import { ValidationError } from './errors';
 import type { FieldErrors } from './errors';
 import { ORDER_FLAGS } from './order-flags';
 import { isUuid } from './validation';
+import { msg } from './messages';
 
 /** Morocco's time zone: dates without an offset (filters, statistics, the export) are read in it. */
 export const SHOP_TIME_ZONE = 'Africa/Casablanca';
@@ -39,11 +40,11 @@ function single(query: Query, name: string, fields: FieldErrors): string | undef
   const value = query[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
-    fields[name] = `Give ${name} once, as text`;
+    fields[name] = msg('giveOnce', { label: name });
     return undefined;
   }
   if (value.includes('\u0000')) {
-    fields[name] = `${name} must not contain NUL characters`;
+    fields[name] = msg('nulNamed', { label: name });
     return undefined;
   }
   return value;
@@ -105,7 +106,7 @@ function readDate(query: Query, name: 'from' | 'to', fields: FieldErrors): strin
   const value = single(query, name, fields);
   if (value === undefined || value.trim() === '') return null;
   if (!dateBound(value.trim())) {
-    fields[name] = `${name} must be an ISO 8601 date (2026-11-22) or date-time (2026-11-22T08:00:00Z)`;
+    fields[name] = msg('isoDate', { label: name });
     return null;
   }
   return value.trim();
@@ -120,7 +121,7 @@ function oneOrSeveral(query: Query, name: string, allowed: readonly string[], fi
   const parts = (Array.isArray(given) ? given : given === undefined ? [] : [given]).flatMap((part) => (typeof part === 'string' ? part.split(',') : [null]));
   const wanted = parts.map((part) => (typeof part === 'string' ? part.trim() : part)).filter((part) => part !== '');
   const unknown = wanted.filter((part) => typeof part !== 'string' || !allowed.includes(part));
-  if (unknown.length > 0) fields[name] = `Unknown ${name}; use one or several (comma-separated) of: ${allowed.join(', ')}`;
+  if (unknown.length > 0) fields[name] = msg('unknownSeveral', { label: name, allowed: allowed.join(', ') });
   return [...new Set(wanted as string[])];
 }
 
@@ -129,7 +130,7 @@ export function readFilters(query: Query, statuses: readonly string[], fields: F
   const wantedStatuses = oneOrSeveral(query, 'status', statuses, fields);
   const flags = oneOrSeveral(query, 'flag', ORDER_FLAGS, fields);
   const q = single(query, 'q', fields)?.trim() ?? '';
-  if (q.length > 200) fields.q = 'q must be at most 200 characters';
+  if (q.length > 200) fields.q = msg('tooLong', { label: 'q', max: 200 });
   const filters = {
     statuses: wantedStatuses,
     flags,
@@ -148,7 +149,7 @@ export function readListingQuery(query: Query, statuses: readonly string[]): Lis
   let limit = DEFAULT_LIMIT;
   if (limitText !== undefined) {
     if (!/^\d{1,4}$/.test(limitText.trim()) || Number(limitText) < 1 || Number(limitText) > MAX_LIMIT) {
-      fields.limit = `limit must be a whole number from 1 to ${MAX_LIMIT}`;
+      fields.limit = msg('wholeNumber', { label: 'limit', min: 1, max: MAX_LIMIT });
     } else {
       limit = Number(limitText);
     }
@@ -157,7 +158,7 @@ export function readListingQuery(query: Query, statuses: readonly string[]): Lis
   let cursor: Position | null = null;
   if (cursorText !== undefined && cursorText !== '') {
     cursor = decodeCursor(cursorText);
-    if (!cursor) fields.cursor = 'cursor is not one this service gave: use next_cursor from a previous page';
+    if (!cursor) fields.cursor = msg('cursorUnknown');
   }
   return { ...readFilters(query, statuses, fields), limit, cursor };
 }

@@ -15,6 +15,7 @@ import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, optionalText, parse, requiredText } from './validation';
+import { msg } from './messages';
 
 /** An order as every client (JSON API, Data API, pages) sees it. */
 export interface Order {
@@ -88,7 +89,7 @@ function normalizeOrderInput(body: unknown): OrderInput {
 
 export class InvalidStatusError extends AppError {
   constructor() {
-    super(400, `Unknown status; use one of: ${ORDER_STATUSES.join(', ')}`, 'INVALID_STATUS', { allowed: ORDER_STATUSES });
+    super(400, msg('unknownOneOf', { label: 'status', allowed: ORDER_STATUSES.join(', ') }), 'INVALID_STATUS', { allowed: ORDER_STATUSES });
   }
 }
 
@@ -101,7 +102,7 @@ function checkStatus(status: unknown): OrderStatus | undefined {
 /** The currency of an amount given without one: the shops this service serves are Moroccan. */
 export const DEFAULT_CURRENCY = 'MAD';
 
-const AMOUNT_MESSAGE = 'Total amount must be a number such as 349 or 349.50';
+const AMOUNT_MESSAGE = msg('amountInvalid');
 
 /**
  * The amount to collect, as a number or as plain decimal text (`349`, `349.5`; `349,50` too),
@@ -131,10 +132,10 @@ const amount = z
 export const amountFields = {
   totalAmount: amount,
   currency: z
-    .string({ error: 'Currency must be text' })
+    .string({ error: msg('currencyText') })
     .trim()
     .toUpperCase()
-    .regex(/^([A-Z]{3})?$/, 'Currency must be a three-letter ISO 4217 code such as MAD')
+    .regex(/^([A-Z]{3})?$/, msg('currencyInvalid'))
     .nullable()
     .optional()
     .transform((value) => value || null),
@@ -716,7 +717,7 @@ export class OrderService {
     if (row) return toOrder(row);
     const exists = await this.knex('orders').where({ id, workspace_id: workspaceId }).first('id');
     if (!exists) throw orderNotFound();
-    throw new ConflictError('Only a pending order can be edited; its status can still be changed', 'ORDER_NOT_EDITABLE');
+    throw new ConflictError(msg('ORDER_NOT_EDITABLE'), 'ORDER_NOT_EDITABLE');
   }
 
   /** Deletes the order (its operations go with it); returns what it was, for the caller to report. */
@@ -827,9 +828,9 @@ export class OrderService {
 }
 
 function noOrderHandler(): AppError {
-  return new AppError(422, 'Set an agent as order handler before creating orders', 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
+  return new AppError(422, msg('noHandlerCreate'), 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
 }
 
 function orderNotFound(): NotFoundError {
-  return new NotFoundError('Order not found');
+  return new NotFoundError(msg('orderNotFound'));
 }

@@ -6,6 +6,7 @@ import { ORDER_STATUSES } from './order-status';
 import type { OrderStatus } from './order-status';
 import type { Outcome } from './operations';
 import { OUTCOMES } from './operations';
+import { msg } from './messages';
 
 const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
 
@@ -69,7 +70,7 @@ function readDay(query: Record<string, unknown>, name: 'from' | 'to', fields: Fi
   const m = DATE.exec(text);
   const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
   if (!date || isoDay(date) !== text || date.getUTCFullYear() < 1970) {
-    fields[name] = `${name} must be a date such as 2026-11-22`;
+    fields[name] = msg('dateSuchAs', { label: name });
     return null;
   }
   return date;
@@ -83,8 +84,8 @@ export function readPeriod(query: Record<string, unknown>, today = shopToday()):
   if (Object.keys(fields).length > 0) throw new ValidationError(fields);
   to ??= new Date(Date.parse(today));
   const start = from ?? new Date(to.getTime() - (DEFAULT_DAYS - 1) * DAY_MS);
-  if (start > to) throw new ValidationError({ from: 'from must be on or before to' });
-  if ((to.getTime() - start.getTime()) / DAY_MS + 1 > MAX_DAYS) throw new ValidationError({ from: `At most ${MAX_DAYS} days at a time` });
+  if (start > to) throw new ValidationError({ from: msg('fromBeforeTo') });
+  if ((to.getTime() - start.getTime()) / DAY_MS + 1 > MAX_DAYS) throw new ValidationError({ from: msg('maxDays', { days: MAX_DAYS }) });
   return { from: isoDay(start), to: isoDay(to) };
 }
 

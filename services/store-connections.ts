@@ -3,8 +3,10 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { newSigningSecret } from '../integrations/signing';
 import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
-import type { WorkspaceActor } from './errors';
+import type { FieldErrors, WorkspaceActor } from './errors';
 import { bodyFields, isUuid, parse, requiredText } from './validation';
+import { issueMessage, msg, recode } from './messages';
+import type { Coded, Message } from './messages';
 
 export const STORE_KINDS = ['shopify', 'woocommerce', 'youcan', 'custom'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
@@ -44,6 +46,9 @@ export interface StoreEvent {
   reason: string | null;
 }
 
+/** An event as the connection's page shows it: its reasons by their codes (none for events logged before codes were kept). */
+export type StoreEventLine = StoreEvent & { reasons: Message[] };
+
 const FIELDS = [
   'c.id',
   'c.kind',
@@ -60,22 +65,29 @@ const FIELDS = [
 ];
 
 const shopifyShop = z
-  .string({ error: 'shop must be text' })
+  .string({ error: msg('notText', { label: 'shop' }) })
   .trim()
   .toLowerCase()
-  .regex(/^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/, 'shop must be the store’s myshopify.com address, such as atlas.myshopify.com');
+  .regex(/^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/, msg('shopifyShop', { label: 'shop' }));
 const siteUrl = z
-  .string({ error: 'shop must be text' })
+  .string({ error: msg('notText', { label: 'shop' }) })
   .trim()
-  .max(300, 'shop must be at most 300 characters')
-  .pipe(z.url({ protocol: /^https?$/, error: 'shop must be the site’s address, such as https://atlas.ma' }))
+  .max(300, msg('tooLong', { label: 'shop', max: 300 }))
+  .pipe(z.url({ protocol: /^https?$/, error: msg('siteAddress', { label: 'shop' }) }))
   // Every member sees the address: a user name or password in it would be shown to all.
-  .refine((url) => {
-    const parsed = new URL(url);
-    return parsed.username === '' && parsed.password === '';
-  }, 'shop must not contain a user name or password')
+  .refine(
+    (url) => {
+      const parsed = new URL(url);
+      return parsed.username === '' && parsed.password === '';
+    },
+    msg('shopCredentials', { label: 'shop' }),
+  )
   .transform((url) => url.replace(/\/+$/, ''));
-const secret = z.string({ error: 'secret must be text' }).trim().min(1, 'secret is required').max(500, 'secret must be at most 500 characters');
+const secret = z
+  .string({ error: msg('notText', { label: 'secret' }) })
+  .trim()
+  .min(1, msg('required', { label: 'secret' }))
+  .max(500, msg('tooLong', { label: 'secret', max: 500 }));
 const writeBack = z
   .union(
     [
@@ -86,13 +98,13 @@ const writeBack = z
         set_status: z.boolean().optional(),
       }),
     ],
-    { error: 'write_back must be {access_token} for Shopify or {consumer_key, consumer_secret, set_status?} for WooCommerce' },
+    { error: msg('wbShape') },
   )
   .nullable();
-const codOnly = z.boolean({ error: 'cod_only must be true or false' });
+const codOnly = z.boolean({ error: msg('trueOrFalse', { label: 'cod_only' }) });
 
 export const createSchema = z.object({
-  kind: z.enum(STORE_KINDS, { error: `kind must be one of: ${STORE_KINDS.join(', ')}` }),
+  kind: z.enum(STORE_KINDS, { error: msg('oneOf', { label: 'kind', allowed: STORE_KINDS.join(', ') }) }),
   name: requiredText('name', 120),
   shop: z.string().nullable().optional(),
   secret: secret.optional(),
@@ -104,30 +116,29 @@ export const updateSchema = z.object({
   secret: secret.optional(),
   cod_only: codOnly.optional(),
   write_back: writeBack.optional(),
-  enabled: z.boolean({ error: 'enabled must be true or false' }).optional(),
+  enabled: z.boolean({ error: msg('trueOrFalse', { label: 'enabled' }) }).optional(),
 });
 type WriteBack = z.infer<typeof writeBack>;
 
 /** The kind's rules for what `shop`, `secret` and `write_back` may be (a field error each); the shop's address as kept. */
 function checkKind(kind: StoreKind, input: { shop?: string | null; secret?: string; write_back?: WriteBack }, creating: boolean): string | null {
-  const fields: Record<string, string> = {};
+  const fields: FieldErrors = {};
   let shop: string | null = null;
   if (input.shop) {
     const parsed = (kind === 'shopify' ? shopifyShop : siteUrl).safeParse(input.shop);
     if (parsed.success) shop = parsed.data;
-    else fields.shop = parsed.error.issues[0].message;
+    else fields.shop = issueMessage(parsed.error.issues[0].message, 'shop');
   }
   // Custom senders sign with a key we make (shown once); the stores sign with theirs, which only
   // WooCommerce lets the shop choose, so we make one when it is left empty.
-  if (kind === 'custom' && input.secret !== undefined) fields.secret = 'A custom connection signs with the key we make: leave secret out';
-  if (creating && (kind === 'shopify' || kind === 'youcan') && input.secret === undefined)
-    fields.secret = 'secret is required: paste the key the store signs with';
+  if (kind === 'custom' && input.secret !== undefined) fields.secret = msg('customSecret');
+  if (creating && (kind === 'shopify' || kind === 'youcan') && input.secret === undefined) fields.secret = msg('secretPaste', { label: 'secret' });
   const wb = input.write_back;
   if (wb) {
-    if (kind === 'shopify' && !('access_token' in wb)) fields.write_back = 'A Shopify write-back needs {access_token}';
-    else if (kind === 'woocommerce' && !('consumer_key' in wb)) fields.write_back = 'A WooCommerce write-back needs {consumer_key, consumer_secret}';
-    else if (kind === 'youcan' || kind === 'custom') fields.write_back = 'Only Shopify and WooCommerce connections write back';
-    else if (creating && !shop) fields.shop = 'shop is required to write back to the store';
+    if (kind === 'shopify' && !('access_token' in wb)) fields.write_back = msg('wbShopify');
+    else if (kind === 'woocommerce' && !('consumer_key' in wb)) fields.write_back = msg('wbWoo');
+    else if (kind === 'youcan' || kind === 'custom') fields.write_back = msg('wbKinds');
+    else if (creating && !shop) fields.shop = msg('wbNeedsShop');
   }
   if (Object.keys(fields).length > 0) throw new ValidationError(fields);
   return shop;
@@ -226,7 +237,7 @@ export class StoreConnectionService {
       // Counted under the workspace's lock: two concurrent adds cannot make a 21st.
       await trx('workspaces').where({ id: workspace.id }).forUpdate().first('id');
       const [{ n }] = await trx('store_connections').where({ workspace_id: workspace.id }).count({ n: '*' });
-      if (Number(n) >= MAX_CONNECTIONS) throw new ConflictError(`A workspace has at most ${MAX_CONNECTIONS} store connections`, 'TOO_MANY_STORES');
+      if (Number(n) >= MAX_CONNECTIONS) throw new ConflictError(msg('tooManyStores', { max: MAX_CONNECTIONS }), 'TOO_MANY_STORES');
       const [row] = await trx('store_connections')
         .insert({
           workspace_id: workspace.id,
@@ -249,14 +260,14 @@ export class StoreConnectionService {
     const input = parse(updateSchema, bodyFields(body));
     const current = await this.get(workspace.id, id);
     checkKind(current.kind, input, false);
-    if (input.write_back && !current.shop) throw new ValidationError({ write_back: 'Add the connection again with its shop address to write back' });
+    if (input.write_back && !current.shop) throw new ValidationError({ write_back: msg('wbAddAgain') });
     const patch: Record<string, unknown> = {};
     if (input.name !== undefined) patch.name = input.name;
     if (input.secret !== undefined) patch.secret = input.secret;
     if (input.cod_only !== undefined) patch.cod_only = input.cod_only;
     if (input.enabled !== undefined) {
       // A connection being set up is enabled by its approval alone, once its webhooks are registered.
-      if (current.pending) throw new ConflictError('This connection is still being set up: finish the approval on the store, or add it again', 'STORE_PENDING');
+      if (current.pending) throw new ConflictError(msg('STORE_PENDING'), 'STORE_PENDING');
       patch.enabled = input.enabled;
       if (input.enabled) patch.disabled_reason = null;
     }
@@ -290,7 +301,13 @@ export class StoreConnectionService {
     return rowCount ?? 0;
   }
 
+  /** The connection's latest events, as the API gives them. */
   async events(workspaceId: string, id: string): Promise<StoreEvent[]> {
+    return (await this.eventLog(workspaceId, id)).map(({ reasons: _reasons, ...event }) => event);
+  }
+
+  /** The connection's latest events with their reasons by code, as its page shows them. */
+  async eventLog(workspaceId: string, id: string): Promise<StoreEventLine[]> {
     await this.get(workspaceId, id);
     const rows = await this.knex('store_events')
       .where({ connection_id: id })
@@ -299,11 +316,11 @@ export class StoreConnectionService {
         { column: 'id', order: 'desc' },
       ])
       .limit(EVENT_LOG_SIZE)
-      .select('received_at', 'topic', 'external_id', 'result', 'order_id', 'reason');
-    return rows.map(toEvent);
+      .select('received_at', 'topic', 'external_id', 'result', 'order_id', 'reason', 'reason_codes');
+    return rows.map((row) => ({ ...toEvent(row), reasons: ((row.reason_codes ?? []) as Coded[]).map(recode) }));
   }
 }
 
 function connectionNotFound(): NotFoundError {
-  return new NotFoundError('Store connection not found');
+  return new NotFoundError(msg('storeNotFound'));
 }

@@ -15,6 +15,8 @@ import { amountText, validNewOrder } from './orders';
 import type { Order, OrderService, ValidOrder } from './orders';
 import type { EventResult, StoreKind } from './store-connections';
 import { isUuid, jsonTooDeep, unsafeTextAt } from './validation';
+import { decode, msg, plain, recode } from './messages';
+import type { Message } from './messages';
 
 const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
 
@@ -45,7 +47,8 @@ type StoredOrder = Order & { external_updated_at: Date | null };
 interface Outcome {
   result: EventResult;
   orderId?: string | null;
-  reason?: string | null;
+  /** Why it was refused or left alone, each with its code. */
+  reasons?: Message[];
 }
 
 /** Statuses an upstream cancellation leaves alone: the call's outcome is known, or it was cancelled already. */
@@ -65,8 +68,14 @@ const FOLLOWED = [
 ] as const;
 
 /** A field error as the connection's log shows it: the message of each bad field, as a form would. */
-function reasonOf(err: ValidationError): string {
-  return Object.values(err.fields).join('; ').slice(0, 500);
+function reasonsOf(err: ValidationError): Message[] {
+  return Object.values(err.messages());
+}
+
+/** Reasons as the log keeps them: in English for the API (`reason`), by their codes for the pages (`reason_codes`). */
+function logged(reasons: Message[] | undefined): { reason: string | null; reason_codes: string | null } {
+  if (!reasons?.length) return { reason: null, reason_codes: null };
+  return { reason: reasons.map(plain).join('; ').slice(0, 500), reason_codes: JSON.stringify(reasons.map((text) => decode(text))) };
 }
 
 /**
@@ -127,13 +136,14 @@ export class StoreIntakeService {
    * A signed message holding text Postgres refuses (NUL, an unpaired surrogate) or nested too deep:
    * logged as `rejected` with the place it was found, and nothing else of it is kept.
    */
-  private async rejectUnsafe(connection: IntakeConnection, topic: string, unsafe: { field: string; message: string }): Promise<EventResult> {
+  private async rejectUnsafe(connection: IntakeConnection, topic: string, unsafe: { field: string; message: Message }): Promise<EventResult> {
     const field = unsafeTextAt(unsafe.field) ? 'a field name' : unsafe.field.slice(0, 200);
     await this.knex('store_events').insert({
       connection_id: connection.id,
       topic: topic.slice(0, 100),
       result: 'rejected',
-      reason: `${field}: ${unsafe.message}`.slice(0, 500),
+      reason: `${field}: ${plain(unsafe.message)}`.slice(0, 500),
+      reason_codes: JSON.stringify([decode(unsafe.message)]),
     });
     return 'rejected';
   }
@@ -181,8 +191,8 @@ export class StoreIntakeService {
         ? await this.applyOrder(trx, connection, message.order)
         : message.action === 'delete'
           ? await this.cancel(trx, await this.existing(trx, connection.id, externalId))
-          : { result: 'ignored_unchanged', reason: 'The topic cancels the order but the signed body does not: nothing changed' };
-    const row = { result: outcome.result, order_id: outcome.orderId ?? null, reason: outcome.reason ?? null };
+          : { result: 'ignored_unchanged', reasons: [msg('cancelUnchanged')] };
+    const row = { result: outcome.result, order_id: outcome.orderId ?? null, ...logged(outcome.reasons) };
     if (claimed.rows[0]) await trx('store_events').where({ id: claimed.rows[0].id }).update(row);
     else await trx('store_events').insert({ ...event, ...row });
     return outcome.result;
@@ -202,7 +212,7 @@ export class StoreIntakeService {
     try {
       data = this.valid(incoming, connection);
     } catch (err) {
-      if (err instanceof ValidationError) return { result: 'rejected', reason: reasonOf(err) };
+      if (err instanceof ValidationError) return { result: 'rejected', reasons: reasonsOf(err) };
       throw err;
     }
     try {
@@ -214,7 +224,7 @@ export class StoreIntakeService {
       if (order) return { result: 'created', orderId: order.id };
     } catch (err) {
       // No order handler: the store still gets its 200; the log says what to set up.
-      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return { result: 'rejected', reason: err.message };
+      if (err instanceof AppError && err.code === 'NO_ORDER_HANDLER') return { result: 'rejected', reasons: [recode(err.page)] };
       throw err;
     }
     // Created by another message meanwhile (committed before our insert gave way): follow it.
@@ -252,7 +262,7 @@ export class StoreIntakeService {
     try {
       data = this.valid(incoming, connection);
     } catch (err) {
-      if (err instanceof ValidationError) return { result: 'rejected', orderId: current.id, reason: reasonOf(err) };
+      if (err instanceof ValidationError) return { result: 'rejected', orderId: current.id, reasons: reasonsOf(err) };
       throw err;
     }
     // Amounts compared as each currency shows them (`349.00`, TND `89.350`).
@@ -275,7 +285,7 @@ export class StoreIntakeService {
   private async cancel(trx: Knex.Transaction, current: Order | undefined): Promise<Outcome> {
     if (!current) return { result: 'ignored_unchanged' };
     if (SETTLED.includes(current.status)) {
-      return { result: 'ignored_unchanged', orderId: current.id, reason: `Cancelled in the store, but already ${current.status} here: left as it is` };
+      return { result: 'ignored_unchanged', orderId: current.id, reasons: [msg('alreadyHere', { status: current.status })] };
     }
     // The store made this outcome: the write-back trigger (migration 20261124_22) does not tell it back.
     await trx.raw("SELECT set_config('ocs.store_cancellation', 'on', true)");

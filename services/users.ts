@@ -9,18 +9,16 @@ import type { Language } from './languages';
 import { isLanguage, languageSchema } from './languages';
 import { email, parse, requiredText } from './validation';
 import type { WorkspaceService } from './workspaces';
+import { msg } from './messages';
 
 const PASSWORD_MIN_CHARS = 8;
 /** bcrypt reads only the first 72 bytes; longer passwords are refused rather than silently cut. */
 const PASSWORD_MAX_BYTES = 72;
 
 const password = z
-  .string({ error: 'Password is required' })
-  .min(PASSWORD_MIN_CHARS, `Password must be at least ${PASSWORD_MIN_CHARS} characters`)
-  .refine(
-    (p) => Buffer.byteLength(p, 'utf8') <= PASSWORD_MAX_BYTES,
-    `Password must be at most ${PASSWORD_MAX_BYTES} bytes (72 plain letters; fewer with accents or Arabic)`,
-  );
+  .string({ error: msg('passwordRequired') })
+  .min(PASSWORD_MIN_CHARS, msg('passwordShort', { min: PASSWORD_MIN_CHARS }))
+  .refine((p) => Buffer.byteLength(p, 'utf8') <= PASSWORD_MAX_BYTES, msg('passwordLong', { max: PASSWORD_MAX_BYTES }));
 
 const signUpSchema = z.object({
   name: requiredText('Name', 200),
@@ -29,7 +27,7 @@ const signUpSchema = z.object({
   workspace: z
     .string()
     .trim()
-    .max(200, 'Workspace name must be at most 200 characters')
+    .max(200, msg('workspaceNameLong', { max: 200 }))
     .optional()
     .transform((v) => (v ? v : undefined)),
 });
@@ -101,7 +99,7 @@ export class UserService {
          ON CONFLICT ((lower(email))) DO NOTHING RETURNING id, email, name`,
         [data.email, data.name, passwordHash],
       );
-      if (!user) throw new ValidationError({ email: 'An account with this email already exists' });
+      if (!user) throw new ValidationError({ email: msg('emailTaken') });
       if (invitationToken !== undefined) await this.invitations.join(invitationToken, user, trx);
       else if (data.workspace) await this.workspaces.create(user.id, data.workspace, trx, language);
       return user as User;

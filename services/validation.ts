@@ -3,7 +3,8 @@ import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
 import type { FieldErrors } from './errors';
 import { ValidationError } from './errors';
-import { msg } from './messages';
+import { issueMessage, msg } from './messages';
+import type { Message } from './messages';
 
 /** How deep a JSON value we read may nest: real orders and reports nest a handful of levels. */
 const MAX_JSON_DEPTH = 64;
@@ -11,7 +12,7 @@ const MAX_JSON_DEPTH = 64;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const isUnsafeText = (text: string): boolean => text.includes('\u0000') || LONE_SURROGATE.test(text);
 
-const UNSAFE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired surrogates';
+const UNSAFE_TEXT_MESSAGE = msg('unsafeText');
 
 /**
  * The one check of text that strangers and users send, whatever the entry point (a JSON body, a
@@ -21,7 +22,7 @@ const UNSAFE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired surroga
  * or a value nested deeper than MAX_JSON_DEPTH; null when there is none. Walks without recursion,
  * so a value nested a million levels deep costs a loop, not the stack.
  */
-export function unsafeTextAt(value: unknown, maxDepth = MAX_JSON_DEPTH): { field: string; message: string } | null {
+export function unsafeTextAt(value: unknown, maxDepth = MAX_JSON_DEPTH): { field: string; message: Message } | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
   while (stack.length > 0) {
     const { value: current, path, depth } = stack.pop()!;
@@ -30,7 +31,7 @@ export function unsafeTextAt(value: unknown, maxDepth = MAX_JSON_DEPTH): { field
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
-    if (depth >= maxDepth) return { field: path || 'body', message: `Must not nest more than ${maxDepth} levels deep` };
+    if (depth >= maxDepth) return { field: path || 'body', message: msg('tooDeep', { max: maxDepth }) };
     for (const [key, inner] of Object.entries(current)) {
       const at = path ? `${path}.${key}` : key;
       if (isUnsafeText(key)) return { field: at, message: UNSAFE_TEXT_MESSAGE };
@@ -68,7 +69,7 @@ export function jsonTooDeep(raw: Buffer | Uint8Array): boolean {
 
 /** A body-parser `verify` that refuses JSON nested too deep before it is parsed: 400 naming the body. */
 export function refuseDeepJson(_req: unknown, _res: unknown, raw: Buffer): void {
-  if (jsonTooDeep(raw)) throw new ValidationError({ body: `Must not nest more than ${MAX_JSON_DEPTH} levels deep` });
+  if (jsonTooDeep(raw)) throw new ValidationError({ body: msg('tooDeep', { max: MAX_JSON_DEPTH }) });
 }
 
 /** Throws a ValidationError naming the field when `unsafeTextAt` finds one (400 at every JSON and form entry point). */
@@ -85,7 +86,7 @@ export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T
   if (result.success && !unsafe) return result.data;
   for (const issue of result.error?.issues ?? []) {
     const name = issue.path.length > 0 ? String(issue.path[0]) : '_';
-    fields[name] ??= issue.message;
+    fields[name] ??= issueMessage(issue.message, name);
   }
   throw new ValidationError(fields);
 }
@@ -94,7 +95,7 @@ export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T
 export function bodyFields(body: unknown): Record<string, unknown> {
   if (body === undefined) return {};
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ValidationError({ body: 'The request body must be a JSON object' });
+    throw new ValidationError({ body: msg('bodyObject') });
   }
   return body as Record<string, unknown>;
 }
@@ -140,12 +141,33 @@ export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID_RE.test(value);
 }
 
+/** Why the URL policy refused an address, as a message with its code (the guard's own words are the API's). */
+function urlRefusal(err: UrlRefusedError): Message {
+  const label = 'Endpoint URL';
+  switch (err.reason) {
+    case 'required':
+      return msg('required', { label });
+    case 'tooLong':
+      return msg('tooLong', { label, max: err.max ?? 0 });
+    case 'notHttp':
+      return msg('urlAbsolute', { label });
+    case 'httpsOnly':
+      return msg('urlHttps', { label });
+    case 'credentials':
+      return msg('urlCredentials', { label });
+    case 'unresolved':
+      return msg('urlUnresolved', { label });
+    case 'private':
+      return msg('urlPrivate', { label });
+  }
+}
+
 /** An endpoint URL given by a user, checked by the URL policy; a refusal is a ValidationError on `field`. */
 export async function validEndpointUrl(value: unknown, field: string, policy: UrlPolicy): Promise<string> {
   try {
     return await checkEndpointUrl(value, policy);
   } catch (err) {
-    if (err instanceof UrlRefusedError) throw new ValidationError({ [field]: err.message });
+    if (err instanceof UrlRefusedError) throw new ValidationError({ [field]: urlRefusal(err) });
     throw err;
   }
 }

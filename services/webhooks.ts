@@ -6,11 +6,13 @@ import type { DeliveryResult, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
 import type { UrlPolicy } from '../integrations/url-guard';
 import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
-import type { WorkspaceActor } from './errors';
+import type { FieldErrors, WorkspaceActor } from './errors';
 import { toCall } from './operations';
 import { toOrder } from './orders';
 import { bodyFields, isUuid, parse, validEndpointUrl } from './validation';
 import { WorkspaceSlots } from './workspace-slots';
+import { decode, msg, plain, recode } from './messages';
+import type { Message } from './messages';
 
 export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
 type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -103,13 +105,13 @@ export function messageBody(message: { event_type: string; created_at: Date | st
 }
 
 const eventsSchema = z
-  .array(z.enum(WEBHOOK_EVENTS, { error: `Unknown event type; use any of: ${WEBHOOK_EVENTS.join(', ')}` }), { error: 'events must be a list of event types' })
-  .min(1, 'events must name at least one event type')
+  .array(z.enum(WEBHOOK_EVENTS, { error: msg('unknownEvent', { allowed: WEBHOOK_EVENTS.join(', ') }) }), { error: msg('eventsList') })
+  .min(1, msg('eventsOne'))
   .transform((events) => [...new Set(events)]);
 const descriptionSchema = z
-  .string({ error: 'description must be text' })
+  .string({ error: msg('notText', { label: 'description' }) })
   .trim()
-  .max(500, 'description must be at most 500 characters')
+  .max(500, msg('tooLong', { label: 'description', max: 500 }))
   .nullable()
   .transform((value) => value || null);
 
@@ -117,7 +119,7 @@ export const createSchema = z.object({ events: eventsSchema.optional(), descript
 export const updateSchema = z.object({
   events: eventsSchema.optional(),
   description: descriptionSchema.optional(),
-  enabled: z.boolean({ error: 'enabled must be true or false' }).optional(),
+  enabled: z.boolean({ error: msg('trueOrFalse', { label: 'enabled' }) }).optional(),
 });
 
 export type Send = (message: SignedMessage) => Promise<DeliveryResult>;
@@ -149,6 +151,12 @@ export class WebhookService {
     return toEndpoint(await this.row(this.knex, workspaceId, id));
   }
 
+  /** Why an endpoint is disabled, by its code, as its page shows it (null while it is enabled). */
+  async disabledReason(workspaceId: string, id: string): Promise<Message | null> {
+    const row = await this.knex('webhook_endpoints').where({ workspace_id: workspaceId, id }).first('enabled', 'disabled_reason_code');
+    return row && !row.enabled && row.disabled_reason_code ? recode(row.disabled_reason_code) : null;
+  }
+
   /** The endpoint's signing secret (the dashboard shows it; the API only in the 201 and rotate answers). */
   async secret(workspace: WorkspaceActor, id: string): Promise<string> {
     ownerOnly(workspace);
@@ -164,7 +172,7 @@ export class WebhookService {
       // Counted under the workspace's lock: two concurrent creates cannot make an eleventh.
       await trx('workspaces').where({ id: workspaceId }).forUpdate().first('id');
       const [{ n }] = await trx('webhook_endpoints').where({ workspace_id: workspaceId }).count({ n: '*' });
-      if (Number(n) >= MAX_ENDPOINTS) throw new ConflictError(`A workspace has at most ${MAX_ENDPOINTS} webhook endpoints`, 'TOO_MANY_WEBHOOKS');
+      if (Number(n) >= MAX_ENDPOINTS) throw new ConflictError(msg('TOO_MANY_WEBHOOKS'), 'TOO_MANY_WEBHOOKS');
       const [row] = await trx('webhook_endpoints')
         .insert({
           workspace_id: workspaceId,
@@ -189,9 +197,10 @@ export class WebhookService {
       if (url !== undefined) patch.url = url;
       if (input.events !== undefined) patch.events = input.events;
       if (input.description !== undefined) patch.description = input.description;
-      if (input.enabled === false && current.enabled) Object.assign(patch, { enabled: false, disabled_reason: 'Disabled by a member of the workspace' });
+      if (input.enabled === false && current.enabled) Object.assign(patch, disabledFor(msg('hookDisabledByMember')));
       // Enabled again: only events from now on are sent; the count of failing days starts afresh.
-      if (input.enabled === true && !current.enabled) Object.assign(patch, { enabled: true, disabled_reason: null, failing_since: null });
+      if (input.enabled === true && !current.enabled)
+        Object.assign(patch, { enabled: true, disabled_reason: null, disabled_reason_code: null, failing_since: null });
       if (input.enabled === false) await this.dropPending(trx, id, 'endpoint disabled');
       if (Object.keys(patch).length === 0) return toEndpoint(current);
       const [row] = await trx('webhook_endpoints').where({ id }).update(patch).returning(ENDPOINT_FIELDS);
@@ -223,7 +232,7 @@ export class WebhookService {
     const workspaceId = workspace.id;
     return this.knex.transaction(async (trx) => {
       const endpoint = await this.row(trx, workspaceId, id);
-      if (!endpoint.enabled) throw new ConflictError('This endpoint is disabled: enable it to send it events', 'WEBHOOK_DISABLED');
+      if (!endpoint.enabled) throw new ConflictError(msg('WEBHOOK_DISABLED'), 'WEBHOOK_DISABLED');
       const [message] = await trx('webhook_messages').insert({ workspace_id: workspaceId, event_type: 'webhook.test', data: {} }).returning('id');
       return this.queueDelivery(trx, workspaceId, id, message.id);
     });
@@ -251,7 +260,7 @@ export class WebhookService {
       const endpoint = await this.row(trx, workspaceId, id);
       const delivery = await trx('webhook_deliveries').where({ id: deliveryId, endpoint_id: id, workspace_id: workspaceId }).first('message_id');
       if (!delivery) throw deliveryNotFound();
-      if (!endpoint.enabled) throw new ConflictError('This endpoint is disabled: enable it to send it events', 'WEBHOOK_DISABLED');
+      if (!endpoint.enabled) throw new ConflictError(msg('WEBHOOK_DISABLED'), 'WEBHOOK_DISABLED');
       return this.queueDelivery(trx, workspaceId, id, delivery.message_id);
     });
   }
@@ -386,10 +395,7 @@ export class WebhookService {
         const since = new Date(endpoint.failing_since).toISOString().slice(0, 10);
         await trx('webhook_endpoints')
           .where({ id: endpointId })
-          .update({
-            enabled: false,
-            disabled_reason: `Disabled automatically: every delivery has failed since ${since} (${DISABLE_AFTER_DAYS} days). Fix the endpoint, then enable it again.`,
-          });
+          .update(disabledFor(msg('hookDisabledAuto', { since, days: DISABLE_AFTER_DAYS })));
         await this.dropPending(trx, endpointId, 'endpoint disabled after 5 days of failures');
       }
     });
@@ -436,14 +442,14 @@ export class WebhookService {
   }
 
   private async validate<T extends z.ZodType>(source: Record<string, unknown>, schema: T, urlRequired: boolean): Promise<[string | undefined, z.infer<T>]> {
-    const fields: Record<string, string> = {};
+    const fields: FieldErrors = {};
     let url: string | undefined;
     if (urlRequired || source.url !== undefined) {
       try {
         url = await validEndpointUrl(source.url, 'url', this.urlPolicy);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
-        Object.assign(fields, err.fields);
+        Object.assign(fields, err.messages());
       }
     }
     let input: z.infer<T> | undefined;
@@ -451,17 +457,22 @@ export class WebhookService {
       input = parse(schema, source);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      Object.assign(fields, err.fields);
+      Object.assign(fields, err.messages());
     }
     if (Object.keys(fields).length > 0) throw new ValidationError(fields);
     return [url, input!];
   }
 }
 
+/** The columns of a disabled endpoint: its reason in English for the API, by its code for the page. */
+function disabledFor(reason: Message): Record<string, unknown> {
+  return { enabled: false, disabled_reason: plain(reason), disabled_reason_code: JSON.stringify(decode(reason)) };
+}
+
 function endpointNotFound(): NotFoundError {
-  return new NotFoundError('Webhook endpoint not found');
+  return new NotFoundError(msg('webhookNotFound'));
 }
 
 function deliveryNotFound(): NotFoundError {
-  return new NotFoundError('Delivery not found');
+  return new NotFoundError(msg('deliveryNotFound'));
 }

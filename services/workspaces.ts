@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConflictError } from './errors';
 import type { Language } from './languages';
 import { parse, requiredText } from './validation';
+import { msg } from './messages';
 
 const workspaceName = z.object({ name: requiredText('Workspace name', 200) });
 
@@ -40,7 +41,7 @@ export class WorkspaceService {
         .onConflict('user_id')
         .ignore()
         .returning('user_id');
-      if (inserted.length === 0) throw new ConflictError('You already belong to a workspace');
+      if (inserted.length === 0) throw new ConflictError(msg('alreadyInWorkspace'));
       await trx('agents').insert({ workspace_id: workspace.id, name: TEAM_AGENT[language](name).slice(0, 200), kind: 'human', is_order_handler: true });
       return workspace;
     };

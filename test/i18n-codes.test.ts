@@ -1,14 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import request from 'supertest';
 import { ROOT } from '../config';
-import { ValidationError } from '../services/errors';
-import { decode, english, msg } from '../services/messages';
+import { AppError, ConflictError, ValidationError } from '../services/errors';
+import { decode, english, foreign, msg } from '../services/messages';
+import type { Message } from '../services/messages';
 import { parse, requiredText } from '../services/validation';
 import { z } from 'zod';
 import { errorsByInput } from '../routes/pages/forms';
 import { localeHelpers } from '../routes/pages/view-helpers';
 import { createI18n } from '../routes/middleware/i18n';
+import { app, csrfFrom, csrfOf, invitationPath, signUp } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { testKnex } from './helpers/db';
+import { COLUMN_NAMES } from '../services/imports';
+import { MAX_DAYS } from '../services/stats';
 
 const CATALOGUES = Object.fromEntries(
   ['en', 'fr', 'ar'].map((lng) => [lng, JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', `${lng}.json`), 'utf8')).messages as Record<string, string>]),
@@ -40,12 +47,16 @@ describe('messages reach pages by their code', () => {
   const used = new Set<string>();
   for (const text of code) {
     for (const m of text.matchAll(/\bmsg\(\s*'([A-Za-z0-9_]+)'/g)) used.add(m[1]);
+    // A code chosen between two: msg(unclosed ? 'importUnclosed' : 'importInvalidLine', …).
+    for (const m of text.matchAll(/\bmsg\(\s*[\w.]+ \? '([A-Za-z0-9_]+)' : '([A-Za-z0-9_]+)'/g)) used.add(m[1]).add(m[2]);
     // Every AppError code thrown (UPPER_SNAKE literals), but validation's catch-all and the codes libraries give their own errors.
     for (const m of text.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) if (!LIBRARY_CODES.includes(m[1])) used.add(m[1]);
   }
 
   it('every code the code base uses has an English, a French and an Arabic text', () => {
-    expect(used.size).to.be.above(20);
+    expect(used.size).to.be.above(100);
+    // zod's own words (a schema that gave none) reach a page by this one.
+    used.add(decode(foreign('Invalid input', 'phone'))!.code);
     const missing = [...used].flatMap((c) => ['en', 'fr', 'ar'].filter((lng) => !CATALOGUES[lng][c]?.trim()).map((lng) => `${lng}: ${c}`));
     expect(missing).to.deep.equal([]);
   });
@@ -83,4 +94,149 @@ describe('messages reach pages by their code', () => {
           .and.not.match(/[A-Za-z]{3}/);
     }
   });
+});
+
+describe('no message reaches a page without its code', () => {
+  it('an error made from a text without a code is refused at once, whatever the kind of error', () => {
+    const plainText = 'Rewritten in English only' as Message;
+    expect(() => new ValidationError({ phone: plainText })).to.throw(TypeError, /without a code/);
+    expect(() => new ValidationError({ phone: msg('phoneInvalid') }, plainText)).to.throw(TypeError, /without a code/);
+    expect(() => new ConflictError(plainText, 'SOME_CODE')).to.throw(TypeError, /without a code/);
+    expect(() => new AppError(400, plainText)).to.throw(TypeError, /without a code/);
+  });
+
+  it('the API keeps its English words: the catalogue’s for a code, zod’s own for a schema that gave none', () => {
+    const refused = new ValidationError({ phone: msg('phoneInvalid'), status: foreign('Invalid input: expected string', 'status') });
+    expect(refused.fields).to.deep.equal({ phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78', status: 'Invalid input: expected string' });
+    expect(refused.codes.status).to.include({ code: 'notValid' });
+    const conflict = new ConflictError(msg('tooManyStores', { max: 20 }), 'TOO_MANY_STORES');
+    expect(conflict.message).to.equal('A workspace has at most 20 store connections');
+    expect(conflict.page).to.deep.equal({ code: 'tooManyStores', params: { max: 20 } });
+  });
+
+  it('a page never finds a message by its English text: a text without a code is shown as it is, never looked up', () => {
+    const i18n = createI18n();
+    for (const lng of ['fr', 'ar'] as const) {
+      const helpers = localeHelpers(lng, i18n.getFixedT(lng));
+      // The English of a catalogue message, without its code, is not translated (there is no English-matching fallback)…
+      expect(helpers.message('Order not found')).to.equal('Order not found');
+      // …while the same message by its code is.
+      expect(helpers.message(msg('orderNotFound'))).to.equal(CATALOGUES[lng].orderNotFound);
+    }
+  });
+
+  it('no error, field error or schema in services/ and routes/ is written as a literal text: each is a msg() with its code', () => {
+    const code = [...sources('services'), ...sources('routes')];
+    // The errors pages show: AppError and every class made from it.
+    const kinds = new Set(['AppError']);
+    for (let grown = true; grown; ) {
+      grown = false;
+      for (const text of code)
+        for (const [, name, parent] of text.matchAll(/class (\w+) extends (\w+)/g)) if (kinds.has(parent) && !kinds.has(name)) grown = Boolean(kinds.add(name));
+    }
+    expect([...kinds]).to.include.members(['ValidationError', 'NotFoundError', 'ConflictError', 'ForbiddenError', 'GoneError']);
+    const literal = [
+      // new NotFoundError('…'), new AppError(400, '…')
+      new RegExp(`new (?:${[...kinds].join('|')})\\((?:\\d+, )?['\`"]`),
+      // z.string({ error: '…' }), z.enum(…, { error: '…' }), ctx.addIssue({ …, message: '…' }) (not a JSON answer's `error`)
+      /(?:\(|, )\{ (?:[\w]+: [^,{}]+, )*(?:error|message): ['`"]/,
+      // .min(1, '…'), .regex(/…/, '…'), .refine(…, '…'), .int('…')
+      /\.(?:min|max|int|regex|refine|length|positive|nonnegative)\((?:(?:[^()]|\([^()]*\))*, )?['`"]/,
+      // fields.phone = '…', fields[name] = `…`
+      /\bfields(?:\.\w+|\[[^\]]+\]) \??\??= ['`"]/,
+    ];
+    const offending = code.flatMap((text) =>
+      text
+        .split('\n')
+        .filter((line) => !/\blog(?:ger)?\.|\blines\.\w+\(|\.json\(/.test(line) && literal.some((pattern) => pattern.test(line)))
+        .map((line) => line.trim()),
+    );
+    expect(offending).to.deep.equal([]);
+  });
+});
+
+/** A shop whose owner reads the pages in `language`. */
+async function shopIn(language: string): Promise<SignedIn> {
+  const shop = await signUp();
+  await shop.agent
+    .post('/account/language')
+    .type('form')
+    .send({ _csrf: await csrfOf(shop.agent, '/orders/new'), language })
+    .expect(303);
+  return shop;
+}
+
+/** A message as a page writes it in `lng` (EJS escapes it once). */
+function onPage(lng: 'fr' | 'ar', message: Message): string {
+  const text = localeHelpers(lng, createI18n().getFixedT(lng)).message(message);
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' })[c]!);
+}
+
+describe('refusals once found by their English text, on French and Arabic pages', () => {
+  for (const lng of ['fr', 'ar'] as const) {
+    /** The page shows the message in its language, and not its English. */
+    const shows = (html: string, message: Message) => {
+      const translated = onPage(lng, message);
+      expect(translated, 'a text of its own').not.to.equal(english(decode(message)!));
+      expect(html, lng).to.contain(translated);
+      expect(html, lng).not.to.contain(english(decode(message)!));
+    };
+
+    it(`${lng}: an import refused for its header`, async () => {
+      const shop = await shopIn(lng);
+      const page = await shop.agent.get('/orders/import').expect(200);
+      const res = await shop.agent
+        .post('/orders/import')
+        .field('_csrf', csrfFrom(page.text))
+        .attach('file', Buffer.from('name,store,products\nAmina,Souk,Thé\n'), { filename: 'orders.csv', contentType: 'text/csv' })
+        .expect(400);
+      shows(res.text, msg('importNoColumn', { label: 'phone', names: COLUMN_NAMES.phone.join(', ') }));
+      shows(res.text, msg('importHeader'));
+    });
+
+    it(`${lng}: a store connection refused for its shop address`, async () => {
+      const shop = await shopIn(lng);
+      const csrf = await csrfOf(shop.agent, '/stores/new');
+      const res = await shop.agent.post('/stores').type('form').send({ _csrf: csrf, kind: 'shopify', name: 'Atlas', shop: 'atlas.com' }).expect(400);
+      shows(res.text, msg('shopifyShop', { label: 'Shop address' }));
+      expect(await testKnex()('store_connections').where({ workspace_id: shop.workspaceId })).to.deep.equal([]);
+    });
+
+    it(`${lng}: an order refused for its phone number, and a number blocked twice`, async () => {
+      const shop = await shopIn(lng);
+      const csrf = await csrfOf(shop.agent, '/orders/new');
+      const res = await shop.agent
+        .post('/orders')
+        .type('form')
+        .send({ _csrf: csrf, client_name: 'Imane', phone: '12', store_name: 'Souk', products_name: 'Thé' })
+        .expect(400);
+      shows(res.text, msg('phoneInvalid'));
+      await shop.agent.post('/api/settings/blocked-phones').send({ phone: '0612345678' }).expect(201);
+      const again = await shop.agent
+        .post('/settings/blocked-phones')
+        .type('form')
+        .send({ _csrf: await csrfOf(shop.agent, '/settings'), phone: '06 12 34 56 78', reason: '' })
+        .expect(409);
+      shows(again.text, msg('PHONE_ALREADY_BLOCKED'));
+    });
+
+    it(`${lng}: invitation links that do not exist or were withdrawn`, async () => {
+      const visitor = request.agent(app());
+      await visitor.post('/account/language').type('form').send({ language: lng }).expect(303);
+      const missing = await visitor.get(`/join/${'x'.repeat(43)}`).expect(404);
+      shows(missing.text, msg('inviteMissing'));
+      const owner = await signUp();
+      const path = await invitationPath(owner, `withdrawn-${Date.now()}@example.test`);
+      const { body } = await owner.agent.get('/api/workspace/invitations').expect(200);
+      await owner.agent.delete(`/api/workspace/invitations/${body.invitations[0].id}`).expect(204);
+      shows((await visitor.get(path).expect(410)).text, msg('inviteWithdrawn'));
+    });
+
+    it(`${lng}: a statistics period that is not one`, async () => {
+      const shop = await shopIn(lng);
+      shows((await shop.agent.get('/stats').query({ from: '2026-11-30', to: '2026-11-01' }).expect(400)).text, msg('fromBeforeTo'));
+      shows((await shop.agent.get('/stats').query({ from: 'yesterday' }).expect(400)).text, msg('dateSuchAs', { label: 'from' }));
+      shows((await shop.agent.get('/stats').query({ from: '2024-01-01', to: '2026-11-01' }).expect(400)).text, msg('maxDays', { days: MAX_DAYS }));
+    });
+  }
 });

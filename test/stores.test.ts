@@ -211,6 +211,8 @@ describe('store connections: /api/stores', () => {
         result: 'rejected',
         topic: 'orders/updated',
         reason: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78',
+        // The page shows it by its code, in the page's language (services/messages).
+        reason_codes: JSON.stringify([{ code: 'phoneInvalid', params: {} }]),
       },
     ]);
     const { events } = (await s.agent.get(`/api/stores/${store.id}/events`).expect(200)).body;

@@ -5,7 +5,7 @@ import type { Services } from '../../services';
 import { asksForPages, readFilters, readListingQuery } from '../../services/order-filters';
 import { ORDER_STATUSES } from '../../services/order-status';
 import type { Order, OrderSource } from '../../services/orders';
-import { IMPORT_MAX_BYTES } from '../../services/imports';
+import { IMPORT_MAX_BYTES, inEnglish } from '../../services/imports';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { firstThenRest, sendChunks } from '../stream';
 
@@ -115,7 +115,7 @@ export function addOrderFileRoutes(router: Router, services: Services): void {
       idempotencyKey: req.get('Idempotency-Key'),
     });
     if (replayed) res.set('Idempotent-Replayed', 'true');
-    res.json(result);
+    res.json(inEnglish(result));
   });
   router.get('/orders/export.csv', requireApiWorkspace, async (req, res) => {
     const filters = readFilters(req.query, ORDER_STATUSES);

@@ -1,12 +1,13 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../services/errors';
+import { msg } from '../../services/messages';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 class CrossSiteError extends AppError {
   constructor() {
-    super(403, 'Cross-site request refused');
+    super(403, msg('crossSite'));
   }
 }
 
@@ -50,7 +51,5 @@ export function requireCsrfToken(req: Request, _res: Response, next: NextFunctio
     next();
     return;
   }
-  next(
-    sameToken(req.session?.csrfToken, req.body?._csrf) ? undefined : new AppError(403, 'Your form has expired. Reload the page and try again.', 'CSRF_TOKEN'),
-  );
+  next(sameToken(req.session?.csrfToken, req.body?._csrf) ? undefined : new AppError(403, msg('CSRF_TOKEN'), 'CSRF_TOKEN'));
 }

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { withoutStatementValues } from '../../logger';
-import { AppError } from '../../services/errors';
+import { AppError, ValidationError } from '../../services/errors';
 import { translateMessage } from '../pages/view-helpers';
+import { msg, recode } from '../../services/messages';
 
 interface HttpError {
   status?: number;
@@ -18,12 +19,12 @@ function size(bytes: number): string {
 /** Errors raised by body parsing and routing (they carry `type` and/or a 4xx `status`). */
 function requestError(err: unknown): AppError | undefined {
   const e = err as HttpError;
-  if (e?.type === 'entity.parse.failed') return new AppError(400, 'Request body is not valid JSON', 'INVALID_JSON');
-  if (e?.type === 'entity.too.large') return new AppError(413, `Request body is too large (limit ${size(e.limit ?? 100 * 1024)})`, 'PAYLOAD_TOO_LARGE');
+  if (e?.type === 'entity.parse.failed') return new AppError(400, msg('INVALID_JSON'), 'INVALID_JSON');
+  if (e?.type === 'entity.too.large') return new AppError(413, msg('bodyTooLarge', { limit: size(e.limit ?? 100 * 1024) }), 'PAYLOAD_TOO_LARGE');
   // Any other client error raised by Express itself (e.g. a path that does not URL-decode).
   const status = e?.status ?? e?.statusCode;
   if (status && status >= 400 && status < 500) {
-    return new AppError(status, 'The request could not be read', 'BAD_REQUEST');
+    return new AppError(status, msg('BAD_REQUEST'), 'BAD_REQUEST');
   }
   return undefined;
 }
@@ -35,7 +36,7 @@ function toAppError(err: unknown, log: { error: (obj: object, msg: string) => vo
   if (parsed) return parsed;
   withoutStatementValues(err);
   log.error({ err }, 'unhandled error');
-  return new AppError(500, 'Internal server error');
+  return new AppError(500, msg('internalError'));
 }
 
 export const jsonNotFound: RequestHandler = (_req, res) => {
@@ -63,14 +64,13 @@ export const htmlErrors: ErrorRequestHandler = (err, req, res, _next) => {
   // The page's language when it was chosen; English when the error came before (the session store down).
   const t = req.t ?? res.app.locals.t;
   const title = t(error.status === 500 ? 'errorPage.failed' : error.status === 404 ? 'errorPage.notFound' : 'errorPage.refused');
-  const fields = error.extra.fields as Record<string, string> | undefined;
   const text =
     error.status === 500
       ? t('errorPage.tryAgain')
-      : fields
-        ? Object.values(fields)
+      : error instanceof ValidationError
+        ? Object.values(error.messages())
             .map((m) => translateMessage(t, m))
             .join(' ')
-        : translateMessage(t, error.message);
+        : translateMessage(t, recode(error.page));
   res.status(error.status).render('error', { title, text });
 };

@@ -9,6 +9,7 @@ import { requireCsrfToken } from '../middleware/csrf';
 import { LANGUAGE_COOKIE } from '../middleware/i18n';
 import { saveSession } from '../middleware/session';
 import { localPath } from './forms';
+import { msg } from '../../services/messages';
 
 const A_YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 
@@ -31,7 +32,7 @@ export function accountPages(services: Services, config: Pick<Config, 'isProduct
     (req, res, next) => (req.ctx ? requireCsrfToken(req, res, next) : next()),
     async (req, res) => {
       const language: unknown = req.body?.language;
-      if (!isLanguage(language)) throw new ValidationError({ language: req.t('account.unknownLanguage') });
+      if (!isLanguage(language)) throw new ValidationError({ language: msg('unknownLanguage') });
       if (req.ctx) await services.users.setLanguage(req.ctx.user.id, { language });
       rememberLanguage(req, res, language, config);
       if (req.session) await saveSession(req.session);

@@ -2,7 +2,8 @@ import type { Request, Response } from 'express';
 import type { FormTokenService } from '../../services/form-tokens';
 import type { AppError } from '../../services/errors';
 import { ValidationError } from '../../services/errors';
-import { hasMessage, msg } from '../../services/messages';
+import { recode } from '../../services/messages';
+import type { Message } from '../../services/messages';
 import { parseAmount } from '../../services/spreadsheets';
 import { saveSession } from '../middleware/session';
 
@@ -28,12 +29,10 @@ export interface FormState {
  */
 export function errorsByInput(err: ValidationError, inputNames: Record<string, string> = {}, labels: Record<string, string> = {}): Record<string, string> {
   const errors: Record<string, string> = {};
-  for (const [field, message] of Object.entries(err.fields)) {
+  // Each message reaches the page by its code (the template's `message()` translates it).
+  for (const [field, coded] of Object.entries(err.codes)) {
     const label = labels[field];
-    const coded = err.codes[field];
-    // A message with a code reaches the page by its code (the template's `message()` translates it).
-    if (coded) errors[inputNames[field] ?? field] = msg(coded.code, label && coded.params.label === field ? { ...coded.params, label } : coded.params);
-    else errors[inputNames[field] ?? field] = label && message.startsWith(field) ? label + message.slice(field.length) : message;
+    errors[inputNames[field] ?? field] = recode(label && coded.params.label === field ? { ...coded, params: { ...coded.params, label } } : coded);
   }
   return errors;
 }
@@ -47,16 +46,9 @@ export function typedAmount(typed: string | undefined): string | null {
   return text === '' ? null : (parseAmount(text) ?? text);
 }
 
-/** A refusal for a page: by its code when the catalogues have one (`messages.<CODE>`), else its text. */
-export function pageMessage(err: AppError): string {
-  if (err.code && hasMessage(err.code)) {
-    const params = Object.fromEntries(Object.entries(err.extra).filter(([, v]) => typeof v === 'string' || typeof v === 'number')) as Record<
-      string,
-      string | number
-    >;
-    return msg(err.code, params);
-  }
-  return err.message;
+/** A refusal for a page, by its code (the template's `message()` translates it). */
+export function pageMessage(err: AppError): Message {
+  return recode(err.page);
 }
 
 /** Re-renders a form with the user's input and a message beside each bad field, or rethrows. */

@@ -8,7 +8,9 @@ import type { Services } from '../../services';
 import { AppError, ValidationError } from '../../services/errors';
 import { COLUMN_NAMES, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../services/imports';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
-import { redirectWithNotice } from './forms';
+import { pageMessage, redirectWithNotice } from './forms';
+import { msg } from '../../services/messages';
+import type { Message } from '../../services/messages';
 
 export const SAMPLE_FILE = path.join(ROOT, 'examples', 'orders-import-sample.csv');
 
@@ -32,10 +34,9 @@ export function receiveImportUpload(req: Request, res: Response, next: NextFunct
   });
 }
 
-function uploadProblem(err: unknown): { status: number; message: string } {
-  if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE')
-    return { status: 413, message: 'The file is larger than 10 MB: split it and import each part.' };
-  return { status: 400, message: 'The upload could not be read: choose one CSV file and try again.' };
+function uploadProblem(err: unknown): { status: number; message: Message } {
+  if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE') return { status: 413, message: msg('fileTooLarge') };
+  return { status: 400, message: msg('uploadUnreadable') };
 }
 
 /** /orders/import: a CSV file in, a table of what was imported and which lines were skipped out. */
@@ -74,10 +75,10 @@ export function importPages(services: Services): Router {
       if (err instanceof ValidationError) {
         // In the page's language here: the view's `message()` knows each part, not the sentence they make.
         const translate: (text: string) => string = res.locals.message;
-        const why = err.message === 'Validation failed' ? req.t('importPage.notImported') : translate(err.message);
-        return render(res, 400, { error: req.t('importPage.refusal', { why, details: Object.values(err.fields).map(translate).join(' ') }) });
+        const why = err.page.code === 'validationFailed' ? req.t('importPage.notImported') : translate(pageMessage(err));
+        return render(res, 400, { error: req.t('importPage.refusal', { why, details: Object.values(err.messages()).map(translate).join(' ') }) });
       }
-      if (err instanceof AppError && err.status < 500) return render(res, err.status, { error: err.message });
+      if (err instanceof AppError && err.status < 500) return render(res, err.status, { error: pageMessage(err) });
       throw err;
     }
   });

@@ -6,7 +6,7 @@ import type { JoinLink } from '../../services/invitations';
 import { forgetContext } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
 import { signIn } from './auth';
-import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import { translateMessage } from './view-helpers';
 
 /** What an invitation link's refusals are called on the page (the service's message says why). */
@@ -23,7 +23,7 @@ async function orRefusal(req: Request, res: Response, action: () => Promise<void
     await action();
   } catch (err) {
     if (!(err instanceof AppError) || !TITLES[err.status]) throw err;
-    res.status(err.status).render('error', { title: req.t(TITLES[err.status]), text: translateMessage(req.t, err.message) });
+    res.status(err.status).render('error', { title: req.t(TITLES[err.status]), text: translateMessage(req.t, pageMessage(err)) });
   }
 }
 

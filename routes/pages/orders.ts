@@ -14,6 +14,7 @@ import { errorsByInput, formValues, pageMessage, redirectWithNotice, typedAmount
 import type { FormState } from './forms';
 import { formatDate, INTL_LOCALE } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
+import { msg } from '../../services/messages';
 
 const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'total_amount', 'currency'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
@@ -63,7 +64,8 @@ function formOf(order: Order): OrderFormValues {
 function flagFilter(req: Request): OrderFlag | null {
   const given = req.query.flag;
   if (given === undefined || given === '') return null;
-  if (!(ORDER_FLAGS as readonly unknown[]).includes(given)) throw new ValidationError({ flag: `Unknown flag; use one of: ${ORDER_FLAGS.join(', ')}` });
+  if (!(ORDER_FLAGS as readonly unknown[]).includes(given))
+    throw new ValidationError({ flag: msg('unknownOneOf', { label: 'flag', allowed: ORDER_FLAGS.join(', ') }) });
   return given as OrderFlag;
 }
 

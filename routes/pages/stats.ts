@@ -5,6 +5,7 @@ import { readPeriod } from '../../services/stats';
 import { ORDER_STATUSES } from '../../services/order-status';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { dailyChart } from './stats-chart';
+import { errorsByInput } from './forms';
 
 /** /stats: how confirmation is going over a period, as figures, a chart and tables. */
 export function statsPages(services: Services): Router {
@@ -16,7 +17,7 @@ export function statsPages(services: Services): Router {
       period = readPeriod(req.query);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      errors = err.fields;
+      errors = errorsByInput(err);
       period = readPeriod({});
     }
     const stats = await services.stats.forPeriod(workspaceOf(req).workspace.id, period);

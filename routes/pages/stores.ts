@@ -74,7 +74,7 @@ export function storePages(services: Services): Router {
       secret,
       kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
-      events: await services.stores.events(workspace(req).id, store.id),
+      events: await services.stores.eventLog(workspace(req).id, store.id),
     });
   }
 
@@ -95,7 +95,7 @@ export function storePages(services: Services): Router {
       res.set('Refresh', `0; url=${url}`).render('stores/connect-go', { url, kindLabel: req.t(`storesPage.kind.${body.kind}`) });
     } catch (err) {
       if (err instanceof ConnectError) return res.redirect(303, `/stores/new?kind=${err.kind}&connect_error=${err.code}`);
-      if (err instanceof ConflictError) return renderNew(req, res, 409, {}, { values, errors: { form: err.message } });
+      if (err instanceof ConflictError) return renderNew(req, res, 409, {}, { values, errors: { form: pageMessage(err) } });
       if (!(err instanceof ValidationError)) throw err;
       renderNew(req, res, 400, {}, { values, errors: errorsByInput(err, {}, labelsOf(values.kind)) });
     }

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT } from '../../config';
 import { TIMEZONE } from '../../services/call-settings';
 import type { Outcome } from '../../services/operations';
 import type { OrderStatus } from '../../services/order-status';
@@ -87,39 +84,17 @@ function groupedPhone(phone: string): string {
   return national ? `0${national}`.replace(/(\d{2})(?=\d)/g, '$1 ') : phone;
 }
 
-/** A catalogue's `messages` section, in English: each message a service writes, by key. */
-const ENGLISH_MESSAGES: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', 'en.json'), 'utf8')).messages ?? {};
-
-/** Each English message as a pattern: its `{{name}}` placeholders capture what the service put there. */
-const MESSAGE_PATTERNS = Object.entries(ENGLISH_MESSAGES).map(([key, english]) => {
-  const source = english.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\\{\\\{(\w+)\\\}\\\}/g, '(?<$1>.+?)');
-  return { key, pattern: new RegExp(`^${source}$`) };
-});
-
 /** Placeholders of a message that hold what a person typed (a file's column names): isolated on a page. */
 const TYPED_VALUES = ['names', 'first', 'second'];
 
 /**
- * A message a service wrote in English (a form error, a refusal) in the page's language: found by
- * its English text in the catalogue's `messages`, its values kept (a `label` is a field's name and is
- * translated too, and so is an order's `status`; typed values go through `isolate`). A message the
- * catalogue lacks stays as it is.
+ * A message in the page's language, by the code it carries (services/messages): a service's words
+ * never reach a page by their English text, so rewording one cannot drop its French or Arabic. A
+ * text without a code is one the page made itself (already in its language) and is shown as it is.
  */
-
 export function translateMessage(t: TFunction, message: string, isolate: (text: string) => string = (text) => text): string {
   const coded = decode(message);
-  if (coded) return codedText(t, coded, isolate);
-  for (const { key, pattern } of MESSAGE_PATTERNS) {
-    const match = pattern.exec(message);
-    if (!match) continue;
-    const values: Record<string, string | number> = { ...match.groups };
-    if (values.label) values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
-    if (values.status) values.status = t(`status.${values.status}`, { defaultValue: values.status });
-    for (const name of TYPED_VALUES) if (typeof values[name] === 'string') values[name] = isolate(values[name]);
-    if (typeof values.count === 'string' && /^\d+$/.test(values.count)) values.count = Number(values.count);
-    return t(`messages.${key}`, values);
-  }
-  return message;
+  return coded ? codedText(t, coded, isolate) : message;
 }
 
 /**

@@ -38,13 +38,15 @@ export function webhookPages(services: Services): Router {
     const id = String(req.params.id);
     const endpoint = await services.webhooks.get(workspaceId(req), id);
     const owner = isOwner(workspace(req));
-    const [secret, deliveries] = await Promise.all([
+    const [secret, deliveries, disabledReason] = await Promise.all([
       owner ? services.webhooks.secret(workspace(req), id) : null,
       services.webhooks.deliveries(workspaceId(req), id),
+      services.webhooks.disabledReason(workspaceId(req), id),
     ]);
     if (secret) secretAnswer(res);
     res.status(status).render('webhook', {
       endpoint,
+      disabledReason,
       secret,
       isOwner: owner,
       deliveries,

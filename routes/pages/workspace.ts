@@ -6,7 +6,7 @@ import { ConflictError, isOwner, ValidationError } from '../../services/errors';
 import type { NewInvitation } from '../../services/invitations';
 import { forgetContext, requirePageUser, requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
-import { createOnce, formValues, pageMessage, redirectWithNotice } from './forms';
+import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import { translateMessage } from './view-helpers';
 
 export function workspacePages(services: Services): Router {
@@ -28,7 +28,7 @@ export function workspacePages(services: Services): Router {
       await redirectWithNotice(req, res, '/workspace', await action(values[field]));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      await renderWorkspace(req, res, 400, { values, errors: err.fields });
+      await renderWorkspace(req, res, 400, { values, errors: errorsByInput(err) });
     }
   }
 
@@ -85,7 +85,7 @@ export function workspacePages(services: Services): Router {
       await renderWorkspace(req, res, 201, {}, created);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      await renderWorkspace(req, res, 400, { values, errors: err.fields });
+      await renderWorkspace(req, res, 400, { values, errors: errorsByInput(err) });
     }
   });
 

@@ -9,7 +9,16 @@ import path from 'node:path';
 export interface Coded {
   code: string;
   params: Record<string, string | number>;
+  /** The API's English when it is not the catalogue's: a library's own words (zod's), kept as it wrote them. */
+  english?: string;
 }
+
+declare const CODED: unique symbol;
+/**
+ * A message that carries its code: only `msg()` makes one. Errors (`AppError`, `ValidationError`'s
+ * fields) take nothing else, so a service cannot write a message a page could only show in English.
+ */
+export type Message = string & { readonly [CODED]: true };
 
 /** The catalogues hold the text of every code; English is the API's. */
 const LOCALES = [path.resolve(__dirname, '..', '..', 'locales'), path.resolve(__dirname, '..', '..', '..', 'locales')].find((dir) => fs.existsSync(dir))!;
@@ -22,14 +31,27 @@ const MARK = '\u0001code:';
  * A message for a zod schema or a field error: it carries its code and values. `parse()` (and
  * `ValidationError`) turn it into the English text for the API and keep the code for the pages.
  */
-export function msg(code: string, params: Record<string, string | number> = {}): string {
+export function msg(code: string, params: Record<string, string | number> = {}): Message {
   if (!(code in ENGLISH)) throw new Error(`no message ${code} in locales/en.json`);
-  return `${MARK}${JSON.stringify({ code, params })}`;
+  return `${MARK}${JSON.stringify({ code, params })}` as Message;
 }
 
-/** Whether the catalogues have a text for this code. */
-export function hasMessage(code: string): boolean {
-  return code in ENGLISH;
+/**
+ * A library's own message (zod's default for a field a schema gave no message): the API keeps its
+ * words, a page shows the code's text (`{{label}} is not valid`) in its language.
+ */
+export function foreign(text: string, label: string): Message {
+  return `${MARK}${JSON.stringify({ code: 'notValid', params: { label }, english: text })}` as Message;
+}
+
+/** A zod issue's message for the field `label`: its own code when a schema gave one, else zod's words (`foreign`). */
+export function issueMessage(text: string, label: string): Message {
+  return decode(text) ? (text as Message) : foreign(text, label);
+}
+
+/** A decoded message as a message again (an error's `page`, handed to a page). */
+export function recode(coded: Coded): Message {
+  return `${MARK}${JSON.stringify(coded)}` as Message;
 }
 
 /** The code a message carries, or null for a plain text. */
@@ -39,7 +61,8 @@ export function decode(text: string): Coded | null {
 }
 
 /** The English text of a code, its values put in. */
-export function english({ code, params }: Coded): string {
+export function english({ code, params, english: given }: Coded): string {
+  if (given !== undefined) return given;
   return (ENGLISH[code] ?? code).replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(params[name] ?? ''));
 }
 

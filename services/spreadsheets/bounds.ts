@@ -1,4 +1,6 @@
 import { AppError, ValidationError } from '../errors';
+import { msg } from '../messages';
+import type { Message } from '../messages';
 
 /** The largest file read: a bigger one is refused before a byte of it is decoded. */
 export const SHEET_MAX_BYTES = 10 * 1024 * 1024;
@@ -23,23 +25,19 @@ export function boundsOf(options: Partial<Pick<SheetBounds, 'maxBytes' | 'maxRow
 /** 413 `TOO_MANY_ROWS`; `max` is the bound it passed, for a caller that words it its own way. */
 export class TooManyRowsError extends AppError {
   constructor(readonly max: number) {
-    super(413, `At most ${max.toLocaleString('en')} rows per file; this one has more. Split it and import each part`, 'TOO_MANY_ROWS');
+    super(413, msg('sheetTooManyRows', { max: max.toLocaleString('en') }), 'TOO_MANY_ROWS');
   }
 }
 
 export function tooLarge(maxBytes: number): AppError {
-  return new AppError(413, `The file is larger than ${Math.round(maxBytes / (1024 * 1024))} MB: split it and import each part`, 'PAYLOAD_TOO_LARGE');
+  return new AppError(413, msg('importTooLarge', { mb: Math.round(maxBytes / (1024 * 1024)) }), 'PAYLOAD_TOO_LARGE');
 }
 
 export function unevenRows(max: number): AppError {
-  return new AppError(
-    413,
-    `The file was not imported: over ${max.toLocaleString('en')} of its lines are blank or have another number of cells than the header. Remove the blank lines and import it again`,
-    'TOO_MANY_ROWS',
-  );
+  return new AppError(413, msg('importUneven', { max: max.toLocaleString('en') }), 'TOO_MANY_ROWS');
 }
 
 /** The file refused as a whole, with the reason by the `file` field. */
-export function unreadable(reason: string): ValidationError {
+export function unreadable(reason: Message): ValidationError {
   return new ValidationError({ file: reason });
 }

@@ -6,6 +6,7 @@ import type { Parser } from 'csv-parse';
 import { unevenRows, unreadable } from './bounds';
 import type { SheetBounds } from './bounds';
 import type { SheetRow } from './rows';
+import { msg } from '../messages';
 
 /** What a CSV file's bytes were read as. */
 export type CsvEncoding = 'utf-8' | 'windows-1252' | 'utf-16le';
@@ -157,7 +158,7 @@ async function* csvRows(file: Buffer, encoding: CsvEncoding, delimiter: CsvSepar
     const at =
       (unclosed ? unclosedQuoteLine(oneLineEnding(new TextDecoder(encoding).decode(file)), delimiter) : undefined) ??
       (err as CsvError & { lines?: number }).lines;
-    throw unreadable(unclosed ? `Line ${at ?? '?'}: a quoted field opens here and is never closed` : `Line ${at ?? '?'}: this line is not valid CSV`);
+    throw unreadable(msg(unclosed ? 'importUnclosed' : 'importInvalidLine', { line: at ?? '?' }));
   } finally {
     source.destroy();
   }

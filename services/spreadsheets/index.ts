@@ -4,6 +4,7 @@ import { readCsv } from './csv';
 import type { CsvEncoding, CsvSeparator } from './csv';
 import type { SheetRow } from './rows';
 import { looksLikeZip, readXlsx } from './xlsx';
+import { msg } from '../messages';
 
 export { parseAmount } from './amounts';
 export { parseSheetDate } from './dates';
@@ -35,14 +36,14 @@ export interface OpenedSheet {
  */
 export async function openSpreadsheet(file: Buffer, options: Partial<Pick<SheetBounds, 'maxBytes' | 'maxRows'>> = {}): Promise<OpenedSheet> {
   const bounds = boundsOf(options);
-  if (file.length === 0) throw unreadable('The file is empty');
+  if (file.length === 0) throw unreadable(msg('importEmpty'));
   if (file.length > bounds.maxBytes) throw tooLarge(bounds.maxBytes);
   const sheet = looksLikeZip(file)
     ? { format: 'xlsx' as const, encoding: null, separator: null, ...(await readXlsx(file, bounds)) }
     : { format: 'csv' as const, ...readCsv(file, bounds) };
   try {
     const { value: header } = await sheet.rows.next();
-    if (!header) throw unreadable('The file is empty');
+    if (!header) throw unreadable(msg('importEmpty'));
     return { format: sheet.format, encoding: sheet.encoding, separator: sheet.separator, header, rows: counted(sheet.rows, bounds.maxRows) };
   } catch (err) {
     await sheet.rows.return(undefined);

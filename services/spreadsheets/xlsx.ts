@@ -8,6 +8,7 @@ import { unevenRows, unreadable } from './bounds';
 import type { SheetBounds } from './bounds';
 import { MAX_CELLS } from './csv';
 import type { SheetRow } from './rows';
+import { msg } from '../messages';
 
 /**
  * An XLSX file is a zip of XML parts; a small file can unpack to gigabytes. Each part read is
@@ -27,11 +28,11 @@ const MAX_TEXT_RUN = 1024 * 1024;
 const MAX_CELL_CHARS = 32_767;
 
 function partTooLarge(): AppError {
-  return new AppError(413, 'The spreadsheet is too large once unpacked: split it and import each part', 'PAYLOAD_TOO_LARGE');
+  return new AppError(413, msg('sheetUnpacked'), 'PAYLOAD_TOO_LARGE');
 }
 
 function notAWorkbook(): AppError {
-  return unreadable('The file could not be read as an Excel workbook (.xlsx): save it again from your spreadsheet, or as CSV');
+  return unreadable(msg('sheetNotWorkbook'));
 }
 
 /** A zip starts with a local file header (`PK\x03\x04`). */

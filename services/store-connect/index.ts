@@ -30,6 +30,7 @@ import {
   youcanTokenRequest,
   youcanUnsubscribe,
 } from './platforms';
+import { msg } from '../messages';
 
 /**
  * Connecting a store in one click (docs/stores.md): the owner approves our app on the platform and
@@ -88,9 +89,13 @@ interface StateRow {
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
 const startSchema = z.object({
-  kind: z.enum(CONNECT_KINDS, { error: `kind must be one of: ${CONNECT_KINDS.join(', ')}` }),
+  kind: z.enum(CONNECT_KINDS, { error: msg('oneOf', { label: 'kind', allowed: CONNECT_KINDS.join(', ') }) }),
   name: requiredText('name', 120),
-  shop: z.string({ error: 'shop must be text' }).trim().max(300, 'shop must be at most 300 characters').optional(),
+  shop: z
+    .string({ error: msg('notText', { label: 'shop' }) })
+    .trim()
+    .max(300, msg('tooLong', { label: 'shop', max: 300 }))
+    .optional(),
   cod_only: z.boolean().optional(),
 });
 
@@ -135,7 +140,7 @@ export class StoreConnectService {
     const connectionId = await this.knex.transaction(async (trx) => {
       await trx('workspaces').where({ id: workspace.id }).forUpdate().first('id');
       const [{ n }] = await trx('store_connections').where({ workspace_id: workspace.id }).count({ n: '*' });
-      if (Number(n) >= MAX_CONNECTIONS) throw new ConflictError(`A workspace has at most ${MAX_CONNECTIONS} store connections`, 'TOO_MANY_STORES');
+      if (Number(n) >= MAX_CONNECTIONS) throw new ConflictError(msg('tooManyStores', { max: MAX_CONNECTIONS }), 'TOO_MANY_STORES');
       // WooCommerce posts the keys to an address naming the connection: it exists, pending, from now.
       const id =
         input.kind === 'woocommerce'
@@ -185,18 +190,17 @@ export class StoreConnectService {
         .toLowerCase()
         .replace(/^https?:\/\//, '')
         .replace(/\/.*$/, '');
-      if (!SHOPIFY_SHOP.test(name) || name.length > 100)
-        throw new ValidationError({ shop: 'shop must be the store’s myshopify.com address, such as atlas.myshopify.com' });
+      if (!SHOPIFY_SHOP.test(name) || name.length > 100) throw new ValidationError({ shop: msg('shopifyShop', { label: 'shop' }) });
       return name;
     }
     let url: URL;
     try {
       url = new URL(shop);
     } catch {
-      throw new ValidationError({ shop: 'shop must be the site’s address, such as https://atlas.ma' });
+      throw new ValidationError({ shop: msg('siteAddress', { label: 'shop' }) });
     }
     if (url.protocol !== 'https:' && (this.config.isProduction || url.protocol !== 'http:'))
-      throw new ValidationError({ shop: 'shop must be the site’s https:// address, such as https://atlas.ma' });
+      throw new ValidationError({ shop: msg('siteHttps', { label: 'shop' }) });
     return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
   }
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors';
 import type { FieldErrors } from '../errors';
 import { camelOrSnake, parse } from '../validation';
+import { msg } from '../messages';
 
 /** What a WhatsApp agent's JSON shows of its connection (never the token or the app secret). */
 export interface WhatsAppAgentFields {
@@ -20,32 +21,32 @@ const REQUIRED = ['phoneNumberId', 'accessToken', 'appSecret', 'templateName', '
 
 const schema = z.object({
   phoneNumberId: z
-    .string({ error: 'phoneNumberId must be the digits of the phone number id' })
+    .string({ error: msg('digitsId', { label: 'phoneNumberId' }) })
     .trim()
-    .regex(/^\d{5,30}$/, 'phoneNumberId must be the digits of the phone number id'),
+    .regex(/^\d{5,30}$/, msg('digitsId', { label: 'phoneNumberId' })),
   accessToken: z
-    .string({ error: 'accessToken must be text' })
+    .string({ error: msg('notText', { label: 'accessToken' }) })
     .trim()
-    .min(20, 'accessToken must be a Meta access token')
-    .max(1000, 'accessToken must be at most 1,000 characters')
-    .regex(/^[\x21-\x7e]+$/, 'accessToken must be a Meta access token'),
+    .min(20, msg('metaToken', { label: 'accessToken' }))
+    .max(1000, msg('tooLong', { label: 'accessToken', max: '1,000' }))
+    .regex(/^[\x21-\x7e]+$/, msg('metaToken', { label: 'accessToken' })),
   appSecret: z
-    .string({ error: 'appSecret must be text' })
+    .string({ error: msg('notText', { label: 'appSecret' }) })
     .trim()
-    .regex(/^[0-9a-zA-Z]{16,128}$/, "appSecret must be the Meta app's secret (letters and digits)"),
+    .regex(/^[0-9a-zA-Z]{16,128}$/, msg('metaSecret', { label: 'appSecret' })),
   templateName: z
-    .string({ error: 'templateName must be text' })
+    .string({ error: msg('notText', { label: 'templateName' }) })
     .trim()
-    .regex(/^[a-z0-9_]{1,512}$/, 'templateName must be the template name: lowercase letters, digits and _'),
+    .regex(/^[a-z0-9_]{1,512}$/, msg('templateName', { label: 'templateName' })),
   templateLanguage: z
-    .string({ error: 'templateLanguage must be text' })
+    .string({ error: msg('notText', { label: 'templateLanguage' }) })
     .trim()
-    .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, 'templateLanguage must be a language code such as fr, ar or en_US'),
+    .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, msg('templateLanguage', { label: 'templateLanguage' })),
   replyWindowHours: z
-    .number({ error: 'replyWindowHours must be a whole number from 1 to 72' })
-    .int('replyWindowHours must be a whole number from 1 to 72')
-    .min(1, 'replyWindowHours must be a whole number from 1 to 72')
-    .max(72, 'replyWindowHours must be a whole number from 1 to 72'),
+    .number({ error: msg('wholeNumber', { label: 'replyWindowHours', min: 1, max: 72 }) })
+    .int(msg('wholeNumber', { label: 'replyWindowHours', min: 1, max: 72 }))
+    .min(1, msg('wholeNumber', { label: 'replyWindowHours', min: 1, max: 72 }))
+    .max(72, msg('wholeNumber', { label: 'replyWindowHours', min: 1, max: 72 })),
 });
 
 type Input = Partial<Record<keyof z.infer<typeof schema>, unknown>>;
@@ -80,13 +81,13 @@ export function whatsappRow(input: Input, creating: boolean, fields: FieldErrors
       return !(!creating && (name === 'accessToken' || name === 'appSecret') && value === '');
     }),
   );
-  if (creating) for (const name of REQUIRED) if (given[name] === undefined) fields[name] = `${name} is required for a WhatsApp agent`;
+  if (creating) for (const name of REQUIRED) if (given[name] === undefined) fields[name] = msg('requiredWhatsApp', { label: name });
   let data: Partial<z.infer<typeof schema>> = {};
   try {
     data = parse(schema.partial(), given);
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
-    Object.assign(fields, err.fields);
+    Object.assign(fields, err.messages());
   }
   const row: Record<string, unknown> = {
     ...(data.phoneNumberId !== undefined ? { phone_number_id: data.phoneNumberId } : {}),
