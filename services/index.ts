@@ -10,6 +10,7 @@ import { CallSettingsService } from './call-settings';
 import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
+import { compactDeliveryCounts, DeliveryService } from './deliveries';
 import { FormTokenService } from './form-tokens';
 import { IdempotencyService } from './idempotency';
 import { InvitationService } from './invitations';
@@ -73,6 +74,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     agents: new AgentService(knex, urlPolicy, config.publicBaseUrl),
     webhooks,
     orders,
+    deliveries: new DeliveryService(knex, orders),
     blockedPhones,
     /** What the order and call pages say about a risky order: the orders it looks like, and its number's block-list entry. */
     riskOf: async (workspaceId: string, order: Order) => {
@@ -87,6 +89,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       sessions: await users.pruneExpiredSessions(),
       idempotencyKeys: await idempotency.pruneExpired(),
       statusCounts: await orders.compactStatusCounts(),
+      deliveryCounts: await compactDeliveryCounts(knex),
       webhookLog: await webhooks.prune(),
       storeLog: await stores.prune(),
       formTokens: await formTokens.pruneExpired(),

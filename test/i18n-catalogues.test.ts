@@ -60,6 +60,8 @@ const DYNAMIC_PREFIXES = [
   'storeConnect.approve.',
   'storeConnect.notConfigured.',
   'storeConnect.error.',
+  'delivery.status.',
+  'delivery.sources.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

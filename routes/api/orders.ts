@@ -82,6 +82,13 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
   router[updateMethod]('/:id', async (req, res) => {
     res.json(await services.orders.update(workspaceOf(req).workspace.id, req.params.id, req.body));
   });
+  router.put('/:id/delivery', async (req, res) => {
+    const ctx = workspaceOf(req);
+    res.json(await services.deliveries.setByPerson(ctx.workspace.id, req.params.id, req.body, ctx.user.name));
+  });
+  router.get('/:id/delivery/events', async (req, res) => {
+    res.json({ events: await services.deliveries.events(workspaceOf(req).workspace.id, req.params.id) });
+  });
   router.get('/:id/operations', async (req, res) => {
     res.json({ operations: await services.operations.list(workspaceOf(req).workspace.id, req.params.id) });
   });

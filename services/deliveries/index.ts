@@ -1,0 +1,118 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { NotFoundError, ValidationError } from '../errors';
+import { msg } from '../messages';
+import type { Order, OrderService } from '../orders';
+import { bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../validation';
+import { applyDeliveryEvent } from './apply';
+import type { DeliverySource, DeliveryStatus } from './model';
+import { DELIVERY_STATUSES, isDeliveryStatus } from './model';
+
+export { DELIVERY_STATUSES } from './model';
+
+/** How far ahead of our clock an event's time may be (a carrier's clock a little fast), and no more. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/** An event's time: ISO 8601, not in the future; absent means now. */
+function eventTime(value: unknown, field = 'at'): Date {
+  if (value === undefined || value === null || value === '') return new Date();
+  const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value.trim()) ? new Date(value.trim()) : null;
+  if (!date || Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1970) throw new ValidationError({ [field]: msg('deliveryAtInvalid') });
+  if (date.getTime() > Date.now() + CLOCK_SKEW_MS) throw new ValidationError({ [field]: msg('deliveryAtFuture') });
+  return date;
+}
+
+const statusSchema = z.custom<DeliveryStatus>(isDeliveryStatus, { message: msg('deliveryStatusUnknown', { allowed: DELIVERY_STATUSES.join(', ') }) });
+
+const personSchema = z.object({
+  status: statusSchema,
+  carrier: optionalText('Carrier', 100),
+  trackingNumber: optionalText('Tracking number', 100),
+  carrierStatus: optionalText('Carrier status', 200),
+});
+
+/** Runs a check; its field errors (codes kept) are added to `fields` and null returned instead. */
+function collect<T>(fields: Record<string, string>, check: () => T): T | null {
+  try {
+    return check();
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    for (const [name, text] of Object.entries(err.fields)) {
+      const coded = err.codes[name];
+      fields[name] = coded ? msg(coded.code, coded.params) : text;
+    }
+    return null;
+  }
+}
+
+/** One line of an order's delivery history, oldest first. */
+export interface DeliveryHistoryEvent {
+  status: DeliveryStatus;
+  carrier_status: string | null;
+  at: string;
+  source: DeliverySource;
+  by: string | null;
+}
+
+/**
+ * Deliveries (delivery.md): an order's delivery, set by a person here, by a carrier's report
+ * (./import), a carrier's hook (./carriers) or the store (Shopify's fulfillments), every one through
+ * applyDeliveryEvent.
+ */
+export class DeliveryService {
+  constructor(
+    private readonly knex: Knex,
+    private readonly orders: OrderService,
+  ) {}
+
+  /** PUT /api/orders/:id/delivery and the order page's form: a person's change, always applied. */
+  async setByPerson(workspaceId: string, orderId: string, body: unknown, by: string): Promise<Order> {
+    if (!isUuid(orderId)) throw new NotFoundError('Order not found');
+    const source = bodyFields(body);
+    const input = {
+      status: source.status,
+      carrier: source.carrier,
+      trackingNumber: camelOrSnake(source, 'trackingNumber', 'tracking_number'),
+      carrierStatus: camelOrSnake(source, 'carrierStatus', 'carrier_status'),
+    };
+    const fields: Record<string, string> = {};
+    const data = collect(fields, () => parse(personSchema, input));
+    const at = collect(fields, () => eventTime(source.at));
+    if (!data || !at) throw new ValidationError(fields);
+    await this.knex.transaction(async (trx) => {
+      const result = await applyDeliveryEvent(trx, { workspaceId, orderId, ...data, at, source: 'person', by });
+      if (!result.found) throw new NotFoundError('Order not found');
+      if (result.trackingTaken) throw new ValidationError({ trackingNumber: msg('trackingTaken') });
+    });
+    return this.orders.get(workspaceId, orderId);
+  }
+
+  /** GET /api/orders/:id/delivery/events: the order's delivery history, oldest first. */
+  async events(workspaceId: string, orderId: string): Promise<DeliveryHistoryEvent[]> {
+    await this.orders.get(workspaceId, orderId);
+    const rows = await this.knex('delivery_events')
+      .where({ workspace_id: workspaceId, order_id: orderId })
+      .orderBy([{ column: 'at' }, { column: 'received_at' }])
+      .select('status', 'carrier_status', 'at', 'source', 'by');
+    return rows.map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
+  }
+}
+
+/**
+ * Folds the delivery counters' deltas into one row per key (the worker's minute job, as for the
+ * status counts): every sum read is the same before and after.
+ */
+export async function compactDeliveryCounts(knex: Knex, minRows = 50): Promise<number> {
+  const { rowCount } = await knex.raw(
+    `WITH folded AS (
+       DELETE FROM delivery_counts
+        WHERE workspace_id IN (SELECT workspace_id FROM delivery_counts GROUP BY workspace_id, day HAVING count(*) > ?)
+       RETURNING *)
+     INSERT INTO delivery_counts (workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id, n, amount)
+     SELECT workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id, sum(n), sum(amount)
+       FROM folded GROUP BY workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id
+     HAVING sum(n) <> 0 OR sum(amount) <> 0`,
+    [minRows],
+  );
+  return rowCount ?? 0;
+}
