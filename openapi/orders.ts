@@ -22,7 +22,7 @@ export const OrderFlag = named(
   'OrderFlag',
   z.enum(ORDER_FLAGS).meta({
     description:
-      '`possible_duplicate`: the same phone had an order in the 48 hours before, with the same products (ignoring case, accents and spaces), not ended `unconfirmed`; the order is still called. `blocked_phone`: the phone was on the workspace\'s block list (`/api/settings/blocked-phones`); the order was created `unconfirmed` with its operation cancelled (no call, no credit), and "call again" still queues one.',
+      '`possible_duplicate`: the same phone had an order in the 48 hours before, with the same products (ignoring case, accents and spaces), not ended `unconfirmed`; the order is still called. `blocked_phone`: the phone was on the workspace\'s block list (`/api/settings/blocked-phones`); the order was created `unconfirmed` with its operation cancelled (no call, no credit), and "call again" still queues one. `refused_before`: the same phone had an order whose delivery ended `refused` or `returned` in the 180 days before.',
   }),
 );
 

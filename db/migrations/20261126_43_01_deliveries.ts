@@ -88,10 +88,6 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(
     'CREATE UNIQUE INDEX orders_delivery_tracking_idx ON orders (workspace_id, delivery_tracking_number) WHERE delivery_tracking_number IS NOT NULL',
   );
-  // The list's `delivery=` filter, newest first, without reading the orders that have none.
-  await knex.raw(
-    'CREATE INDEX orders_delivery_newest_idx ON orders (workspace_id, delivery_status, created_at DESC, id DESC) WHERE delivery_status IS NOT NULL',
-  );
 
   await knex.raw(`
     CREATE TABLE delivery_events (

@@ -45,6 +45,15 @@ function collect<T>(fields: Record<string, string>, check: () => T): T | null {
   }
 }
 
+/** A customer's refused parcels (see refusalsOf). */
+export interface Refusals {
+  /** Parcels of the phone's other orders whose delivery ended in the last 180 days. */
+  parcels: number;
+  /** Of those, refused or returned. */
+  refused: number;
+  orders: Array<{ id: string; created_at: string; products_name: string; status: DeliveryStatus; at: string }>;
+}
+
 /** One line of an order's delivery history, oldest first. */
 export interface DeliveryHistoryEvent {
   status: DeliveryStatus;
@@ -85,6 +94,35 @@ export class DeliveryService {
       if (result.trackingTaken) throw new ValidationError({ trackingNumber: msg('trackingTaken') });
     });
     return this.orders.get(workspaceId, orderId);
+  }
+
+  /**
+   * What the `refused_before` flag is about, as the call page shows it: the customer's other
+   * parcels (same phone) whose delivery ended in the last 180 days, how many of them were refused
+   * or returned, and those orders. One range of orders_workspace_phone_idx.
+   */
+  async refusalsOf(workspaceId: string, order: Order): Promise<Refusals> {
+    const rows = await this.knex
+      .from('orders as o')
+      .where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone })
+      .whereNot('o.id', order.id)
+      .whereIn('o.delivery_status', ['delivered', 'refused', 'returned', 'lost'])
+      .whereRaw("o.delivery_at >= ?::timestamptz - interval '180 days'", [order.created_at])
+      .orderBy('o.delivery_at', 'desc')
+      .limit(50)
+      .select('o.id', 'o.created_at', 'o.products_name', 'o.delivery_status', 'o.delivery_at');
+    const refused = rows.filter((row) => row.delivery_status === 'refused' || row.delivery_status === 'returned');
+    return {
+      parcels: rows.length,
+      refused: refused.length,
+      orders: refused.map((row) => ({
+        id: row.id,
+        created_at: new Date(row.created_at).toISOString(),
+        products_name: row.products_name,
+        status: row.delivery_status,
+        at: new Date(row.delivery_at).toISOString(),
+      })),
+    };
   }
 
   /** GET /api/orders/:id/delivery/events: the order's delivery history, oldest first. */
