@@ -62,6 +62,8 @@ const DYNAMIC_PREFIXES = [
   'storeConnect.error.',
   'delivery.status.',
   'delivery.sources.',
+  'report.reason.',
+  'report.column.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

@@ -1,11 +1,11 @@
 import { isLanguage } from '../../services/languages';
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
 import { asksForPages, readFilters, readListingQuery } from '../../services/order-filters';
 import { ORDER_STATUSES } from '../../services/order-status';
 import type { Order, OrderSource } from '../../services/orders';
-import { IMPORT_MAX_BYTES } from '../../services/imports';
+import { fileUpload, uploadedFile } from '../middleware/uploads';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { firstThenRest, sendChunks } from '../stream';
 
@@ -114,10 +114,8 @@ function fileDate(): string {
  * without entering and leaving a router (which defers its way out by a setImmediate).
  */
 export function addOrderFileRoutes(router: Router, services: Services): void {
-  const csvBody = express.raw({ type: () => true, limit: IMPORT_MAX_BYTES });
-
-  router.post('/orders/import', requireApiWorkspace, csvBody, async (req, res) => {
-    const file = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  router.post('/orders/import', requireApiWorkspace, fileUpload, async (req, res) => {
+    const file = uploadedFile(req).bytes;
     const { result, replayed } = await services.imports.importCsv(workspaceOf(req).workspace.id, file, {
       idempotencyKey: req.get('Idempotency-Key'),
     });

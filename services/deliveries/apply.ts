@@ -82,7 +82,7 @@ const NOTIFY = `
  * a store's fulfillment, a future carrier adapter). Run it in the caller's transaction; a change of
  * the current delivery sends `order.delivery_updated` in the same transaction.
  */
-export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: DeliveryEvent): Promise<AppliedEvent> {
+export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: DeliveryEvent, options: { notify?: boolean } = {}): Promise<AppliedEvent> {
   const at = new Date(event.at).toISOString();
   const tracking = event.trackingNumber ?? null;
   const { rows } = await db.raw(APPLY, [
@@ -102,6 +102,7 @@ export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: Del
     tracking,
   ]);
   const result = rows[0] as { found: boolean; applied: boolean; changed: boolean; tracking_taken: boolean };
-  if (result.changed) await db.raw(NOTIFY, [event.orderId, event.workspaceId]);
+  // `notify: false`: the caller knows no endpoint takes the event (an import asks once, not per row).
+  if (result.changed && options.notify !== false) await db.raw(NOTIFY, [event.orderId, event.workspaceId]);
   return { found: result.found, applied: result.applied, changed: result.changed, trackingTaken: result.tracking_taken };
 }

@@ -5,6 +5,8 @@ import { msg } from '../messages';
 import type { Order, OrderService } from '../orders';
 import { bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../validation';
 import { applyDeliveryEvent } from './apply';
+import { ReportImport } from './import';
+import { CarrierWords } from './words';
 import type { DeliverySource, DeliveryStatus } from './model';
 import { DELIVERY_STATUSES, isDeliveryStatus } from './model';
 
@@ -69,10 +71,18 @@ export interface DeliveryHistoryEvent {
  * applyDeliveryEvent.
  */
 export class DeliveryService {
+  /** A shop's own carriers' words (settings). */
+  readonly words: CarrierWords;
+  /** A carrier's report (POST /api/deliveries/import, /deliveries/import). */
+  readonly reports: ReportImport;
+
   constructor(
     private readonly knex: Knex,
     private readonly orders: OrderService,
-  ) {}
+  ) {
+    this.words = new CarrierWords(knex);
+    this.reports = new ReportImport(knex, this.words);
+  }
 
   /** PUT /api/orders/:id/delivery and the order page's form: a person's change, always applied. */
   async setByPerson(workspaceId: string, orderId: string, body: unknown, by: string): Promise<Order> {
