@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { IMPORT_MAX_ROWS } from '../services/imports';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
-import { errors, SESSION_ERRORS } from './common';
+import { errors, NOT_FOUND, OWNER_ONLY, REQUEST_ERRORS, SESSION_ERRORS, instant, uuid } from './common';
 
 const ReportResultBody = named(
   'DeliveryReportResult',
@@ -23,7 +23,131 @@ const ReportResultBody = named(
   }),
 );
 
+const CarrierBody = named(
+  'CarrierConnection',
+  z.looseObject({
+    id: uuid,
+    kind: z.enum(['custom']),
+    name: z.string(),
+    hook_url: z.string().meta({ description: 'Where the carrier sends its news (`/hooks/carriers/{id}`)' }),
+    created_at: instant,
+  }),
+);
+const CARRIER_EXAMPLE = {
+  id: '3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+  kind: 'custom',
+  name: 'Ozon Express',
+  hook_url: 'https://confirm.example.ma/hooks/carriers/3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+  created_at: '2026-11-26T09:00:00.000Z',
+};
+const CARRIER_RESULTS = ['updated', 'unchanged', 'unmatched', 'rejected', 'ignored', 'duplicate'] as const;
+
+function registerCarriers(b: OpenApiBuilder): void {
+  b.add(
+    {
+      method: 'get',
+      path: '/api/carriers',
+      tag: 'Deliveries',
+      security: ['session'],
+      summary: 'List the carrier connections',
+      description: 'Every member sees them, never their secret.',
+      responses: {
+        200: {
+          description: 'The connections, oldest first',
+          schema: z.looseObject({ carriers: z.array(CarrierBody) }),
+          example: { carriers: [CARRIER_EXAMPLE] },
+        },
+        ...errors(SESSION_ERRORS),
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/carriers',
+      tag: 'Deliveries',
+      security: ['session'],
+      summary: 'Make a carrier connection',
+      description:
+        'Owner only. `{kind: "custom", name}`: a carrier (or the shop\'s own script) that signs its messages to `hook_url` with Standard Webhooks and the `secret` answered here, the only time it is shown.',
+      body: { schema: z.object({ kind: z.enum(['custom']), name: z.string().min(1).max(100) }), example: { kind: 'custom', name: 'Ozon Express' } },
+      responses: {
+        201: {
+          description: 'The connection and its signing secret',
+          schema: CarrierBody.and(z.looseObject({ secret: z.string() })),
+          example: { ...CARRIER_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+        },
+        ...errors(SESSION_ERRORS, OWNER_ONLY, {
+          400: {
+            description: 'VALIDATION_ERROR: an unknown kind, a missing or too long name',
+            example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { name: 'Name is required' } },
+          },
+        }),
+      },
+    },
+    {
+      method: 'delete',
+      path: '/api/carriers/{id}',
+      tag: 'Deliveries',
+      security: ['session'],
+      summary: 'Remove a carrier connection',
+      description: 'Owner only; its hook answers 404 from then on.',
+      responses: { 204: { description: 'Removed' }, ...errors(SESSION_ERRORS, OWNER_ONLY, NOT_FOUND('Carrier connection')) },
+    },
+    {
+      method: 'get',
+      path: '/api/carriers/{id}/events',
+      tag: 'Deliveries',
+      security: ['session'],
+      summary: "A carrier connection's log",
+      description: 'The last 100 messages it received, newest first, with what became of each.',
+      responses: {
+        200: {
+          description: 'The log',
+          schema: z.looseObject({
+            events: z.array(z.looseObject({ received_at: instant, result: z.enum(CARRIER_RESULTS), order_id: uuid.nullable(), reason: z.string().nullable() })),
+          }),
+          example: { events: [{ received_at: '2026-11-26T09:30:00.000Z', result: 'updated', order_id: '0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10', reason: null }] },
+        },
+        ...errors(SESSION_ERRORS, NOT_FOUND('Carrier connection')),
+      },
+    },
+    {
+      method: 'post',
+      path: '/hooks/carriers/{id}',
+      tag: 'Deliveries',
+      security: ['hookSignature'],
+      summary: "A carrier's delivery news",
+      description:
+        'The connection\'s `hook_url`. No session: Standard Webhooks headers (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`) with the connection\'s secret, checked over the raw body before anything is read or written. Body `{"type": "delivery.updated", "data": {tracking_number?, external_ref?, order_id?, status, carrier_status?, at?}}`: the order of the workspace named by `order_id`, else its tracking number, else its store reference. An event older than the last one applied is kept in the order\'s history and changes nothing. Every signed message we understand is answered 200 with what became of it (`updated`, `unchanged`, `unmatched`, `rejected` for bad values or text with NUL, `ignored` for another type, `duplicate` for a `webhook-id` seen before), kept in the connection\'s log.',
+      body: {
+        schema: z.looseObject({}),
+        example: {
+          type: 'delivery.updated',
+          data: { tracking_number: 'OZ123456789MA', status: 'delivered', carrier_status: 'Livré', at: '2026-11-27T15:02:11Z' },
+        },
+      },
+      responses: {
+        200: {
+          description: 'Understood; what became of it',
+          schema: z.looseObject({ ok: z.literal(true), result: z.enum(CARRIER_RESULTS) }),
+          example: { ok: true, result: 'updated' },
+        },
+        ...errors({
+          400: { description: 'Signed, but not JSON, not an object, no `webhook-id`, or nested over 64 levels', example: { error: 'unreadable_body' } },
+          401: { description: 'A missing or wrong signature, or a timestamp outside 5 minutes: nothing is recorded', example: { error: 'invalid_signature' } },
+          404: { description: 'No connection with this id (answered before the body is read)', example: { error: 'not_found' } },
+          408: { description: 'The body did not arrive in time; the connection is closed', example: { error: 'request_timeout' } },
+          413: { description: 'PAYLOAD_TOO_LARGE: over 64 kB', example: { error: 'Request body is too large (limit 64 kB)', code: 'PAYLOAD_TOO_LARGE' } },
+          415: REQUEST_ERRORS[415],
+          429: { description: 'Too many refused messages from one address, or too many bodies arriving at once', example: { error: 'rate_limited' } },
+          500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
+        }),
+      },
+    },
+  );
+}
+
 export function register(b: OpenApiBuilder): void {
+  registerCarriers(b);
   b.tag('Deliveries', "What happened at the door: a carrier's report, carrier connections, delivery statistics.");
   b.add({
     method: 'post',

@@ -49,7 +49,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   // Voice agents and webhook endpoints: the same rule for where we may send.
   const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction, resolver: new HostResolver(config.calls.dnsServers) };
   const orders = new OrderService(knex, idempotency, operations);
-  const deliveries = new DeliveryService(knex, orders);
+  const deliveries = new DeliveryService(knex, orders, config.publicBaseUrl);
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
   const blockedPhones = new BlockedPhoneService(knex);

@@ -4,6 +4,7 @@ import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { accountRouter } from './account';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
+import { carriersRouter } from './carriers';
 import { deliveriesRouter } from './deliveries';
 import { keysRouter } from './keys';
 import { addOrderFileRoutes, ordersRouter } from './orders';
@@ -26,6 +27,7 @@ export function apiRouter(services: Services): Router {
   router.use('/account', accountRouter(services));
   router.use('/orders', ordersRouter(services));
   router.use('/deliveries', deliveriesRouter(services));
+  router.use('/carriers', carriersRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', keysRouter(services));
   router.use('/settings', settingsRouter(services));

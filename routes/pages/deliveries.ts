@@ -1,11 +1,12 @@
 import { Router } from 'express';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import multer from 'multer';
 import type { Services } from '../../services';
 import { REPORT_COLUMNS } from '../../services/deliveries/import';
-import { AppError, ValidationError } from '../../services/errors';
+import { AppError, isOwner, ValidationError } from '../../services/errors';
 import { IMPORT_MAX_ROWS } from '../../services/imports';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
 
 /** /deliveries/import: a carrier's report in, what changed, what matched no order and which words were unknown out. */
 export function deliveryPages(services: Services): Router {
@@ -14,6 +15,35 @@ export function deliveryPages(services: Services): Router {
 
   const render = (res: Response, status: number, locals: Record<string, unknown> = {}) =>
     res.status(status).render('deliveries/import', { columns: REPORT_COLUMNS, maxRows: IMPORT_MAX_ROWS, error: null, result: null, carrier: '', ...locals });
+
+  /** The hub: the report import, the carrier connections (made by the owner), the statistics. */
+  async function renderHub(req: Request, res: Response, status = 200, extra: Record<string, unknown> = {}) {
+    const { workspace } = workspaceOf(req);
+    res.status(status).render('deliveries/index', {
+      carriers: await services.deliveries.carriers.list(workspace.id),
+      isOwner: isOwner(workspace),
+      created: null,
+      values: { name: '' },
+      errors: {},
+      ...extra,
+    });
+  }
+  router.get('/deliveries', (req, res) => renderHub(req, res));
+  router.post('/deliveries/carriers', async (req, res) => {
+    const values = formValues(req, ['name']);
+    try {
+      // The secret is shown once, on this answer: never kept in the session for a redirect.
+      const created = await services.deliveries.carriers.create(workspaceOf(req).workspace, { kind: 'custom', name: values.name });
+      await renderHub(req, res, 201, { created });
+    } catch (err) {
+      if (err instanceof ValidationError) return renderHub(req, res, 400, { values, errors: errorsByInput(err) });
+      throw err;
+    }
+  });
+  router.post('/deliveries/carriers/:id/delete', async (req, res) => {
+    await services.deliveries.carriers.remove(workspaceOf(req).workspace, String(req.params.id));
+    await redirectWithNotice(req, res, '/deliveries', req.t('carriers.removed'));
+  });
 
   router.get('/deliveries/import', (_req, res) => render(res, 200));
 

@@ -5,24 +5,14 @@ import { msg } from '../messages';
 import type { Order, OrderService } from '../orders';
 import { bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../validation';
 import { applyDeliveryEvent } from './apply';
+import { eventTime } from './time';
+import { CarrierConnectionService } from './carriers';
 import { ReportImport } from './import';
 import { CarrierWords } from './words';
 import type { DeliverySource, DeliveryStatus } from './model';
 import { DELIVERY_STATUSES, isDeliveryStatus } from './model';
 
 export { DELIVERY_STATUSES } from './model';
-
-/** How far ahead of our clock an event's time may be (a carrier's clock a little fast), and no more. */
-const CLOCK_SKEW_MS = 5 * 60_000;
-
-/** An event's time: ISO 8601, not in the future; absent means now. */
-function eventTime(value: unknown, field = 'at'): Date {
-  if (value === undefined || value === null || value === '') return new Date();
-  const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value.trim()) ? new Date(value.trim()) : null;
-  if (!date || Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1970) throw new ValidationError({ [field]: msg('deliveryAtInvalid') });
-  if (date.getTime() > Date.now() + CLOCK_SKEW_MS) throw new ValidationError({ [field]: msg('deliveryAtFuture') });
-  return date;
-}
 
 const statusSchema = z.custom<DeliveryStatus>(isDeliveryStatus, { message: msg('deliveryStatusUnknown', { allowed: DELIVERY_STATUSES.join(', ') }) });
 
@@ -75,13 +65,17 @@ export class DeliveryService {
   readonly words: CarrierWords;
   /** A carrier's report (POST /api/deliveries/import, /deliveries/import). */
   readonly reports: ReportImport;
+  /** Carriers that push (/api/carriers, /hooks/carriers/:id). */
+  readonly carriers: CarrierConnectionService;
 
   constructor(
     private readonly knex: Knex,
     private readonly orders: OrderService,
+    publicBaseUrl: string,
   ) {
     this.words = new CarrierWords(knex);
     this.reports = new ReportImport(knex, this.words);
+    this.carriers = new CarrierConnectionService(knex, publicBaseUrl);
   }
 
   /** PUT /api/orders/:id/delivery and the order page's form: a person's change, always applied. */
