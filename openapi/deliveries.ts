@@ -4,6 +4,137 @@ import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { errors, NOT_FOUND, OWNER_ONLY, REQUEST_ERRORS, SESSION_ERRORS, instant, uuid } from './common';
 
+const count = z.number().int();
+const rate = z.number().nullable();
+const tallyShape = {
+  delivered: count,
+  refused: count,
+  returned: count,
+  lost: count,
+  delivered_rate: rate.meta({ description: 'delivered ÷ (delivered + refused + returned + lost), two decimals; null when none ended' }),
+  collected: z.record(z.string(), z.string()).meta({ description: 'The delivered orders\' amounts per currency, with its decimals (`{"MAD": "730.00"}`)' }),
+};
+const tally = z.looseObject(tallyShape);
+export const DeliveryStatsBody = named(
+  'DeliveryStats',
+  z
+    .looseObject({
+      ...tallyShape,
+      by_day: z.array(z.looseObject({ date: z.string(), ...tallyShape })),
+      by_store: z.array(z.looseObject({ store_name: z.string(), ...tallyShape })).meta({ description: 'The 50 stores with the most deliveries ended' }),
+      by_city: z
+        .array(z.looseObject({ city: z.string().nullable(), ...tallyShape }))
+        .meta({ description: 'The 50 cities with the most deliveries ended; null: no city' }),
+      confirmed_by_call: tally.meta({ description: 'Orders a member or an agent confirmed by a call (`confirmed` or `order-changed`)' }),
+      without_confirmed_call: tally.meta({ description: 'Orders shipped without a confirmed call' }),
+    })
+    .meta({ description: 'Orders whose delivery ended (delivered, refused, returned, lost) in the period, by the day it ended (Morocco time)' }),
+);
+const EMPTY_TALLY = { delivered: 0, refused: 0, returned: 0, lost: 0, delivered_rate: null, collected: {} };
+export const DELIVERY_STATS_EXAMPLE = {
+  delivered: 5,
+  refused: 2,
+  returned: 2,
+  lost: 0,
+  delivered_rate: 0.56,
+  collected: { MAD: '730.00' },
+  by_day: [{ date: '2026-11-01', ...EMPTY_TALLY }],
+  by_store: [{ store_name: 'Atlas', delivered: 3, refused: 2, returned: 0, lost: 0, delivered_rate: 0.6, collected: { MAD: '380.00' } }],
+  by_city: [{ city: 'Casablanca', delivered: 4, refused: 1, returned: 0, lost: 0, delivered_rate: 0.8, collected: { MAD: '530.00' } }],
+  confirmed_by_call: { delivered: 4, refused: 2, returned: 1, lost: 0, delivered_rate: 0.57, collected: { MAD: '650.00' } },
+  without_confirmed_call: { delivered: 1, refused: 0, returned: 1, lost: 0, delivered_rate: 0.5, collected: { MAD: '80.00' } },
+};
+
+const TeamRowBody = z.looseObject({
+  kind: z.enum(['member', 'voice', 'whatsapp']),
+  id: uuid.meta({ description: "The member's user id, or the agent's id" }),
+  name: z.string(),
+  calls: count.meta({ description: 'Calls with an outcome in the period (by the day they started)' }),
+  answered: count,
+  by_outcome: z.record(z.string(), count),
+  confirmation_rate: rate.meta({ description: '(confirmed + order-changed) ÷ (confirmed + order-changed + unconfirmed)' }),
+  average_handling_seconds: z
+    .number()
+    .nullable()
+    .meta({ description: 'Members and WhatsApp: from claim (or message) to outcome; voice agents: the reported call duration' }),
+  delivered: count,
+  refused: count,
+  returned: count,
+  lost: count,
+  delivered_rate: rate.meta({ description: 'Of the orders they confirmed whose delivery ended in the period' }),
+});
+const PERIOD = [
+  { name: 'from', in: 'query' as const, description: 'First day (Morocco time), default 29 days before `to`', schema: z.string(), example: '2026-11-01' },
+  { name: 'to', in: 'query' as const, description: 'Last day, included; default today', schema: z.string(), example: '2026-11-30' },
+];
+const PERIOD_400 = {
+  400: {
+    description: 'VALIDATION_ERROR: a date that is not YYYY-MM-DD, from after to, more than 366 days',
+    example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { from: 'from must be on or before to' } },
+  },
+};
+
+function registerTeam(b: OpenApiBuilder): void {
+  b.add(
+    {
+      method: 'get',
+      path: '/api/stats/team',
+      tag: 'Deliveries',
+      security: ['session'],
+      summary: 'Per confirmer: calls and the delivery of the orders they confirmed',
+      description:
+        'Every member and every voice or WhatsApp agent of the workspace (and whoever made calls in the period and has left since): calls by outcome, confirmation rate, average handling time, and how the orders they confirmed ended at the door. What a shop pays its confirmers from.',
+      parameters: PERIOD,
+      responses: {
+        200: {
+          description: 'The rows: members, then voice agents, then WhatsApp agents',
+          schema: named('TeamStats', z.looseObject({ from: z.string(), to: z.string(), rows: z.array(TeamRowBody) })),
+          example: {
+            from: '2026-11-01',
+            to: '2026-11-30',
+            rows: [
+              {
+                kind: 'voice',
+                id: '3f1c2b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+                name: 'Robot',
+                calls: 2,
+                answered: 2,
+                by_outcome: { confirmed: 2, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                confirmation_rate: 1,
+                average_handling_seconds: 90,
+                delivered: 1,
+                refused: 1,
+                returned: 0,
+                lost: 0,
+                delivered_rate: 0.5,
+              },
+            ],
+          },
+        },
+        ...errors(SESSION_ERRORS, PERIOD_400),
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/stats/team.csv',
+      tag: 'Deliveries',
+      security: ['session'],
+      summary: 'The same rows as CSV',
+      description: "UTF-8 with a BOM; the columns of `/api/stats/team` (one per outcome); a name starting with = + - @ is prefixed with `'`.",
+      parameters: PERIOD,
+      responses: {
+        200: {
+          description: 'The file (attachment)',
+          media: 'text/csv',
+          example:
+            'kind,name,calls,answered,confirmed,unconfirmed,order-changed,unrecognized,postponed,no-answer,failed,confirmation_rate,average_handling_seconds,delivered,refused,returned,lost,delivered_rate\nvoice,Robot,2,2,2,0,0,0,0,0,0,1,90,1,1,0,0,0.5\n',
+        },
+        ...errors(SESSION_ERRORS, PERIOD_400),
+      },
+    },
+  );
+}
+
 const ReportResultBody = named(
   'DeliveryReportResult',
   z.looseObject({
@@ -148,6 +279,7 @@ function registerCarriers(b: OpenApiBuilder): void {
 
 export function register(b: OpenApiBuilder): void {
   registerCarriers(b);
+  registerTeam(b);
   b.tag('Deliveries', "What happened at the door: a carrier's report, carrier connections, delivery statistics.");
   b.add({
     method: 'post',

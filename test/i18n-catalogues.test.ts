@@ -64,6 +64,9 @@ const DYNAMIC_PREFIXES = [
   'delivery.sources.',
   'report.reason.',
   'report.column.',
+  'deliveryStats.by.',
+  'deliveryStats.col.',
+  'team.kind.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { TEAM_CSV_COLUMNS, teamCsv } from '../../services/deliveries/stats';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { accountRouter } from './account';
@@ -22,6 +23,19 @@ export function apiRouter(services: Services): Router {
   });
   router.get('/stats', requireApiWorkspace, async (req, res) => {
     res.json(await services.stats.forPeriod(workspaceOf(req).workspace.id, readPeriod(req.query)));
+  });
+  router.get('/stats/team', requireApiWorkspace, async (req, res) => {
+    res.json(await services.stats.team(workspaceOf(req).workspace.id, readPeriod(req.query)));
+  });
+  router.get('/stats/team.csv', requireApiWorkspace, async (req, res) => {
+    const period = readPeriod(req.query);
+    const stats = await services.stats.team(workspaceOf(req).workspace.id, period);
+    res.set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="team-${period.from}-${period.to}.csv"`,
+      'Cache-Control': 'no-store',
+    });
+    res.send(teamCsv(stats, TEAM_CSV_COLUMNS));
   });
   addOrderFileRoutes(router, services);
   router.use('/account', accountRouter(services));
