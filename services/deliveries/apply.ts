@@ -30,79 +30,112 @@ export interface AppliedEvent {
 }
 
 /**
- * The event goes into the history; it becomes the current delivery unless it is older than the
- * last one applied (a person's change always applies); who confirmed the order by a call is noted
- * with it, for the statistics (orders_count_deliveries). One statement, under the order's row lock.
+ * A batch of events, in their order, in one statement under the row locks of their orders. Each goes
+ * into the history; it is applied unless it is older than the order's last applied event or than an
+ * earlier event of the batch for the same order (a person's change always applies). The order takes
+ * the last applied event's status and words, the carrier and tracking number last given (a tracking
+ * number another order of the workspace has is not taken), and who confirmed it by a call, for the
+ * statistics (orders_count_deliveries). One row per event comes back, in the batch's order.
  */
 const APPLY = `
-  WITH cur AS (
+  WITH given AS (
+    SELECT g.n, g.order_id, g.status, g.carrier, g.tracking, g.carrier_status, g.at, g.source, g.by
+      FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::text[], ?::text[])
+           WITH ORDINALITY AS g(order_id, status, carrier, tracking, carrier_status, at, source, by, n)
+  ), cur AS (
     SELECT o.id, o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status, o.delivery_at
-      FROM orders o WHERE o.id = ?::uuid AND o.workspace_id = ?::uuid FOR UPDATE
-  ), given AS (
-    SELECT ?::text AS status, ?::text AS carrier, ?::text AS tracking, ?::text AS carrier_status, ?::timestamptz AS at,
-           ?::text AS source, ?::text AS by
-  ), taken AS (
-    SELECT EXISTS (SELECT 1 FROM orders x, given g, cur WHERE x.workspace_id = ?::uuid AND x.delivery_tracking_number = g.tracking AND x.id <> cur.id) AS taken
-  ), ev AS (
+      FROM orders o WHERE o.workspace_id = ?::uuid AND o.id IN (SELECT order_id FROM given)
+     ORDER BY o.id FOR UPDATE
+  ), judged AS (
+    SELECT g.*, (g.source = 'person' OR g.at >= coalesce(greatest(cur.delivery_at, g.prior), '-infinity')) AS applied
+      FROM (SELECT g.*, max(g.at) OVER (PARTITION BY g.order_id ORDER BY g.n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
+              FROM given g) g
+      JOIN cur ON cur.id = g.order_id
+  ), ins AS (
     INSERT INTO delivery_events (workspace_id, order_id, status, carrier_status, at, source, by, applied)
-    SELECT ?::uuid, cur.id, g.status, g.carrier_status, g.at, g.source, g.by,
-           (g.source = 'person' OR cur.delivery_at IS NULL OR g.at >= cur.delivery_at)
-      FROM cur, given g
-    RETURNING applied
+    SELECT ?::uuid, order_id, status, carrier_status, at, source, by, applied FROM judged ORDER BY n
+    RETURNING 1
+  ), final AS (
+    SELECT DISTINCT ON (f.order_id) f.n, f.order_id, f.status, f.carrier_status, f.at,
+           (SELECT j.carrier FROM judged j WHERE j.order_id = f.order_id AND j.applied AND j.carrier IS NOT NULL ORDER BY j.n DESC LIMIT 1) AS carrier,
+           (SELECT j.tracking FROM judged j WHERE j.order_id = f.order_id AND j.applied AND j.tracking IS NOT NULL ORDER BY j.n DESC LIMIT 1) AS tracking
+      FROM judged f WHERE f.applied ORDER BY f.order_id, f.n DESC
   ), upd AS (
     UPDATE orders o
-       SET delivery_status = g.status,
-           delivery_carrier = coalesce(g.carrier, o.delivery_carrier),
-           delivery_tracking_number = CASE WHEN t.taken THEN o.delivery_tracking_number ELSE coalesce(g.tracking, o.delivery_tracking_number) END,
-           delivery_carrier_status = g.carrier_status,
-           delivery_at = g.at,
+       SET delivery_status = f.status,
+           delivery_carrier = coalesce(f.carrier, o.delivery_carrier),
+           delivery_tracking_number = CASE
+             WHEN f.tracking IS NULL OR EXISTS (SELECT 1 FROM orders x WHERE x.workspace_id = o.workspace_id AND x.delivery_tracking_number = f.tracking AND x.id <> o.id)
+             THEN o.delivery_tracking_number ELSE f.tracking END,
+           delivery_carrier_status = f.carrier_status,
+           delivery_at = f.at,
            delivery_confirmer_kind = c.kind,
            delivery_confirmer_id = c.who
-      FROM ev, given g, taken t
+      FROM final f
       LEFT JOIN LATERAL (
         SELECT k.kind, CASE WHEN k.kind = 'human' THEN k.made_by ELSE op.agent_id END AS who
           FROM operations op JOIN calls k ON k.operation_id = op.id
-         WHERE op.order_id = ?::uuid AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
+         WHERE op.order_id = f.order_id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
          ORDER BY k.ended_at DESC LIMIT 1) c ON true
-     WHERE o.id = ?::uuid AND ev.applied
-    RETURNING o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status
+     WHERE o.id = f.order_id
+    RETURNING o.id, f.n, f.tracking, o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status
   )
-  SELECT (SELECT count(*) FROM cur) > 0 AS found,
-         coalesce((SELECT applied FROM ev), false) AS applied,
-         EXISTS (SELECT 1 FROM upd, cur WHERE (upd.delivery_status, upd.delivery_carrier, upd.delivery_tracking_number, upd.delivery_carrier_status)
-                   IS DISTINCT FROM (cur.delivery_status, cur.delivery_carrier, cur.delivery_tracking_number, cur.delivery_carrier_status)) AS changed,
-         (SELECT taken FROM taken) AND ?::text IS NOT NULL AS tracking_taken`;
+  SELECT g.n, cur.id IS NOT NULL AS found, coalesce(j.applied, false) AS applied,
+         upd.id IS NOT NULL AND (upd.delivery_status, upd.delivery_carrier, upd.delivery_tracking_number, upd.delivery_carrier_status)
+           IS DISTINCT FROM (cur.delivery_status, cur.delivery_carrier, cur.delivery_tracking_number, cur.delivery_carrier_status) AS changed,
+         upd.id IS NOT NULL AND upd.tracking IS NOT NULL AND upd.delivery_tracking_number IS DISTINCT FROM upd.tracking AS tracking_taken
+    FROM given g
+    LEFT JOIN cur ON cur.id = g.order_id
+    LEFT JOIN judged j ON j.n = g.n
+    LEFT JOIN upd ON upd.n = g.n
+   ORDER BY g.n`;
 
 const NOTIFY = `
   SELECT webhook_event(o.workspace_id, 'order.delivery_updated', jsonb_build_object('order', webhook_order(o)))
-    FROM orders o WHERE o.id = ?::uuid AND o.workspace_id = ?::uuid`;
+    FROM orders o WHERE o.workspace_id = ?::uuid AND o.id = ANY(?::uuid[])`;
 
 /**
- * The one function every source of delivery news calls (a person, an import row, a carrier's hook,
- * a store's fulfillment, a future carrier adapter). Run it in the caller's transaction; a change of
- * the current delivery sends `order.delivery_updated` in the same transaction.
+ * The one way delivery news is written, whoever brings it (a person, an import's batch of rows, a
+ * carrier's hook, a store's fulfillment, a future carrier adapter): `events` of one workspace, in
+ * their order, in one statement in the caller's transaction. An order whose current delivery
+ * changed sends `order.delivery_updated` in the same transaction (`notify: false`: the caller knows
+ * no endpoint takes it). The answer has one entry per event; `changed` is true on the event that
+ * left an order's delivery changed.
  */
-export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: DeliveryEvent, options: { notify?: boolean } = {}): Promise<AppliedEvent> {
-  const at = new Date(event.at).toISOString();
-  const tracking = event.trackingNumber ?? null;
+export async function applyDeliveryEvents(
+  db: Knex | Knex.Transaction,
+  workspaceId: string,
+  events: Array<Omit<DeliveryEvent, 'workspaceId'>>,
+  options: { notify?: boolean } = {},
+): Promise<AppliedEvent[]> {
+  if (events.length === 0) return [];
+  const column = <T>(pick: (e: Omit<DeliveryEvent, 'workspaceId'>) => T) => events.map(pick);
   const { rows } = await db.raw(APPLY, [
-    event.orderId,
-    event.workspaceId,
-    event.status,
-    event.carrier ?? null,
-    tracking,
-    event.carrierStatus ?? null,
-    at,
-    event.source,
-    event.by,
-    event.workspaceId,
-    event.workspaceId,
-    event.orderId,
-    event.orderId,
-    tracking,
-  ]);
-  const result = rows[0] as { found: boolean; applied: boolean; changed: boolean; tracking_taken: boolean };
-  // `notify: false`: the caller knows no endpoint takes the event (an import asks once, not per row).
-  if (result.changed && options.notify !== false) await db.raw(NOTIFY, [event.orderId, event.workspaceId]);
-  return { found: result.found, applied: result.applied, changed: result.changed, trackingTaken: result.tracking_taken };
+    column((e) => e.orderId),
+    column((e) => e.status),
+    column((e) => e.carrier ?? null),
+    column((e) => e.trackingNumber ?? null),
+    column((e) => e.carrierStatus ?? null),
+    column((e) => new Date(e.at).toISOString()),
+    column((e) => e.source),
+    column((e) => e.by),
+    workspaceId,
+    workspaceId,
+  ] as never[]);
+  const results = (rows as Array<{ found: boolean; applied: boolean; changed: boolean; tracking_taken: boolean }>).map((r) => ({
+    found: r.found,
+    applied: r.applied,
+    changed: r.changed,
+    trackingTaken: r.tracking_taken,
+  }));
+  const changed = [...new Set(events.filter((_, i) => results[i].changed).map((e) => e.orderId))];
+  if (changed.length > 0 && options.notify !== false) await db.raw(NOTIFY, [workspaceId, changed]);
+  return results;
+}
+
+/** One event (see applyDeliveryEvents). */
+export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: DeliveryEvent, options: { notify?: boolean } = {}): Promise<AppliedEvent> {
+  const { workspaceId, ...rest } = event;
+  const [result] = await applyDeliveryEvents(db, workspaceId, [rest], options);
+  return result;
 }

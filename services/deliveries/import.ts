@@ -5,7 +5,7 @@ import { normalizeMoroccanPhone } from '../phone';
 import { openSpreadsheet, parseSheetDate } from '../spreadsheets';
 import type { SheetRow } from '../spreadsheets';
 import { unsafeTextAt } from '../validation';
-import { applyDeliveryEvent } from './apply';
+import { applyDeliveryEvents } from './apply';
 import type { DeliveryStatus } from './model';
 import type { CarrierWords, WordReader } from './words';
 
@@ -60,7 +60,7 @@ const bareRef = (ref: string) => ref.replace(/^#\s*/, '');
  * A carrier's daily report (CSV or XLSX, read by services/spreadsheets within the order import's
  * bounds): each row matched to one order of the workspace by tracking number, else store
  * reference, else phone, its status word read by the shop's and the built-in dictionary, and
- * applied by applyDeliveryEvent, one transaction per batch of rows.
+ * applied by applyDeliveryEvents, one statement and one transaction per batch of rows.
  */
 export class ReportImport {
   constructor(
@@ -69,6 +69,9 @@ export class ReportImport {
   ) {}
 
   async run(workspaceId: string, file: Buffer, options: { fileName: string; carrier?: string | null }): Promise<ReportResult> {
+    // The rows are applied a batch per transaction: a file past the row bound is refused before
+    // any is, by a first reading that keeps nothing (the file is in memory already).
+    await this.countRows(file);
     const sheet = await openSpreadsheet(file, { maxBytes: IMPORT_MAX_BYTES, maxRows: IMPORT_MAX_ROWS });
     try {
       if (unsafeTextAt(sheet.header.cells)) throw new ValidationError({ file: 'The file is not a CSV text file (it holds binary data)' });
@@ -86,34 +89,47 @@ export class ReportImport {
         }
         await this.knex.transaction(async (trx) => {
           const matches = await this.match(trx, workspaceId, rows);
+          const matched: Array<{ row: ReportRow; orderId: string }> = [];
           for (const row of rows) {
             const found = matches.get(row.line);
-            if (typeof found !== 'string') {
-              result.unmatched.push({ line: row.line, reason: found?.reason ?? 'not_found' });
-              continue;
-            }
-            const applied = await applyDeliveryEvent(
-              trx,
-              {
-                workspaceId,
-                orderId: found,
-                status: row.status,
-                carrier: row.carrier,
-                trackingNumber: row.tracking || null,
-                carrierStatus: row.carrierStatus,
-                at: row.at,
-                source: 'import',
-                by: options.fileName,
-              },
-              { notify },
-            );
-            if (applied.changed) result.updated += 1;
+            if (typeof found === 'string') matched.push({ row, orderId: found });
+            else result.unmatched.push({ line: row.line, reason: found?.reason ?? 'not_found' });
+          }
+          // A tracking number goes to one order: within a batch, the first row that gives it to an order keeps it.
+          const owner = new Map<string, string>();
+          const events = matched.map(({ row, orderId }) => {
+            const taken = row.tracking && (owner.get(row.tracking) ?? orderId) !== orderId;
+            if (row.tracking && !taken) owner.set(row.tracking, orderId);
+            return {
+              orderId,
+              status: row.status,
+              carrier: row.carrier,
+              trackingNumber: row.tracking && !taken ? row.tracking : null,
+              carrierStatus: row.carrierStatus,
+              at: row.at,
+              source: 'import' as const,
+              by: options.fileName,
+            };
+          });
+          const applied = await applyDeliveryEvents(trx, workspaceId, events, { notify });
+          for (const one of applied) {
+            if (one.changed) result.updated += 1;
             else result.unchanged += 1;
           }
         });
       }
       result.unmatched.sort((a, b) => a.line - b.line);
       return result;
+    } finally {
+      await sheet.rows.return(undefined);
+    }
+  }
+
+  /** Reads the file through once without keeping its rows: a 413 past the bound, a 400 when unreadable or empty. */
+  private async countRows(file: Buffer): Promise<void> {
+    const sheet = await openSpreadsheet(file, { maxBytes: IMPORT_MAX_BYTES, maxRows: IMPORT_MAX_ROWS });
+    try {
+      for await (const _batch of batchesOf(sheet.rows, 'The file has a header row but no rows'));
     } finally {
       await sheet.rows.return(undefined);
     }
