@@ -40,8 +40,8 @@ export interface AppDeps {
 }
 
 const BODY_LIMIT = '100kb';
-/** The one /api route whose body is not JSON (routing ignores case and a trailing slash). */
-const CSV_ROUTE = /^\/orders\/import\/?$/i;
+/** The /api routes whose body is not JSON, the imports (routing ignores case and a trailing slash). */
+const CSV_ROUTE = /^\/(orders|deliveries)\/import\/?$/i;
 
 /** helmet's settings: every response's security headers (set by `securityHeaders`). */
 export function helmetOptions(config: Pick<Config, 'isProduction'>): HelmetOptions {

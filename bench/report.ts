@@ -8,6 +8,8 @@ import { intakeSection } from './intake';
 import type { IntakeFigures } from './intake';
 import type { ImportBombFigures } from './import-bomb';
 import { ordersSection } from './orders';
+import { deliveriesSection } from './deliveries';
+import type { DeliveriesAtScale } from './deliveries';
 import { webhookSection } from './webhooks';
 import type { WebhookFigures } from './webhooks';
 import type { OrdersAtScale } from './orders';
@@ -38,6 +40,7 @@ export interface Report {
   statements: Array<{ scenario: string; sql: string[] }>;
   loop?: LoopReport;
   orders?: OrdersAtScale;
+  deliveries?: DeliveriesAtScale;
   webhooks?: WebhookFigures;
   compression?: CompressionFigures;
   importBomb?: ImportBombFigures;
@@ -205,6 +208,7 @@ export function renderReport(report: Report): string {
     ...(report.loop ? loopSection(report.loop) : []),
     ...(report.webhooks ? webhookSection(report.webhooks) : []),
     ...(report.orders ? ordersSection(report.orders) : []),
+    ...(report.deliveries ? deliveriesSection(report.deliveries) : []),
     ...(report.compression ? compressionLine(report.compression) : []),
     ...(report.importBomb ? importBombSection(report.importBomb) : []),
     ...(report.importScaling ? importScalingSection(report.importScaling) : []),

@@ -13,6 +13,7 @@ import type { LoadOptions } from './load';
 import { compare, probe } from './load';
 import { loopBench } from './loop';
 import { ordersAtScale } from './orders';
+import { deliveriesAtScale } from './deliveries';
 import { webhookBench } from './webhooks';
 import { compressionFigures } from './compression';
 import { importBombBench } from './import-bomb';
@@ -224,6 +225,9 @@ async function main(cleanup: Cleanup): Promise<void> {
   }
 
   const orders = wanted('orders') ? await ordersAtScale({ knex, serviceUrl: service.url, memory: serverMemory, meter: meters.service, log }) : undefined;
+  const deliveries = wanted('deliveries')
+    ? await deliveriesAtScale({ knex, serviceUrl: service.url, memory: serverMemory, meter: meters.service, log })
+    : undefined;
 
   const memory = { serverPeakMb: serverMemory.stop(), serverBeforeLoadMb: rssBeforeLoad, baselinePeakMb: baselineMemory.stop() };
   const { count: orderCount } = (await knex('orders').count('* as count').first()) as { count: number };
@@ -244,6 +248,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     loop,
     webhooks,
     orders,
+    deliveries,
     compression,
     importBomb,
     importScaling,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { OUTCOMES } from '../services/operations';
 import { ORDER_STATUSES } from '../services/order-status';
 import { MAX_DAYS } from '../services/stats';
+import { DELIVERY_STATS_EXAMPLE, DeliveryStatsBody } from './deliveries';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, SESSION_ERRORS } from './common';
@@ -59,6 +60,7 @@ export const StatsBody = named(
         ),
       )
       .meta({ description: 'Ended calls of the period by channel: members (human), voice agents, WhatsApp messages' }),
+    delivery: DeliveryStatsBody,
   }),
 );
 
@@ -146,6 +148,7 @@ export function register(b: OpenApiBuilder): void {
                 by_outcome: { confirmed: 1, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 2, failed: 0 },
               },
             },
+            delivery: DELIVERY_STATS_EXAMPLE,
           },
         },
         ...errors(SESSION_ERRORS, {

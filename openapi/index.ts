@@ -5,6 +5,7 @@ import * as account from './account';
 import * as agents from './agents';
 import * as calls from './calls';
 import * as data from './data';
+import * as deliveries from './deliveries';
 import * as files from './files';
 import * as hooks from './hooks';
 import * as keys from './keys';
@@ -19,6 +20,7 @@ import * as workspace from './workspace';
 const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   orders,
   files,
+  deliveries,
   calls,
   agents,
   settings,

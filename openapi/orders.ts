@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../services/order-filters';
+import { DELIVERY_STATUSES } from '../services/deliveries';
+import { DEFAULT_LIMIT, DELIVERY_FILTERS, MAX_LIMIT } from '../services/order-filters';
 import { ORDER_STATUSES } from '../services/order-status';
 import { contentSchema, editSchema, ORDER_SOURCES } from '../services/orders';
 import { ORDER_FLAGS } from '../services/order-flags';
@@ -21,9 +22,37 @@ export const OrderFlag = named(
   'OrderFlag',
   z.enum(ORDER_FLAGS).meta({
     description:
-      '`possible_duplicate`: the same phone had an order in the 48 hours before, with the same products (ignoring case, accents and spaces), not ended `unconfirmed`; the order is still called. `blocked_phone`: the phone was on the workspace\'s block list (`/api/settings/blocked-phones`); the order was created `unconfirmed` with its operation cancelled (no call, no credit), and "call again" still queues one.',
+      '`possible_duplicate`: the same phone had an order in the 48 hours before, with the same products (ignoring case, accents and spaces), not ended `unconfirmed`; the order is still called. `blocked_phone`: the phone was on the workspace\'s block list (`/api/settings/blocked-phones`); the order was created `unconfirmed` with its operation cancelled (no call, no credit), and "call again" still queues one. `refused_before`: the same phone had an order whose delivery ended `refused` or `returned` in the 180 days before.',
   }),
 );
+
+export const DeliveryStatus = named(
+  'DeliveryStatus',
+  z.enum(DELIVERY_STATUSES).meta({
+    description:
+      'What happened at the door: `shipped` (handed to a carrier), `in_transit`, `out_for_delivery`, `delivered`, `refused` (refused at the door, or the courier could not reach the customer), `returned` (back at the shop), `lost`. Any may follow any other.',
+  }),
+);
+const DeliveryBody = named(
+  'Delivery',
+  z
+    .looseObject({
+      status: DeliveryStatus,
+      carrier: z.string().nullable().meta({ description: 'At most 100 characters' }),
+      tracking_number: z.string().nullable().meta({ description: 'At most 100 characters; unique among the orders of a workspace' }),
+      carrier_status: z.string().nullable().meta({ description: "The carrier's own words for the last status, as received (at most 200)" }),
+      updated_at: instant.meta({ description: 'The time of the last event applied' }),
+    })
+    .nullable()
+    .meta({ description: 'null until something is known about the delivery' }),
+);
+const DELIVERY_EXAMPLE = {
+  status: 'delivered',
+  carrier: 'Ozon Express',
+  tracking_number: 'OZ123456789MA',
+  carrier_status: 'Livré',
+  updated_at: '2026-11-27T15:02:11.000Z',
+};
 
 export const OrderBody = named(
   'Order',
@@ -52,6 +81,7 @@ export const OrderBody = named(
       .nullable()
       .meta({ description: 'The amount to collect, with its currency\'s number of decimals (ISO 4217), e.g. `"349.00"` MAD, `"89.350"` TND' }),
     currency: z.string().nullable().meta({ description: 'ISO 4217; `MAD` when an amount was given without one' }),
+    delivery: DeliveryBody,
   }),
 );
 
@@ -76,6 +106,7 @@ export const ORDER_EXAMPLE = {
   external_ref: '#1001',
   total_amount: '349.00',
   currency: 'MAD',
+  delivery: null,
 };
 
 const OrderList = z.looseObject({ orders: z.array(OrderBody) });
@@ -107,6 +138,13 @@ export const FILTERS: Parameter[] = [
     description: `Orders with a flag: one, or several separated by commas (any of them): ${ORDER_FLAGS.join(', ')}`,
     schema: z.string(),
     example: 'possible_duplicate',
+  },
+  {
+    name: 'delivery',
+    in: 'query',
+    description: `Orders whose delivery is in a status (one, or several separated by commas), or \`none\` for orders with no delivery yet: ${DELIVERY_FILTERS.join(', ')}`,
+    schema: z.string(),
+    example: 'refused,returned',
   },
   {
     name: 'q',
@@ -160,7 +198,7 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       security,
       summary: 'List the orders',
       description:
-        "Without parameters: the contract's whole list `{orders}`, newest first, streamed. With any of `limit`, `cursor`, `status`, `flag`, `q`, `from`, `to`: one page `{orders, next_cursor}`, by keyset on (created_at, id).",
+        "Without parameters: the contract's whole list `{orders}`, newest first, streamed. With any of `limit`, `cursor`, `status`, `flag`, `delivery`, `q`, `from`, `to`: one page `{orders, next_cursor}`, by keyset on (created_at, id).",
       parameters: LISTING,
       responses: {
         200: {
@@ -236,6 +274,65 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       summary: 'Delete an order',
       description: 'Its operations and calls go with it.',
       responses: { 204: { description: 'Deleted' }, ...errors(auth, NOT_FOUND('Order')) },
+    },
+    {
+      method: 'put',
+      path: `${base}/{id}/delivery`,
+      tag,
+      security,
+      summary: "Set an order's delivery",
+      description:
+        "A person's change, always applied (an event from a carrier older than the last one applied is only kept in the history). `carrier` and `trackingNumber` are kept when not given. `at` (ISO 8601, not in the future) defaults to now. Sends `order.delivery_updated` when the delivery changes. Fields in camelCase or snake_case.",
+      body: {
+        schema: z.object({
+          status: DeliveryStatus,
+          carrier: z.string().max(100).optional(),
+          trackingNumber: z.string().max(100).optional(),
+          carrierStatus: z.string().max(200).optional(),
+          at: z.string().optional().meta({ description: 'ISO 8601 date-time, not in the future; default now' }),
+        }),
+        example: { status: 'delivered', carrier: 'Ozon Express', trackingNumber: 'OZ123456789MA', carrierStatus: 'Livré' },
+      },
+      responses: {
+        200: { description: 'The order, with its delivery', schema: OrderBody, example: { ...ORDER_EXAMPLE, status: 'confirmed', delivery: DELIVERY_EXAMPLE } },
+        ...errors(auth, BODY_ERRORS, NOT_FOUND('Order'), {
+          400: {
+            description:
+              'VALIDATION_ERROR naming each bad field: unknown status, too long, `at` unreadable or in the future, a tracking number another order of the workspace has',
+            example: {
+              error: 'Validation failed',
+              code: 'VALIDATION_ERROR',
+              fields: { trackingNumber: 'This tracking number belongs to another order of the workspace' },
+            },
+          },
+        }),
+      },
+    },
+    {
+      method: 'get',
+      path: `${base}/{id}/delivery/events`,
+      tag,
+      security,
+      summary: "An order's delivery history",
+      description: "Every event received, oldest first, applied or not; `by` is a user's name, a connection's name or a file name.",
+      responses: {
+        200: {
+          description: 'The events',
+          schema: z.looseObject({
+            events: z.array(
+              z.looseObject({
+                status: DeliveryStatus,
+                carrier_status: z.string().nullable(),
+                at: instant,
+                source: z.enum(['person', 'import', 'carrier', 'store']),
+                by: z.string().nullable(),
+              }),
+            ),
+          }),
+          example: { events: [{ status: 'shipped', carrier_status: 'Ramassé', at: '2026-11-26T09:00:00.000Z', source: 'import', by: 'ozon-2026-11-26.csv' }] },
+        },
+        ...errors(auth, NOT_FOUND('Order')),
+      },
     },
     {
       method: 'get',

@@ -78,6 +78,8 @@ const WHATSAPP_BODY_LIMIT = '1mb';
 
 /** A store's message: Shopify's largest orders stay well under this. */
 const STORE_BODY_LIMIT = '1mb';
+/** A carrier's message names one parcel: far under this. */
+const CARRIER_BODY_LIMIT = '64kb';
 const STORE_REFUSALS = { 400: 'unreadable_body', 401: 'invalid_signature', 404: 'not_found' } as const;
 
 /** The signature did not verify (missing headers, wrong signature, timestamp outside the 5-minute window). */
@@ -147,6 +149,19 @@ export function hooksRouter(services: Services, limits: HookBodyLimits): Router 
   router.post('/stores/:id', knownConnection, bodies.raw(STORE_BODY_LIMIT), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const answer = await services.storeIntake.receive(res.locals.connection as IntakeConnection, raw, req.headers);
+    if (answer.status === 200) return void res.json({ ok: true, result: answer.result });
+    res.status(answer.status).json({ error: STORE_REFUSALS[answer.status] });
+  });
+  // A carrier's delivery news (delivery.md §2.3): the same answers as a store's messages.
+  const knownCarrier: RequestHandler = async (req, res, next) => {
+    const connection = await services.deliveries.carriers.connection(String(req.params.id));
+    if (!connection) return void refuse(res, 404, STORE_REFUSALS[404]);
+    res.locals.carrier = connection;
+    next();
+  };
+  router.post('/carriers/:id', knownCarrier, bodies.raw(CARRIER_BODY_LIMIT), async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const answer = await services.deliveries.carriers.receive(res.locals.carrier, raw, req.headers);
     if (answer.status === 200) return void res.json({ ok: true, result: answer.result });
     res.status(answer.status).json({ error: STORE_REFUSALS[answer.status] });
   });

@@ -11,10 +11,11 @@ import { openSpreadsheet, parseAmount, parseSheetDate, SHEET_MAX_BYTES, SHEET_MA
 import type { OpenedSheet, SheetRow } from './spreadsheets';
 import { unsafeTextAt } from './validation';
 import { msg, plain, recode } from './messages';
+import type { Message } from './messages';
 
 export const IMPORT_MAX_BYTES = SHEET_MAX_BYTES;
 export const IMPORT_MAX_ROWS = SHEET_MAX_ROWS;
-/** Rows of a file checked, then inserted by one statement, at a time. */
+/** Rows of a file checked, then written, at a time (orders and carriers' reports alike). */
 const IMPORT_BATCH = 1000;
 /** Cells a CSV line is split into at most (see spreadsheets/csv.ts). */
 const MAX_CELLS = 1000;
@@ -85,7 +86,7 @@ const FIELD_LABEL: Record<ImportField, string> = {
 };
 
 /** `Téléphone`, `telephone ` and `TELEPHONE` are one name; so are `client_name`, `Client Name` and `clientName`. */
-function columnKey(name: string): string {
+export function columnKey(name: string): string {
   return name
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
@@ -162,8 +163,8 @@ async function openOrdersFile(file: Buffer): Promise<OrdersFile> {
   }
 }
 
-/** The file's rows, IMPORT_BATCH at a time; the end of a file with no row is a 400. */
-async function* batchesOf(rows: AsyncIterable<SheetRow>): AsyncGenerator<SheetRow[]> {
+/** The file's rows, IMPORT_BATCH at a time; the end of a file with no row is a 400 (`empty`). */
+export async function* batchesOf(rows: AsyncIterable<SheetRow>, empty: Message = msg('importNoRows')): AsyncGenerator<SheetRow[]> {
   let batch: SheetRow[] = [];
   let count = 0;
   try {
@@ -178,7 +179,7 @@ async function* batchesOf(rows: AsyncIterable<SheetRow>): AsyncGenerator<SheetRo
   } catch (err) {
     throw inOrders(err);
   }
-  if (count === 0) throw new ValidationError({ file: msg('importNoRows') });
+  if (count === 0) throw new ValidationError({ file: empty });
   if (batch.length > 0) yield batch;
 }
 

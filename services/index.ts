@@ -10,6 +10,7 @@ import { CallSettingsService } from './call-settings';
 import { CallViewService } from './call-views';
 import { CallService } from './calls';
 import { CreditService } from './credits';
+import { compactDeliveryCounts, DeliveryService } from './deliveries';
 import { FormTokenService } from './form-tokens';
 import { IdempotencyService } from './idempotency';
 import { InvitationService } from './invitations';
@@ -48,6 +49,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   // Voice agents and webhook endpoints: the same rule for where we may send.
   const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction, resolver: new HostResolver(config.calls.dnsServers) };
   const orders = new OrderService(knex, idempotency, operations);
+  const deliveries = new DeliveryService(knex, orders, config.publicBaseUrl);
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
   const blockedPhones = new BlockedPhoneService(knex);
@@ -73,20 +75,23 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     agents: new AgentService(knex, urlPolicy, config.publicBaseUrl),
     webhooks,
     orders,
+    deliveries,
     blockedPhones,
-    /** What the order and call pages say about a risky order: the orders it looks like, and its number's block-list entry. */
+    /** What the order and call pages say about a risky order: the orders it looks like, its number's block-list entry, its refused parcels. */
     riskOf: async (workspaceId: string, order: Order) => {
-      const [lookalikes, blocked] = await Promise.all([
+      const [lookalikes, blocked, refusals] = await Promise.all([
         orders.lookalikes(workspaceId, order),
         order.flags.includes('blocked_phone') ? blockedPhones.find(workspaceId, order.phone) : null,
+        order.flags.includes('refused_before') ? deliveries.refusalsOf(workspaceId, order) : null,
       ]);
-      return { lookalikes, blocked };
+      return { lookalikes, blocked, refusals };
     },
     /** The worker's minute job: what expires or piles up, deleted or folded. */
     housekeeping: async () => ({
       sessions: await users.pruneExpiredSessions(),
       idempotencyKeys: await idempotency.pruneExpired(),
       statusCounts: await orders.compactStatusCounts(),
+      deliveryCounts: await compactDeliveryCounts(knex),
       webhookLog: await webhooks.prune(),
       storeLog: await stores.prune(),
       formTokens: await formTokens.pruneExpired(),

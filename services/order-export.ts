@@ -85,7 +85,7 @@ const BATCH = 2000;
  * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, or a tab or carriage return first)
  * is prefixed with `'` (OWASP's advice against CSV injection). The phone `+212…` is one of them.
  */
-function defuse(value: string): string {
+export function defuse(value: string): string {
   return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { ValidationError } from './errors';
 import type { FieldErrors } from './errors';
+import { DELIVERY_STATUSES } from './deliveries/model';
 import { ORDER_FLAGS } from './order-flags';
 import { isUuid } from './validation';
 import { msg } from './messages';
@@ -11,7 +12,10 @@ export const SHOP_TIME_ZONE = 'Africa/Casablanca';
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;
 /** The query parameters that switch a listing from the contract's whole list to pages. */
-const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'q', 'from', 'to'] as const;
+const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'delivery', 'q', 'from', 'to'] as const;
+
+/** `delivery=`: a delivery status, or `none` for orders with no delivery yet. */
+export const DELIVERY_FILTERS = [...DELIVERY_STATUSES, 'none'] as const;
 
 /** Where a page starts: after (older than) or before (newer than) an order, by (created_at, id). */
 export interface Position {
@@ -23,6 +27,8 @@ export interface OrderFilters {
   statuses: string[];
   /** Orders with any of these flags. */
   flags: string[];
+  /** Orders whose delivery is in any of these statuses (`none`: no delivery yet); absent or empty: any. */
+  deliveries?: string[];
   q: string | null;
   from: string | null;
   to: string | null;
@@ -125,15 +131,17 @@ function oneOrSeveral(query: Query, name: string, allowed: readonly string[], fi
   return [...new Set(wanted as string[])];
 }
 
-/** Reads the filters shared by the listing and the export (`status`, `flag`, `q`, `from`, `to`). */
+/** Reads the filters shared by the listing and the export (`status`, `flag`, `delivery`, `q`, `from`, `to`). */
 export function readFilters(query: Query, statuses: readonly string[], fields: FieldErrors = {}): OrderFilters {
   const wantedStatuses = oneOrSeveral(query, 'status', statuses, fields);
   const flags = oneOrSeveral(query, 'flag', ORDER_FLAGS, fields);
+  const deliveries = oneOrSeveral(query, 'delivery', DELIVERY_FILTERS, fields);
   const q = single(query, 'q', fields)?.trim() ?? '';
   if (q.length > 200) fields.q = msg('tooLong', { label: 'q', max: 200 });
   const filters = {
     statuses: wantedStatuses,
     flags,
+    deliveries,
     q: q === '' ? null : q,
     from: readDate(query, 'from', fields),
     to: readDate(query, 'to', fields),
@@ -205,6 +213,14 @@ export function applyBounds(knex: Knex, query: Knex.QueryBuilder, filters: Order
   // `flags <> '{}'` as the partial index orders_flagged_newest_idx states it: the planner sees the
   // index applies, and walks the workspace's flagged orders alone.
   if (filters.flags.length > 0) query.whereRaw("o.flags <> '{}' AND o.flags && ?::text[]", [filters.flags]);
+  const deliveries = filters.deliveries ?? [];
+  if (deliveries.length > 0) {
+    const statuses = deliveries.filter((d) => d !== 'none');
+    query.where((q) => {
+      if (statuses.length > 0) q.whereIn('o.delivery_status', statuses);
+      if (deliveries.includes('none')) q.orWhereNull('o.delivery_status');
+    });
+  }
   if (filters.from) query.where('o.created_at', '>=', instant(knex, filters.from));
   if (filters.to) query.where('o.created_at', '<', instant(knex, filters.to));
   return query;

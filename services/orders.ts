@@ -11,6 +11,8 @@ import type { OperationService } from './operations';
 import { CANCELLING_STATUSES, ORDER_STATUSES } from './order-status';
 import type { OrderStatus } from './order-status';
 import type { OrderFlag } from './order-flags';
+import { DELIVERY_COLUMNS, deliveryOf } from './deliveries/model';
+import type { Delivery, DeliveryColumns } from './deliveries/model';
 import { moroccanPhone } from './phone';
 import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
@@ -49,6 +51,8 @@ export interface Order {
   total_amount: string | null;
   /** ISO 4217; `MAD` when an amount is given without one. */
   currency: string | null;
+  /** What happened at the door (services/deliveries); null until something is known. */
+  delivery: Delivery | null;
 }
 
 /** The paths an order comes in by. */
@@ -219,6 +223,7 @@ const ORDER_FIELDS = [
   'o.external_ref',
   'o.total_amount',
   'o.currency',
+  ...DELIVERY_COLUMNS,
 ];
 
 /**
@@ -394,9 +399,10 @@ export function amountText(value: number | string | null | undefined, currency?:
 type StoreFields = 'source' | 'store_connection_id' | 'external_id' | 'external_ref' | 'total_amount' | 'currency' | 'city' | 'note' | 'placed_at';
 
 export function toOrder(
-  row: Omit<Order, 'created_at' | 'flags' | StoreFields> & { flags?: OrderFlag[] } & Partial<Pick<Order, Exclude<StoreFields, 'total_amount'>>> & {
+  row: Omit<Order, 'created_at' | 'flags' | 'delivery' | StoreFields> & { flags?: OrderFlag[] } & Partial<Pick<Order, Exclude<StoreFields, 'total_amount'>>> & {
       total_amount?: number | string | null;
-    } & ({ created_at: Date | string } | { created_at?: undefined; position_at: string }),
+    } & DeliveryColumns &
+    ({ created_at: Date | string } | { created_at?: undefined; position_at: string }),
 ): Order {
   return {
     id: row.id,
@@ -424,6 +430,7 @@ export function toOrder(
     external_ref: row.external_ref ?? null,
     total_amount: amountText(row.total_amount, row.currency),
     currency: row.currency ?? null,
+    delivery: deliveryOf(row),
   };
 }
 
@@ -492,7 +499,14 @@ export class OrderService {
 
   /** Without a search: walk the newest-first index from the position. */
   private pageRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    if (filters.statuses.length === 0 && filters.flags.length === 0 && !filters.from && !filters.to && request.direction === 'older') {
+    if (
+      filters.statuses.length === 0 &&
+      filters.flags.length === 0 &&
+      !filters.deliveries?.length &&
+      !filters.from &&
+      !filters.to &&
+      request.direction === 'older'
+    ) {
       // The hot listing (the API's lists, a stream's batches): pre-built and prepared.
       const { position, limit } = request;
       return position
@@ -554,7 +568,15 @@ export class OrderService {
   async countUpTo(workspaceId: string, filters: OrderFilters, newerThan: Position | null = null): Promise<number> {
     // As indexedSearchRows: the search keys' candidates materialized first (the columns the filters read).
     const candidates = filters.q
-      ? searchCandidates(this.knex, workspaceId, filters.q)?.select('o.id', 'o.workspace_id', 'o.created_at', 'o.status', 'o.flags', 'o.search_text')
+      ? searchCandidates(this.knex, workspaceId, filters.q)?.select(
+          'o.id',
+          'o.workspace_id',
+          'o.created_at',
+          'o.status',
+          'o.flags',
+          'o.delivery_status',
+          'o.search_text',
+        )
       : null;
     const query = (candidates ? this.knex.from('candidates as o') : this.knex.from('orders as o')).where('o.workspace_id', workspaceId);
     applyBounds(this.knex, query, filters);

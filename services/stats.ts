@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { deliveryStats, teamStats } from './deliveries/stats';
+import type { DeliveryStats, TeamStats } from './deliveries/stats';
 import { ValidationError } from './errors';
 import type { FieldErrors } from './errors';
 import { SHOP_TIME_ZONE } from './order-filters';
@@ -39,6 +41,8 @@ export interface Stats {
   by_store: Array<{ store_name: string; orders: number; confirmed: number; confirmed_amount: string }>;
   /** Calls by channel: how each step of the ladder answers and what it ends with. */
   by_channel: Record<(typeof CHANNELS)[number], ChannelStats>;
+  /** What happened at the door: orders whose delivery ended in the period (services/deliveries/stats.ts). */
+  delivery: DeliveryStats;
 }
 
 /** A call that reached the customer: any outcome but no-answer and failed, or a WhatsApp message they wrote back to. */
@@ -95,11 +99,16 @@ const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round(
 export class StatsService {
   constructor(private readonly knex: Knex) {}
 
+  /** /stats/team: each member's and agent's calls, and the delivery of the orders they confirmed. */
+  team(workspaceId: string, period: { from: string; to: string }): Promise<TeamStats> {
+    return teamStats(this.knex, workspaceId, period);
+  }
+
   async forPeriod(workspaceId: string, period: { from: string; to: string }): Promise<Stats> {
     const bounds = [period.from, SHOP_TIME_ZONE, period.to, SHOP_TIME_ZONE];
     // From the first day's midnight in Morocco to the midnight after the last day.
     const within = (column: string) => `${column} >= (?::date)::timestamp AT TIME ZONE ? AND ${column} < (?::date + 1)::timestamp AT TIME ZONE ?`;
-    const [groups, calls, confirming] = await Promise.all([
+    const [groups, calls, confirming, delivery] = await Promise.all([
       this.knex.raw(
         `WITH base AS (
            SELECT o.status, o.store_name, o.total_amount, o.currency, o.flags, (o.created_at AT TIME ZONE ?)::date AS day,
@@ -137,8 +146,9 @@ export class StatsService {
             GROUP BY o.id) per_order`,
         [workspaceId, ...bounds],
       ),
+      deliveryStats(this.knex, workspaceId, period),
     ]);
-    return this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average);
+    return { ...this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average), delivery };
   }
 
   private assemble(
@@ -147,7 +157,7 @@ export class StatsService {
     rows: any[],
     callRows: Array<{ kind: (typeof CHANNELS)[number]; outcome: Outcome; calls: number; answered: number }>,
     average: number | null,
-  ): Stats {
+  ): Omit<Stats, 'delivery'> {
     const byChannel = Object.fromEntries(
       CHANNELS.map((channel) => {
         const mine = callRows.filter((r) => r.kind === channel);

@@ -6,7 +6,9 @@ import { custom } from '../integrations/stores/custom';
 import { shopify } from '../integrations/stores/shopify';
 import { woocommerce } from '../integrations/stores/woocommerce';
 import { youcan } from '../integrations/stores/youcan';
-import type { IncomingOrder, StoreAdapter, StoreMessage } from '../integrations/stores/types';
+import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from '../integrations/stores/types';
+import { applyDeliveryEvent } from './deliveries/apply';
+import type { DeliveryEvent } from './deliveries/apply';
 import { parseStoreJson, UnreadableMessage } from '../integrations/stores/types';
 import { AppError, ValidationError } from './errors';
 import type { OperationService } from './operations';
@@ -177,7 +179,8 @@ export class StoreIntakeService {
     connection: IntakeConnection,
     message: Exclude<StoreMessage, { action: 'ignore' | 'uninstalled' }>,
   ): Promise<EventResult> {
-    const externalId = message.action === 'order' ? message.order.externalId : message.externalId;
+    const externalId =
+      message.action === 'order' ? message.order.externalId : message.action === 'fulfillment' ? message.fulfillment.externalId : message.externalId;
     const event = { connection_id: connection.id, topic: message.topic.slice(0, 100), external_id: externalId };
     // The delivery is claimed first: a retry of it running alongside waits here, then finds it taken.
     const claimed = await trx.raw(
@@ -189,13 +192,34 @@ export class StoreIntakeService {
       ? { result: 'duplicate' }
       : message.action === 'order'
         ? await this.applyOrder(trx, connection, message.order)
-        : message.action === 'delete'
-          ? await this.cancel(trx, await this.existing(trx, connection.id, externalId))
-          : { result: 'ignored_unchanged', reasons: [msg('cancelUnchanged')] };
+        : message.action === 'fulfillment'
+          ? await this.ship(trx, connection, message.fulfillment)
+          : message.action === 'delete'
+            ? await this.cancel(trx, await this.existing(trx, connection.id, externalId))
+            : { result: 'ignored_unchanged', reasons: [msg('cancelUnchanged')] };
     const row = { result: outcome.result, order_id: outcome.orderId ?? null, ...logged(outcome.reasons) };
     if (claimed.rows[0]) await trx('store_events').where({ id: claimed.rows[0].id }).update(row);
     else await trx('store_events').insert({ ...event, ...row });
     return outcome.result;
+  }
+
+  /** A shipment of the store's order becomes its delivery (delivery.md §2.4), through the one delivery rule. */
+  private async ship(trx: Knex.Transaction, connection: IntakeConnection, shipped: IncomingFulfillment): Promise<Outcome> {
+    const order = await this.existing(trx, connection.id, shipped.externalId);
+    if (!order) return { result: 'ignored_unchanged', reasons: [msg('shipmentUnknownOrder')] };
+    const current = (order as StoredOrder & { delivery_status: DeliveryEvent['status'] | null }).delivery_status;
+    const applied = await applyDeliveryEvent(trx, {
+      workspaceId: connection.workspace_id,
+      orderId: order.id,
+      status: shipped.status ?? current ?? 'shipped',
+      carrier: shipped.carrier,
+      trackingNumber: shipped.trackingNumber,
+      carrierStatus: shipped.carrierStatus,
+      at: shipped.at ?? new Date().toISOString(),
+      source: 'store',
+      by: connection.name,
+    });
+    return applied.changed ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
   }
 
   private existing(trx: Knex.Transaction, connectionId: string, externalId: string): Promise<StoredOrder | undefined> {

@@ -14,7 +14,7 @@ import { WorkspaceSlots } from './workspace-slots';
 import { decode, msg, plain, recode } from './messages';
 import type { Message } from './messages';
 
-export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'] as const;
+export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'order.delivery_updated', 'call.ended', 'webhook.test'] as const;
 type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_ENDPOINTS = 10;
 /** After a failed try: about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; then the delivery has failed. */

@@ -169,6 +169,12 @@ describe('triggers on orders and operations under bulk writes', () => {
     for (const probe of probes) {
       expect(probe).to.match(/Index Cond: \(\(workspace_id = \$\d+\) AND \(phone = \$\d+\) AND \(created_at >= .*\) AND \(created_at <= .*\)\)/);
     }
+    // The refusal probe (refused_before): the partial index of refused parcels, by workspace, phone and time.
+    const refusals = plans.filter((p) => /FROM orders o\s+WHERE o\.phone = NEW\.phone AND o\.workspace_id = NEW\.workspace_id/.test(p));
+    expect(refusals, 'the refusal probe ran').to.have.length.greaterThan(0);
+    for (const probe of refusals) {
+      expect(probe, probe).to.match(/Index Cond: \(\(workspace_id = \$\d+\) AND \(phone = \$\d+\) AND \(delivery_at >= .*\)\)/);
+    }
     const latest = plans.filter((p) => /FROM new_operations n/.test(p));
     expect(latest, 'the latest-operation check ran').to.have.length.greaterThan(0);
     for (const plan of latest) expect(plan, plan).to.match(/Index Scan using \S+ on orders o\b.*\n\s+Index Cond: \(id = n\.order_id\)/);

@@ -60,6 +60,13 @@ const DYNAMIC_PREFIXES = [
   'storeConnect.approve.',
   'storeConnect.notConfigured.',
   'storeConnect.error.',
+  'delivery.status.',
+  'delivery.sources.',
+  'report.reason.',
+  'report.column.',
+  'deliveryStats.by.',
+  'deliveryStats.col.',
+  'team.kind.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

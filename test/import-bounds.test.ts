@@ -162,6 +162,36 @@ describe('imports within bounded memory and time', function () {
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
+  it("a carrier's report of 20,000 rows: every row matched and applied, RSS +100 MB at most, /healthz answered meanwhile; 20,001 rows: 413", async function () {
+    this.timeout(600_000);
+    const s = await shop();
+    // 20,000 shipped parcels, written as a seed would (their deliveries are what the report changes).
+    await testKnex().raw(
+      `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, status, delivery_status, delivery_tracking_number, delivery_at)
+       SELECT ?::uuid, 'C' || g, '+2126' || lpad(g::text, 8, '0'), 'S', 'P', 'confirmed', 'shipped', 'OZ' || g, now() - interval '1 day'
+         FROM generate_series(1, ?) g`,
+      [s.workspaceId, IMPORT_MAX_ROWS],
+    );
+    const report = Buffer.from(
+      `N° de suivi;Statut;Transporteur\n${Array.from({ length: IMPORT_MAX_ROWS }, (_, i) => `OZ${i + 1};Livré;Ozon Express\n`).join('')}`,
+    );
+    const w = await watched('/api/deliveries/import', { Cookie: s.cookie, 'Content-Type': 'text/csv' }, report);
+    expectBounded(w, 'a report of 20,000 rows');
+    expect(w.answer.status, w.answer.text.slice(0, 300)).to.equal(200);
+    expect(JSON.parse(w.answer.text)).to.include({ updated: IMPORT_MAX_ROWS, unchanged: 0 });
+    const delivered = await testKnex()('orders').where({ workspace_id: s.workspaceId, delivery_status: 'delivered' }).count<{ n: string }[]>({ n: '*' });
+    expect(Number(delivered[0].n)).to.equal(IMPORT_MAX_ROWS);
+    const over = await watched(
+      '/api/deliveries/import',
+      { Cookie: s.cookie, 'Content-Type': 'text/csv' },
+      Buffer.concat([report, Buffer.from('OZ1;Refusé;X\n')]),
+    );
+    expectBounded(over, 'a report of 20,001 rows');
+    expect(over.answer.status).to.equal(413);
+    // Refused before any batch was applied: the first row's parcel is still delivered, not refused.
+    expect((await testKnex()('orders').where({ workspace_id: s.workspaceId, delivery_tracking_number: 'OZ1' }).first()).delivery_status).to.equal('delivered');
+  });
+
   it('10 MB of one-character lines (five million rows): 413 TOO_MANY_ROWS, nothing written, RSS +100 MB at most, /healthz answered meanwhile', async () => {
     const s = await shop();
     const file = fileOf(`${HEADER}\n`, 'a\n');

@@ -108,6 +108,7 @@ describe('OpenAPI document', () => {
       external_ref: null,
       total_amount: null,
       currency: null,
+      delivery: null,
     };
     const url = `/api/orders/${order.id}`;
     expect(responseViolation('GET', url, 200, 'application/json', order)).to.equal(null);

@@ -157,6 +157,7 @@ describe('POST /api/orders', () => {
       'external_ref',
       'total_amount',
       'currency',
+      'delivery',
     );
     expect(order.flags).to.deep.equal([]);
     expect(order).to.include({ source: 'api', store_connection_id: null, external_id: null, external_ref: null, total_amount: null, currency: null });

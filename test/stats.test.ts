@@ -23,6 +23,7 @@ const KEYS = [
   'by_day',
   'by_store',
   'by_channel',
+  'delivery',
 ];
 const DAY_MS = 86_400_000;
 
@@ -135,7 +136,11 @@ describe('GET /api/stats', () => {
           { calls: 0, answered: 0, answered_rate: null, by_outcome: Object.fromEntries(OUTCOMES.map((o) => [o, 0])) },
         ]),
       ),
+      delivery: res.body.delivery,
     });
+    // No delivery ended: zeros and nulls (test/delivery-stats.test.ts has the figures).
+    expect(res.body.delivery).to.include({ delivered: 0, refused: 0, returned: 0, lost: 0, delivered_rate: null });
+    expect(res.body.delivery.by_day).to.have.length(30);
     expect(res.body.by_day).to.have.length(30);
     for (const day of res.body.by_day) expect(Object.keys(day)).to.deep.equal(['date', 'orders', 'confirmed', 'confirmed_amount']);
   });
@@ -205,7 +210,7 @@ describe('GET /api/stats', () => {
     });
     const res = await s.agent.get('/api/stats').query({ from: '2026-07-01', to: '2026-07-03' }).expect(200);
     expect(Object.keys(res.body)).to.deep.equal(KEYS);
-    const { by_channel: byChannel, ...figures } = res.body;
+    const { by_channel: byChannel, delivery: _delivery, ...figures } = res.body;
     // Every call here is a member's.
     expect(byChannel.human).to.include({ calls: 7, answered: 4, answered_rate: 0.57 });
     expect(byChannel.voice.calls + byChannel.whatsapp.calls).to.equal(0);

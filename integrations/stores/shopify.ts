@@ -1,13 +1,39 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { IncomingOrder, StoreAdapter, StoreMessage } from './types';
+import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from './types';
 import { fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text, UnreadableMessage } from './types';
 
 /**
- * Shopify's order webhooks (`orders/create`, `orders/updated`, `orders/cancelled`), signed with
+ * Shopify's order webhooks (`orders/create`, `orders/updated`, `orders/cancelled`) and its
+ * shipments (`fulfillments/create`, `fulfillments/update`), signed with
  * X-Shopify-Hmac-Sha256: the base64 HMAC-SHA256 of the raw body by the shop's webhook signing key
  * (or an app's client secret). X-Shopify-Webhook-Id names a delivery, the same on its retries.
  */
 const TOPICS = ['orders/create', 'orders/updated', 'orders/cancelled'];
+const FULFILLMENT_TOPICS = ['fulfillments/create', 'fulfillments/update'];
+
+/**
+ * A fulfillment's `shipment_status` in our delivery words; the others (attempted_delivery,
+ * label_printed, label_purchased, confirmed, ready_for_pickup…) change only the carrier's words.
+ */
+const SHIPMENT_STATUS: Record<string, IncomingFulfillment['status']> = {
+  in_transit: 'in_transit',
+  out_for_delivery: 'out_for_delivery',
+  delivered: 'delivered',
+  failure: 'refused',
+};
+
+function fulfillment(body: Record<string, unknown>): IncomingFulfillment {
+  const shipment = text(body.shipment_status);
+  return {
+    externalId: orderId(body.order_id),
+    carrier: text(body.tracking_company).slice(0, 100) || null,
+    trackingNumber: text(body.tracking_number).slice(0, 100) || null,
+    // No shipment status yet: the parcel was handed to the carrier.
+    status: shipment ? (SHIPMENT_STATUS[shipment] ?? null) : 'shipped',
+    carrierStatus: shipment.slice(0, 200) || null,
+    at: storeTime(body.updated_at) ?? storeTime(body.created_at),
+  };
+}
 
 /** Cash on delivery: a gateway named so (any case), or nothing paid yet. */
 function cashOnDelivery(order: Record<string, unknown>): boolean {
@@ -65,9 +91,10 @@ export const shopify: StoreAdapter = {
   read(body: unknown, headers: IncomingHttpHeaders): StoreMessage {
     const topic = header(headers, 'x-shopify-topic') ?? '';
     if (topic === 'app/uninstalled') return { topic, action: 'uninstalled' };
-    if (!TOPICS.includes(topic)) return { topic: topic.slice(0, 100) || 'unknown', action: 'ignore' };
+    if (!TOPICS.includes(topic) && !FULFILLMENT_TOPICS.includes(topic)) return { topic: topic.slice(0, 100) || 'unknown', action: 'ignore' };
     const key = header(headers, 'x-shopify-webhook-id');
     if (!key) throw new UnreadableMessage('X-Shopify-Webhook-Id is missing');
+    if (FULFILLMENT_TOPICS.includes(topic)) return { topic, action: 'fulfillment', key, fulfillment: fulfillment(fields(body)) };
     const order = map(fields(body));
     // The topic header is not signed: only the body's cancelled_at cancels.
     if (topic === 'orders/cancelled' && !order.cancelled) return { topic, action: 'unchanged', key, externalId: order.externalId };

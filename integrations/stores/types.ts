@@ -28,10 +28,26 @@ export interface IncomingOrder {
   cancelled: boolean;
 }
 
+/**
+ * A store's shipment of an order (Shopify's fulfillments): the carrier and tracking number, and the
+ * delivery status it means in our words, or null when it changes nothing but the carrier's words.
+ */
+export interface IncomingFulfillment {
+  /** The store's id of the order shipped. */
+  externalId: string;
+  carrier: string | null;
+  trackingNumber: string | null;
+  status: 'shipped' | 'in_transit' | 'out_for_delivery' | 'delivered' | 'refused' | null;
+  /** The store's own word for the shipment's status, as received. */
+  carrierStatus: string | null;
+  at: string | null;
+}
+
 /** One signed message, read: what it asks of the order, and the key that names this delivery. */
 export type StoreMessage =
   | { topic: string; action: 'order'; key: string; order: IncomingOrder }
   | { topic: string; action: 'delete'; key: string; externalId: string }
+  | { topic: string; action: 'fulfillment'; key: string; fulfillment: IncomingFulfillment }
   /** A cancelling topic over a body that does not cancel: the topic header is not signed, so nothing changes. */
   | { topic: string; action: 'unchanged'; key: string; externalId: string }
   | { topic: string; action: 'ignore' }

@@ -1,9 +1,12 @@
 import { Router } from 'express';
+import { TEAM_CSV_COLUMNS, teamCsv } from '../../services/deliveries/stats';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { accountRouter } from './account';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
+import { carriersRouter } from './carriers';
+import { deliveriesRouter } from './deliveries';
 import { keysRouter } from './keys';
 import { addOrderFileRoutes, ordersRouter } from './orders';
 import { readPeriod } from '../../services/stats';
@@ -21,9 +24,24 @@ export function apiRouter(services: Services): Router {
   router.get('/stats', requireApiWorkspace, async (req, res) => {
     res.json(await services.stats.forPeriod(workspaceOf(req).workspace.id, readPeriod(req.query)));
   });
+  router.get('/stats/team', requireApiWorkspace, async (req, res) => {
+    res.json(await services.stats.team(workspaceOf(req).workspace.id, readPeriod(req.query)));
+  });
+  router.get('/stats/team.csv', requireApiWorkspace, async (req, res) => {
+    const period = readPeriod(req.query);
+    const stats = await services.stats.team(workspaceOf(req).workspace.id, period);
+    res.set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="team-${period.from}-${period.to}.csv"`,
+      'Cache-Control': 'no-store',
+    });
+    res.send(teamCsv(stats, TEAM_CSV_COLUMNS));
+  });
   addOrderFileRoutes(router, services);
   router.use('/account', accountRouter(services));
   router.use('/orders', ordersRouter(services));
+  router.use('/deliveries', deliveriesRouter(services));
+  router.use('/carriers', carriersRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', keysRouter(services));
   router.use('/settings', settingsRouter(services));

@@ -1,11 +1,12 @@
 import { isLanguage } from '../../services/languages';
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
 import { asksForPages, readFilters, readListingQuery } from '../../services/order-filters';
 import { ORDER_STATUSES } from '../../services/order-status';
 import type { Order, OrderSource } from '../../services/orders';
-import { IMPORT_MAX_BYTES, inEnglish } from '../../services/imports';
+import { inEnglish } from '../../services/imports';
+import { fileUpload, uploadedFile } from '../middleware/uploads';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { firstThenRest, sendChunks } from '../stream';
 
@@ -82,6 +83,13 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
   router[updateMethod]('/:id', async (req, res) => {
     res.json(await services.orders.update(workspaceOf(req).workspace.id, req.params.id, req.body));
   });
+  router.put('/:id/delivery', async (req, res) => {
+    const ctx = workspaceOf(req);
+    res.json(await services.deliveries.setByPerson(ctx.workspace.id, req.params.id, req.body, ctx.user.name));
+  });
+  router.get('/:id/delivery/events', async (req, res) => {
+    res.json({ events: await services.deliveries.events(workspaceOf(req).workspace.id, req.params.id) });
+  });
   router.get('/:id/operations', async (req, res) => {
     res.json({ operations: await services.operations.list(workspaceOf(req).workspace.id, req.params.id) });
   });
@@ -107,10 +115,8 @@ function fileDate(): string {
  * without entering and leaving a router (which defers its way out by a setImmediate).
  */
 export function addOrderFileRoutes(router: Router, services: Services): void {
-  const csvBody = express.raw({ type: () => true, limit: IMPORT_MAX_BYTES });
-
-  router.post('/orders/import', requireApiWorkspace, csvBody, async (req, res) => {
-    const file = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  router.post('/orders/import', requireApiWorkspace, fileUpload, async (req, res) => {
+    const file = uploadedFile(req).bytes;
     const { result, replayed } = await services.imports.importCsv(workspaceOf(req).workspace.id, file, {
       idempotencyKey: req.get('Idempotency-Key'),
     });

@@ -12,6 +12,7 @@ import { apiKeyPages } from './api-keys';
 import { authPages } from './auth';
 import { callPages } from './calls';
 import { creditPages } from './credits';
+import { deliveryPages } from './deliveries';
 import { importPages, receiveImportUpload } from './imports';
 import { joinPages } from './join';
 import { orderPages } from './orders';
@@ -56,6 +57,7 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   });
   // A file upload's form fields (its `_csrf` among them) are only readable once the upload is.
   router.post('/orders/import', requirePageWorkspace, receiveImportUpload);
+  router.post('/deliveries/import', requirePageWorkspace, receiveImportUpload);
   // The language switcher checks the CSRF token itself, and only for a signed-in user.
   router.use(accountPages(services, deps.config));
   router.use(requireCsrfToken);
@@ -67,6 +69,7 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   router.use(joinPages(services));
   router.use(importPages(services));
   router.use(orderPages(services));
+  router.use(deliveryPages(services));
   router.use(statsPages(services));
   router.use(callPages(services));
   router.use(settingsPages(services));

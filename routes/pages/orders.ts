@@ -8,7 +8,8 @@ import { COUNT_CAP, FIELD_COLUMNS, InvalidStatusError } from '../../services/ord
 import type { Order } from '../../services/orders';
 import { ORDER_FLAGS } from '../../services/order-flags';
 import type { OrderFlag } from '../../services/order-flags';
-import { decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
+import { DELIVERY_FILTERS, decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
+import { DELIVERY_STATUSES } from '../../services/deliveries';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, pageMessage, redirectWithNotice, typedAmount } from './forms';
 import type { FormState } from './forms';
@@ -21,6 +22,15 @@ type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
 
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
 const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
+
+/** The delivery form's inputs, by the names the service gives its fields. */
+const DELIVERY_FORM_FIELD: Record<string, string> = {
+  status: 'delivery_status',
+  carrier: 'carrier',
+  trackingNumber: 'tracking_number',
+  carrierStatus: 'carrier_status',
+  at: 'delivery_status',
+};
 
 /** Orders shown on one page of /orders: `size` in the URL, one of these. */
 const PAGE_SIZES = [25, 50, 100] as const;
@@ -69,6 +79,15 @@ function flagFilter(req: Request): OrderFlag | null {
   return given as OrderFlag;
 }
 
+/** The `delivery` filter of the list: absent or empty means any; else a delivery status or `none`. */
+function deliveryFilter(req: Request): string | null {
+  const given = req.query.delivery;
+  if (given === undefined || given === '') return null;
+  if (!(DELIVERY_FILTERS as readonly unknown[]).includes(given))
+    throw new ValidationError({ delivery: msg('deliveryFilterUnknown', { allowed: DELIVERY_FILTERS.join(', ') }) });
+  return given as string;
+}
+
 /**
  * Where a status change made from another page (the call page, a look-alike order's page) sends
  * the member back: one of our order or call pages, never an address given from elsewhere.
@@ -94,14 +113,15 @@ export function orderPages(services: Services): Router {
     const { workspace } = workspaceOf(req);
     const filter = statusFilter(req);
     const flag = flagFilter(req);
+    const delivery = deliveryFilter(req);
     const { q } = readFilters({ q: typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : req.query.q }, ORDER_STATUSES);
-    const filters = { statuses: filter ? [filter] : [], flags: flag ? [flag] : [], q, from: null, to: null };
+    const filters = { statuses: filter ? [filter] : [], flags: flag ? [flag] : [], deliveries: delivery ? [delivery] : [], q, from: null, to: null };
     // A stale or edited page link just shows the newest orders.
     const older = typeof req.query.cursor === 'string' ? decodeCursor(req.query.cursor) : null;
     const newer = !older && typeof req.query.before === 'string' ? decodeCursor(req.query.before) : null;
     const size = pageSize(req);
     // Totals come from the status counts, kept by triggers; with a search or a flag, counted up to COUNT_CAP.
-    const counted = Boolean(q || flag);
+    const counted = Boolean(q || flag || delivery);
     const [page, counts, paused, matching] = await Promise.all([
       services.orders.page(workspace.id, filters, { limit: size, position: newer ?? older, direction: newer ? 'newer' : 'older' }),
       services.orders.statusCounts(workspace.id),
@@ -116,7 +136,7 @@ export function orderPages(services: Services): Router {
       page.orders.map((order) => order.id),
     );
     const sizeParam = (n: number): Record<string, string> => (n === DEFAULT_PAGE_SIZE ? {} : { size: String(n) });
-    const filtersKept = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) };
+    const filtersKept = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(delivery ? { delivery } : {}), ...(q ? { q } : {}) };
     const keep = { ...filtersKept, ...sizeParam(size) };
     const link = (extra: Record<string, string> = {}) => `/orders${queryString({ ...keep, ...extra })}`;
     // Reading newer orders, "more" means newer ones remain; reading older ones, it means older ones do.
@@ -153,9 +173,14 @@ export function orderPages(services: Services): Router {
       flag,
       flags: ORDER_FLAGS,
       q,
-      chipLink: (status: string | null) => `/orders${queryString({ ...(status ? { status } : {}), ...(flag ? { flag } : {}), ...(q ? { q } : {}) })}`,
+      chipLink: (status: string | null) =>
+        `/orders${queryString({ ...(status ? { status } : {}), ...(flag ? { flag } : {}), ...(delivery ? { delivery } : {}), ...(q ? { q } : {}) })}`,
       flagLink: (wanted: string | null) =>
-        `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(q ? { q } : {}) })}`,
+        `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(delivery ? { delivery } : {}), ...(q ? { q } : {}) })}`,
+      delivery,
+      deliveryStatuses: DELIVERY_STATUSES,
+      deliveryLink: (wanted: string | null) =>
+        `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(wanted ? { delivery: wanted } : {}), ...(q ? { q } : {}) })}`,
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
       // The file's header row in the page's language (English: the API's names).
@@ -188,18 +213,27 @@ export function orderPages(services: Services): Router {
     }
   });
 
-  async function renderOrder(req: Request, res: Response, status = 200, form: FormState = {}) {
+  async function renderOrder(req: Request, res: Response, status = 200, form: FormState & { deliveryValues?: Record<string, string> } = {}) {
     const order = await services.orders.get(workspaceId(req), String(req.params.id));
-    const [calls, history, risk] = await Promise.all([
+    const [calls, history, risk, deliveryEvents] = await Promise.all([
       services.callViews.forOrder(workspaceId(req), order.id),
       services.orders.history(workspaceId(req), order),
       services.riskOf(workspaceId(req), order),
+      services.deliveries.events(workspaceId(req), order.id),
     ]);
     res.status(status).render('orders/show', {
       order,
       calls,
       history,
       ...risk,
+      deliveryEvents,
+      deliveryStatuses: DELIVERY_STATUSES,
+      deliveryValues: form.deliveryValues ?? {
+        status: order.delivery?.status ?? 'shipped',
+        carrier: order.delivery?.carrier ?? '',
+        tracking_number: order.delivery?.tracking_number ?? '',
+        carrier_status: '',
+      },
       statuses: ORDER_STATUSES,
       values: form.values ?? formOf(order),
       errors: form.errors ?? {},
@@ -231,6 +265,18 @@ export function orderPages(services: Services): Router {
     } catch (err) {
       if (!(err instanceof InvalidStatusError)) throw err;
       await renderOrder(req, res, 400, { errors: { status: pageMessage(err) } });
+    }
+  });
+
+  router.post('/orders/:id/delivery', async (req, res) => {
+    const values = formValues(req, ['status', 'carrier', 'tracking_number', 'carrier_status']);
+    const ctx = workspaceOf(req);
+    try {
+      await services.deliveries.setByPerson(ctx.workspace.id, String(req.params.id), values, ctx.user.name);
+      await redirectWithNotice(req, res, `/orders/${String(req.params.id)}`, req.t('delivery.saved'));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await renderOrder(req, res, 400, { deliveryValues: values, errors: errorsByInput(err, DELIVERY_FORM_FIELD) });
     }
   });
 

@@ -2,6 +2,8 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { CallSettings } from '../../services/call-settings';
+import { DELIVERY_STATUSES } from '../../services/deliveries';
+import { builtInWords } from '../../services/deliveries/words';
 import { ConflictError, ValidationError } from '../../services/errors';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
@@ -32,9 +34,18 @@ export function settingsPages(services: Services): Router {
   const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
 
   /** The page: the call settings form and the block list, either of them maybe coming back with errors. */
-  async function renderSettings(req: Request, res: Response, status = 200, form: FormState = {}, blockForm: FormState = {}) {
-    const [settings, blocked] = await Promise.all([services.callSettings.get(workspaceId(req)), services.blockedPhones.list(workspaceId(req))]);
+  async function renderSettings(req: Request, res: Response, status = 200, form: FormState = {}, blockForm: FormState = {}, wordForm: FormState = {}) {
+    const [settings, blocked, words] = await Promise.all([
+      services.callSettings.get(workspaceId(req)),
+      services.blockedPhones.list(workspaceId(req)),
+      services.deliveries.words.list(workspaceId(req)),
+    ]);
     res.status(status).render('settings', {
+      words,
+      builtInWords: builtInWords(),
+      deliveryStatuses: DELIVERY_STATUSES,
+      wordValues: wordForm.values ?? { word: '', status: 'delivered' },
+      wordErrors: wordForm.errors ?? {},
       values: form.values ?? formOf(settings),
       errors: form.errors ?? {},
       blocked,
@@ -80,6 +91,22 @@ export function settingsPages(services: Services): Router {
     const { phone } = formValues(req, ['phone']);
     await services.blockedPhones.remove(workspaceId(req), phone);
     await redirectWithNotice(req, res, '/settings', req.t('settingsPage.notice.unblocked', { phone }));
+  });
+  router.post('/settings/carrier-words', async (req, res) => {
+    const values = formValues(req, ['word', 'status']);
+    try {
+      await services.deliveries.words.add(workspaceId(req), values);
+      await redirectWithNotice(req, res, '/settings#words-heading', req.t('words.added', { word: values.word.trim() }));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await renderSettings(req, res, 400, {}, {}, { values, errors: errorsByInput(err) });
+    }
+  });
+
+  router.post('/settings/carrier-words/delete', async (req, res) => {
+    const { word } = formValues(req, ['word']);
+    await services.deliveries.words.remove(workspaceId(req), word);
+    await redirectWithNotice(req, res, '/settings#words-heading', req.t('words.removed', { word }));
   });
   return router;
 }

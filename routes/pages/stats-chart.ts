@@ -24,17 +24,24 @@ function niceMax(value: number): number {
   return [1, 2, 5, 10].map((m) => m * power).find((m) => m >= value)!;
 }
 
+/** One day of a bar chart: the whole (light bar) and the part of it (dark bar in front), and the day in words. */
+interface ChartDay {
+  date: string;
+  whole: number;
+  part: number;
+  label: string;
+}
+
 /**
- * Orders and confirmations per day as an SVG bar chart drawn on the server (no JavaScript): each
- * day's orders as a light bar with its confirmations in front in dark green. Its title and
- * description say in words what it shows; the page also gives every number in a table.
- * Right to left (`rtl`), the chart is mirrored as the page is: the first day on the right, the
- * value axis on the right. It is drawn in left-to-right coordinates (`direction="ltr"`), so that
- * its text anchors mean the same sides whatever the page's direction.
+ * A bar chart per day drawn on the server (no JavaScript): each day's whole as a light bar with its
+ * part in front in dark green. Its title and description say in words what it shows; the page also
+ * gives every number in a table. Right to left (`rtl`), the chart is mirrored as the page is: the
+ * first day on the right, the value axis on the right. It is drawn in left-to-right coordinates
+ * (`direction="ltr"`), so that its text anchors mean the same sides whatever the page's direction.
+ * `id` names its title and description (two charts on one page).
  */
-export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
-  const days = stats.by_day;
-  const top = niceMax(Math.max(0, ...days.map((d) => d.orders)));
+function barChart(days: ChartDay[], text: { id: string; title: string; description: string }, rtl: boolean): string {
+  const top = niceMax(Math.max(0, ...days.map((d) => d.whole)));
   const plotWidth = WIDTH - LEFT - RIGHT;
   const plotHeight = HEIGHT - TOP - BOTTOM;
   const slot = plotWidth / Math.max(1, days.length);
@@ -43,14 +50,10 @@ export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (da
   /** A left-to-right x (of a width) as drawn: mirrored right to left. */
   const x = (ltrX: number, width = 0) => (rtl ? WIDTH - ltrX - width : ltrX);
   const anchor = (side: 'start' | 'end' | 'middle') => (side === 'middle' || !rtl ? side : side === 'start' ? 'end' : 'start');
-  const busiest = days.reduce((best, d) => (d.orders > best.orders ? d : best), days[0] ?? { date: stats.to, orders: 0, confirmed: 0 });
-  const description =
-    t('stats.chart.summary', { from: dayText(stats.from), to: dayText(stats.to), count: stats.orders, confirmed: stats.by_status.confirmed }) +
-    (busiest.orders > 0 ? ` ${t('stats.chart.busiest', { date: dayText(busiest.date), count: busiest.orders, confirmed: busiest.confirmed })}` : '');
   const parts: string[] = [
-    `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" direction="ltr" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`,
-    `<title id="chart-title">${escapeXml(t('stats.chart.title'))}</title>`,
-    `<desc id="chart-desc">${escapeXml(description)}</desc>`,
+    `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" direction="ltr" role="img" aria-labelledby="${text.id}-title ${text.id}-desc" xmlns="http://www.w3.org/2000/svg">`,
+    `<title id="${text.id}-title">${escapeXml(text.title)}</title>`,
+    `<desc id="${text.id}-desc">${escapeXml(text.description)}</desc>`,
   ];
   for (const value of [0, top / 2, top]) {
     parts.push(
@@ -60,15 +63,14 @@ export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (da
   }
   days.forEach((day, i) => {
     const barX = x(LEFT + i * slot + (slot - barWidth) / 2, barWidth).toFixed(1);
-    const label = t('stats.chart.day', { date: dayText(day.date), count: day.orders, confirmed: day.confirmed });
-    parts.push(`<g><title>${escapeXml(label)}</title>`);
-    if (day.orders > 0)
+    parts.push(`<g><title>${escapeXml(day.label)}</title>`);
+    if (day.whole > 0)
       parts.push(
-        `<rect class="bar-orders" x="${barX}" y="${y(day.orders).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.orders)).toFixed(1)}"/>`,
+        `<rect class="bar-orders" x="${barX}" y="${y(day.whole).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.whole)).toFixed(1)}"/>`,
       );
-    if (day.confirmed > 0)
+    if (day.part > 0)
       parts.push(
-        `<rect class="bar-confirmed" x="${barX}" y="${y(day.confirmed).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.confirmed)).toFixed(1)}"/>`,
+        `<rect class="bar-confirmed" x="${barX}" y="${y(day.part).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${(TOP + plotHeight - y(day.part)).toFixed(1)}"/>`,
       );
     parts.push('</g>');
   });
@@ -80,4 +82,44 @@ export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (da
   }
   parts.push('</svg>');
   return parts.join('');
+}
+
+/** Orders and confirmations per day (see barChart). */
+export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
+  const days = stats.by_day;
+  const busiest = days.reduce((best, d) => (d.orders > best.orders ? d : best), days[0] ?? { date: stats.to, orders: 0, confirmed: 0 });
+  const description =
+    t('stats.chart.summary', { from: dayText(stats.from), to: dayText(stats.to), count: stats.orders, confirmed: stats.by_status.confirmed }) +
+    (busiest.orders > 0 ? ` ${t('stats.chart.busiest', { date: dayText(busiest.date), count: busiest.orders, confirmed: busiest.confirmed })}` : '');
+  return barChart(
+    days.map((d) => ({
+      date: d.date,
+      whole: d.orders,
+      part: d.confirmed,
+      label: t('stats.chart.day', { date: dayText(d.date), count: d.orders, confirmed: d.confirmed }),
+    })),
+    { id: 'chart', title: t('stats.chart.title'), description },
+    rtl,
+  );
+}
+
+/** Deliveries that ended per day, the delivered ones in front (see barChart). */
+export function deliveryChart(stats: Stats, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
+  const ended = (d: { delivered: number; refused: number; returned: number; lost: number }) => d.delivered + d.refused + d.returned + d.lost;
+  const description = t('deliveryStats.chart.summary', {
+    from: dayText(stats.from),
+    to: dayText(stats.to),
+    count: ended(stats.delivery),
+    delivered: stats.delivery.delivered,
+  });
+  return barChart(
+    stats.delivery.by_day.map((d) => ({
+      date: d.date,
+      whole: ended(d),
+      part: d.delivered,
+      label: t('deliveryStats.chart.day', { date: dayText(d.date), count: ended(d), delivered: d.delivered }),
+    })),
+    { id: 'delivery-chart', title: t('deliveryStats.chart.title'), description },
+    rtl,
+  );
 }

@@ -27,6 +27,9 @@ export const PAGE_ROUTES = [
   '/orders/:id',
   '/orders/:id/delete',
   '/stats',
+  '/stats/team',
+  '/deliveries',
+  '/deliveries/import',
   '/calls',
   '/calls/:callId',
   '/settings',
@@ -140,6 +143,17 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
   // A WhatsApp agent whose message was read and answered in words, the order gone on to a person.
   const whatsapp = await seedWhatsAppStep(api, false);
   orders.push({ id: whatsapp.orderId, status: 'pending' });
+  // Deliveries: one delivered, one refused (the carrier's words kept), a carrier that pushes.
+  await api
+    .put(`/api/orders/${ended.order.id}/delivery`)
+    .send({ status: 'delivered', carrier: 'Ozon Express', trackingNumber: 'OZ123456789MA', carrierStatus: 'Livré' })
+    .expect(200);
+  await api.put(`/api/orders/${orders[2].id}/delivery`).send({ status: 'refused', carrier: 'Amana', carrierStatus: 'Refusé par le client' }).expect(200);
+  await api.post('/api/carriers').send({ kind: 'custom', name: 'Ozon Express' }).expect(201);
+  await api
+    .post('/api/orders')
+    .send({ ...ORDERS[2], productsName: 'Savon noir' })
+    .expect(201);
   await signUp({ target, invitedBy: owner, name: 'Nadia Berrada' });
   const joinPath = await invitationPath(owner, uniqueEmail('invited'));
 
@@ -159,6 +173,9 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
       '/orders/:id': orderPages,
       '/orders/:id/delete': [`/orders/${orders[0].id}/delete`],
       '/stats': ['/stats'],
+      '/stats/team': ['/stats/team'],
+      '/deliveries': ['/deliveries'],
+      '/deliveries/import': ['/deliveries/import'],
       '/calls': ['/calls'],
       '/calls/:callId': [`/calls/${open.call.id}`, `/calls/${ended.call.id}`],
       '/settings': ['/settings'],

@@ -1,0 +1,145 @@
+import type { Knex } from 'knex';
+import { compare } from './load';
+import type { Measured, Target } from './load';
+import type { CpuMeter, MemorySampler } from './meters';
+import { insertOrders, signUp } from './seed';
+
+const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
+const SMALL = 100;
+const LARGE = 100_000;
+const REPORT_ROWS = 20_000;
+/** delivery.md §4: a stats page at 100,000 orders within 2× of its time at 100. */
+const TARGET = 2;
+/** The order import's memory bound (bench/orders.ts): a 20,000-row report stays within it. */
+const RSS_BOUND_MB = 100;
+const LOAD = { connections: 4, warmupSeconds: 2, seconds: 8, rounds: 4 };
+
+export interface DeliveriesAtScale {
+  requests: Array<{ what: string; small: Measured; large: Measured }>;
+  report: { rows: number; seconds: number; rssGrowthMb: number; updated: number };
+}
+
+/**
+ * The seed's orders get what happened at the door as a carrier's report would give it: a third of
+ * them confirmed by a call (the seed's voice calls), most delivered within 3 days of their creation,
+ * the rest refused, returned or still in transit; one statement, as an import's batch is one
+ * transaction, so the counters' trigger runs as it does in production.
+ */
+async function seedDeliveries(knex: Knex, workspaceIds: string[]): Promise<void> {
+  await knex.raw(
+    `INSERT INTO calls (workspace_id, operation_id, kind, attempt, started_at, ended_at, outcome, duration_seconds)
+     SELECT op.workspace_id, op.id, 'voice', 1, op.created_at, op.created_at + interval '1 minute', 'confirmed', 60
+       FROM operations op WHERE op.workspace_id = ANY(?::uuid[]) AND random() < 0.33`,
+    [workspaceIds],
+  );
+  await knex.raw(
+    `UPDATE orders o
+        SET delivery_status = (ARRAY['delivered', 'delivered', 'delivered', 'refused', 'returned', 'in_transit'])[1 + floor(random() * 6)::int],
+            delivery_carrier = 'Ozon Express',
+            delivery_tracking_number = 'OZ' || substr(o.id::text, 1, 8) || substr(o.id::text, 25, 12),
+            delivery_at = least(now(), o.created_at + interval '3 days'),
+            delivery_confirmer_kind = CASE WHEN c.agent_id IS NOT NULL THEN 'voice' END,
+            delivery_confirmer_id = c.agent_id
+       FROM orders x LEFT JOIN LATERAL (
+              SELECT op.agent_id FROM operations op JOIN calls k ON k.operation_id = op.id AND k.outcome = 'confirmed'
+               WHERE op.order_id = x.id LIMIT 1) c ON true
+      WHERE x.id = o.id AND o.workspace_id = ANY(?::uuid[])`,
+    [workspaceIds],
+  );
+}
+
+/** Time and server RSS growth of one piece of work. */
+async function watched<T>(memory: MemorySampler, work: () => Promise<T>): Promise<{ value: T; seconds: number; rssGrowthMb: number }> {
+  const before = memory.now();
+  const t0 = performance.now();
+  const value = await work();
+  return { value, seconds: (performance.now() - t0) / 1000, rssGrowthMb: Math.max(0, memory.mark() - before) };
+}
+
+/**
+ * Deliveries at scale (delivery.md §4–5): /stats, /stats/team and their JSON for a workspace of 100
+ * orders and one of 100,000 (with their calls and deliveries), in alternating segments; then a
+ * carrier's report of 20,000 rows imported into the large workspace, with the server's RSS growth.
+ */
+export async function deliveriesAtScale(options: {
+  knex: Knex;
+  serviceUrl: string;
+  memory: MemorySampler;
+  meter: CpuMeter;
+  log: (m: string) => void;
+}): Promise<DeliveriesAtScale> {
+  const { knex, serviceUrl, memory, meter, log } = options;
+  const stamp = Date.now();
+  const small = await signUp(serviceUrl, knex, `deliveries-small-${stamp}@bench.invalid`, 'Hundred parcels');
+  const large = await signUp(serviceUrl, knex, `deliveries-large-${stamp}@bench.invalid`, 'Year of parcels');
+  log(`deliveries: seeding ${SMALL} and ${LARGE.toLocaleString('en')} orders with their calls and deliveries`);
+  await insertOrders(knex, [small.workspaceId], SMALL);
+  for (let done = 0; done < LARGE; done += 5000) await insertOrders(knex, [large.workspaceId], 5000);
+  await seedDeliveries(knex, [small.workspaceId]);
+  await seedDeliveries(knex, [large.workspaceId]);
+  await knex.raw('VACUUM ANALYZE orders');
+  await knex.raw('ANALYZE delivery_counts');
+  await knex.raw('ANALYZE call_counts');
+
+  const get = (cookie: string, path: string): Target => ({ method: 'GET', path, headers: { ...BEHIND_ROUTER, cookie } });
+  const cases: Array<[string, string]> = [
+    ['`/stats` page (with the delivered rate per day, store and city)', '/stats'],
+    ['`GET /api/stats`', '/api/stats'],
+    ['`/stats/team` page', '/stats/team'],
+    ['`GET /api/stats/team`', '/api/stats/team'],
+    ['`GET /api/stats/team` over a year', `/api/stats/team?from=${new Date(Date.now() - 360 * 86_400_000).toISOString().slice(0, 10)}`],
+  ];
+  const requests: DeliveriesAtScale['requests'] = [];
+  for (const [what, path] of cases) {
+    const { service: smallSide, baseline: largeSide } = await compare(
+      { url: serviceUrl, target: get(small.cookie, path), meter },
+      { url: serviceUrl, target: get(large.cookie, path), meter },
+      LOAD,
+    );
+    log(`deliveries: ${what}: p50 ${smallSide.p50} ms at ${SMALL}, ${largeSide.p50} ms at ${LARGE.toLocaleString('en')}`);
+    requests.push({ what, small: smallSide, large: largeSide });
+  }
+
+  // A carrier's report of 20,000 rows naming the large workspace's tracking numbers (and a few it has not).
+  const tracking: string[] = await knex('orders')
+    .where({ workspace_id: large.workspaceId })
+    .whereNotNull('delivery_tracking_number')
+    .limit(REPORT_ROWS)
+    .pluck('delivery_tracking_number');
+  const words = ['Livré', 'Refusé', 'Retourné', 'En cours de livraison', 'تم التسليم'];
+  const lines = ['N° de suivi;Statut;Transporteur'];
+  for (let i = 0; i < REPORT_ROWS; i += 1) lines.push(`${tracking[i % tracking.length] ?? `NONE-${i}`};${words[i % words.length]};Ozon Express`);
+  const file = new Blob([lines.join('\r\n')], { type: 'text/csv' });
+  const imported = await watched(memory, async () => {
+    const form = new FormData();
+    form.append('file', file, 'ozon-report.csv');
+    const res = await fetch(`${serviceUrl}/api/deliveries/import`, { method: 'POST', headers: { ...BEHIND_ROUTER, cookie: large.cookie }, body: form });
+    const body = (await res.json()) as { updated: number; unchanged: number };
+    if (res.status !== 200) throw new Error(`deliveries bench: import answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    return body;
+  });
+  log(`deliveries: report of ${REPORT_ROWS} rows in ${imported.seconds.toFixed(2)} s, RSS +${imported.rssGrowthMb.toFixed(0)} MB`);
+  return { requests, report: { rows: REPORT_ROWS, seconds: imported.seconds, rssGrowthMb: imported.rssGrowthMb, updated: imported.value.updated } };
+}
+
+export function deliveriesSection(d: DeliveriesAtScale): string[] {
+  const ratio = (r: { small: Measured; large: Measured }) => r.large.p50 / r.small.p50;
+  const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+  return [
+    '## Deliveries at scale',
+    '',
+    `A workspace of ${SMALL} orders and one of ${LARGE.toLocaleString('en')}, each with calls for a third of its orders and a delivery for every order (most delivered, the rest refused, returned or in transit); the statistics read the counters the triggers keep (\`delivery_counts\`, \`call_counts\`). ${LOAD.connections} connections, ${LOAD.seconds} s per request and workspace in ${LOAD.rounds} alternating segments. Target: p50 at ${LARGE.toLocaleString('en')} within ${TARGET}× of p50 at ${SMALL}.`,
+    '',
+    `| Request | p50 / p99 ms at ${SMALL} | p50 / p99 ms at ${LARGE.toLocaleString('en')} | Ratio of p50 | Target ≤ ${TARGET}× | Non-2xx |`,
+    '|---|---:|---:|---:|---|---:|',
+    ...d.requests.map(
+      (r) =>
+        `| ${r.what} | ${r.small.p50} / ${r.small.p99} | ${r.large.p50} / ${r.large.p99} | ${ratio(r).toFixed(2)}× | ${mark(ratio(r) <= TARGET)} | ${r.small.failures + r.large.failures} |`,
+    ),
+    '',
+    `| Work | Figure | Server RSS growth | Target |`,
+    '|---|---:|---:|---|',
+    `| A carrier's report of ${d.report.rows.toLocaleString('en')} rows (\`POST /api/deliveries/import\`, multipart), ${d.report.updated.toLocaleString('en')} deliveries changed | ${d.report.seconds.toFixed(2)} s | ${d.report.rssGrowthMb.toFixed(0)} MB | ≤ ${RSS_BOUND_MB} MB (the order import's bound): ${mark(d.report.rssGrowthMb <= RSS_BOUND_MB)} |`,
+    '',
+  ];
+}

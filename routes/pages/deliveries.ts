@@ -1,0 +1,73 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import multer from 'multer';
+import type { Services } from '../../services';
+import { REPORT_COLUMNS } from '../../services/deliveries/import';
+import { AppError, isOwner, ValidationError } from '../../services/errors';
+import { IMPORT_MAX_ROWS } from '../../services/imports';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { errorsByInput, formValues, redirectWithNotice } from './forms';
+
+/** /deliveries/import: a carrier's report in, what changed, what matched no order and which words were unknown out. */
+export function deliveryPages(services: Services): Router {
+  const router = Router();
+  router.use('/deliveries', requirePageWorkspace);
+
+  const render = (res: Response, status: number, locals: Record<string, unknown> = {}) =>
+    res.status(status).render('deliveries/import', { columns: REPORT_COLUMNS, maxRows: IMPORT_MAX_ROWS, error: null, result: null, carrier: '', ...locals });
+
+  /** The hub: the report import, the carrier connections (made by the owner), the statistics. */
+  async function renderHub(req: Request, res: Response, status = 200, extra: Record<string, unknown> = {}) {
+    const { workspace } = workspaceOf(req);
+    res.status(status).render('deliveries/index', {
+      carriers: await services.deliveries.carriers.list(workspace.id),
+      isOwner: isOwner(workspace),
+      created: null,
+      values: { name: '' },
+      errors: {},
+      ...extra,
+    });
+  }
+  router.get('/deliveries', (req, res) => renderHub(req, res));
+  router.post('/deliveries/carriers', async (req, res) => {
+    const values = formValues(req, ['name']);
+    try {
+      // The secret is shown once, on this answer: never kept in the session for a redirect.
+      const created = await services.deliveries.carriers.create(workspaceOf(req).workspace, { kind: 'custom', name: values.name });
+      await renderHub(req, res, 201, { created });
+    } catch (err) {
+      if (err instanceof ValidationError) return renderHub(req, res, 400, { values, errors: errorsByInput(err) });
+      throw err;
+    }
+  });
+  router.post('/deliveries/carriers/:id/delete', async (req, res) => {
+    await services.deliveries.carriers.remove(workspaceOf(req).workspace, String(req.params.id));
+    await redirectWithNotice(req, res, '/deliveries', req.t('carriers.removed'));
+  });
+
+  router.get('/deliveries/import', (_req, res) => render(res, 200));
+
+  router.post('/deliveries/import', async (req, res) => {
+    const carrier = typeof req.body?.carrier === 'string' ? req.body.carrier.trim().slice(0, 100) : '';
+    if (res.locals.uploadError) {
+      const tooLarge = res.locals.uploadError instanceof multer.MulterError && res.locals.uploadError.code === 'LIMIT_FILE_SIZE';
+      return render(res, tooLarge ? 413 : 400, { carrier, error: req.t(tooLarge ? 'report.tooLarge' : 'report.unreadable') });
+    }
+    if (!req.file || req.file.size === 0) return render(res, 400, { carrier, error: req.t('importPage.chooseFile') });
+    try {
+      const result = await services.deliveries.reports.run(workspaceOf(req).workspace.id, req.file.buffer, {
+        fileName: (req.file.originalname || 'report').slice(0, 200),
+        carrier: carrier || null,
+      });
+      render(res, 200, { carrier, result });
+    } catch (err) {
+      if (err instanceof ValidationError) {
+        const translate: (text: string) => string = res.locals.message;
+        return render(res, 400, { carrier, error: req.t('report.refused', { details: Object.values(err.fields).map(translate).join(' ') }) });
+      }
+      if (err instanceof AppError && err.status < 500) return render(res, err.status, { carrier, error: err.message });
+      throw err;
+    }
+  });
+  return router;
+}

@@ -1,0 +1,141 @@
+import type { Knex } from 'knex';
+import type { DeliverySource, DeliveryStatus } from './model';
+
+/** One piece of delivery news, whoever brings it (a person, a carrier's file or hook, the store). */
+export interface DeliveryEvent {
+  workspaceId: string;
+  orderId: string;
+  status: DeliveryStatus;
+  /** Given: replaces the order's; absent: the order keeps its own. */
+  carrier?: string | null;
+  trackingNumber?: string | null;
+  /** The carrier's own words for this status, as received. */
+  carrierStatus?: string | null;
+  /** When it happened (ISO 8601 or a Date). */
+  at: string | Date;
+  source: DeliverySource;
+  /** Who or what brought it: a user's name, a connection's name, a file name. */
+  by: string | null;
+}
+
+export interface AppliedEvent {
+  /** The order exists in the workspace (else nothing was written). */
+  found: boolean;
+  /** It became the order's current delivery (false: older than the last one applied, kept in the history only). */
+  applied: boolean;
+  /** The order's current delivery is different afterwards. */
+  changed: boolean;
+  /** The tracking number given belongs to another order of the workspace: the order kept its own. */
+  trackingTaken: boolean;
+}
+
+/**
+ * A batch of events, in their order, in one statement under the row locks of their orders. Each goes
+ * into the history; it is applied unless it is older than the order's last applied event or than an
+ * earlier event of the batch for the same order (a person's change always applies). The order takes
+ * the last applied event's status and words, the carrier and tracking number last given (a tracking
+ * number another order of the workspace has is not taken), and who confirmed it by a call, for the
+ * statistics (orders_count_deliveries). One row per event comes back, in the batch's order.
+ */
+const APPLY = `
+  WITH given AS (
+    SELECT g.n, g.order_id, g.status, g.carrier, g.tracking, g.carrier_status, g.at, g.source, g.by
+      FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::text[], ?::text[])
+           WITH ORDINALITY AS g(order_id, status, carrier, tracking, carrier_status, at, source, by, n)
+  ), cur AS (
+    SELECT o.id, o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status, o.delivery_at
+      FROM orders o WHERE o.workspace_id = ?::uuid AND o.id IN (SELECT order_id FROM given)
+     ORDER BY o.id FOR UPDATE
+  ), judged AS (
+    SELECT g.*, (g.source = 'person' OR g.at >= coalesce(greatest(cur.delivery_at, g.prior), '-infinity')) AS applied
+      FROM (SELECT g.*, max(g.at) OVER (PARTITION BY g.order_id ORDER BY g.n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
+              FROM given g) g
+      JOIN cur ON cur.id = g.order_id
+  ), ins AS (
+    INSERT INTO delivery_events (workspace_id, order_id, status, carrier_status, at, source, by, applied)
+    SELECT ?::uuid, order_id, status, carrier_status, at, source, by, applied FROM judged ORDER BY n
+    RETURNING 1
+  ), final AS (
+    SELECT DISTINCT ON (f.order_id) f.n, f.order_id, f.status, f.carrier_status, f.at,
+           (SELECT j.carrier FROM judged j WHERE j.order_id = f.order_id AND j.applied AND j.carrier IS NOT NULL ORDER BY j.n DESC LIMIT 1) AS carrier,
+           (SELECT j.tracking FROM judged j WHERE j.order_id = f.order_id AND j.applied AND j.tracking IS NOT NULL ORDER BY j.n DESC LIMIT 1) AS tracking
+      FROM judged f WHERE f.applied ORDER BY f.order_id, f.n DESC
+  ), upd AS (
+    UPDATE orders o
+       SET delivery_status = f.status,
+           delivery_carrier = coalesce(f.carrier, o.delivery_carrier),
+           delivery_tracking_number = CASE
+             WHEN f.tracking IS NULL OR EXISTS (SELECT 1 FROM orders x WHERE x.workspace_id = o.workspace_id AND x.delivery_tracking_number = f.tracking AND x.id <> o.id)
+             THEN o.delivery_tracking_number ELSE f.tracking END,
+           delivery_carrier_status = f.carrier_status,
+           delivery_at = f.at,
+           delivery_confirmer_kind = c.kind,
+           delivery_confirmer_id = c.who
+      FROM final f
+      LEFT JOIN LATERAL (
+        SELECT k.kind, CASE WHEN k.kind = 'human' THEN k.made_by ELSE op.agent_id END AS who
+          FROM operations op JOIN calls k ON k.operation_id = op.id
+         WHERE op.order_id = f.order_id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
+         ORDER BY k.ended_at DESC LIMIT 1) c ON true
+     WHERE o.id = f.order_id
+    RETURNING o.id, f.n, f.tracking, o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status
+  )
+  SELECT g.n, cur.id IS NOT NULL AS found, coalesce(j.applied, false) AS applied,
+         upd.id IS NOT NULL AND (upd.delivery_status, upd.delivery_carrier, upd.delivery_tracking_number, upd.delivery_carrier_status)
+           IS DISTINCT FROM (cur.delivery_status, cur.delivery_carrier, cur.delivery_tracking_number, cur.delivery_carrier_status) AS changed,
+         upd.id IS NOT NULL AND upd.tracking IS NOT NULL AND upd.delivery_tracking_number IS DISTINCT FROM upd.tracking AS tracking_taken
+    FROM given g
+    LEFT JOIN cur ON cur.id = g.order_id
+    LEFT JOIN judged j ON j.n = g.n
+    LEFT JOIN upd ON upd.n = g.n
+   ORDER BY g.n`;
+
+const NOTIFY = `
+  SELECT webhook_event(o.workspace_id, 'order.delivery_updated', jsonb_build_object('order', webhook_order(o)))
+    FROM orders o WHERE o.workspace_id = ?::uuid AND o.id = ANY(?::uuid[])`;
+
+/**
+ * The one way delivery news is written, whoever brings it (a person, an import's batch of rows, a
+ * carrier's hook, a store's fulfillment, a future carrier adapter): `events` of one workspace, in
+ * their order, in one statement in the caller's transaction. An order whose current delivery
+ * changed sends `order.delivery_updated` in the same transaction (`notify: false`: the caller knows
+ * no endpoint takes it). The answer has one entry per event; `changed` is true on the event that
+ * left an order's delivery changed.
+ */
+export async function applyDeliveryEvents(
+  db: Knex | Knex.Transaction,
+  workspaceId: string,
+  events: Array<Omit<DeliveryEvent, 'workspaceId'>>,
+  options: { notify?: boolean } = {},
+): Promise<AppliedEvent[]> {
+  if (events.length === 0) return [];
+  const column = <T>(pick: (e: Omit<DeliveryEvent, 'workspaceId'>) => T) => events.map(pick);
+  const { rows } = await db.raw(APPLY, [
+    column((e) => e.orderId),
+    column((e) => e.status),
+    column((e) => e.carrier ?? null),
+    column((e) => e.trackingNumber ?? null),
+    column((e) => e.carrierStatus ?? null),
+    column((e) => new Date(e.at).toISOString()),
+    column((e) => e.source),
+    column((e) => e.by),
+    workspaceId,
+    workspaceId,
+  ] as never[]);
+  const results = (rows as Array<{ found: boolean; applied: boolean; changed: boolean; tracking_taken: boolean }>).map((r) => ({
+    found: r.found,
+    applied: r.applied,
+    changed: r.changed,
+    trackingTaken: r.tracking_taken,
+  }));
+  const changed = [...new Set(events.filter((_, i) => results[i].changed).map((e) => e.orderId))];
+  if (changed.length > 0 && options.notify !== false) await db.raw(NOTIFY, [workspaceId, changed]);
+  return results;
+}
+
+/** One event (see applyDeliveryEvents). */
+export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: DeliveryEvent, options: { notify?: boolean } = {}): Promise<AppliedEvent> {
+  const { workspaceId, ...rest } = event;
+  const [result] = await applyDeliveryEvents(db, workspaceId, [rest], options);
+  return result;
+}

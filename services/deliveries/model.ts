@@ -1,0 +1,50 @@
+/**
+ * An order's delivery as every representation shows it, and the words that name its statuses.
+ * The columns live on `orders` (migration 20261126_43_01); this file is the one that reads them.
+ */
+export const DELIVERY_STATUSES = ['shipped', 'in_transit', 'out_for_delivery', 'delivered', 'refused', 'returned', 'lost'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Where a delivery event came from. */
+export type DeliverySource = 'person' | 'import' | 'carrier' | 'store';
+
+export interface Delivery {
+  status: DeliveryStatus;
+  carrier: string | null;
+  tracking_number: string | null;
+  carrier_status: string | null;
+  updated_at: string;
+}
+
+/** The order's columns that hold its delivery. */
+export const DELIVERY_COLUMNS = ['o.delivery_status', 'o.delivery_carrier', 'o.delivery_tracking_number', 'o.delivery_carrier_status', 'o.delivery_at'];
+
+export interface DeliveryColumns {
+  delivery_status?: DeliveryStatus | null;
+  delivery_carrier?: string | null;
+  delivery_tracking_number?: string | null;
+  delivery_carrier_status?: string | null;
+  delivery_at?: Date | string | null;
+  /** webhook_order's and a stored answer's form: the delivery already built. */
+  delivery?: (Omit<Delivery, 'updated_at'> & { updated_at: string | Date }) | null;
+}
+
+/** The delivery of an order's row (its columns, or the object webhook_order and stored answers hold); null when none. */
+export function deliveryOf(row: DeliveryColumns): Delivery | null {
+  if (row.delivery !== undefined) {
+    if (row.delivery === null) return null;
+    return { ...row.delivery, updated_at: new Date(row.delivery.updated_at).toISOString() };
+  }
+  if (!row.delivery_status || !row.delivery_at) return null;
+  return {
+    status: row.delivery_status,
+    carrier: row.delivery_carrier ?? null,
+    tracking_number: row.delivery_tracking_number ?? null,
+    carrier_status: row.delivery_carrier_status ?? null,
+    updated_at: new Date(row.delivery_at).toISOString(),
+  };
+}
+
+export function isDeliveryStatus(value: unknown): value is DeliveryStatus {
+  return (DELIVERY_STATUSES as readonly unknown[]).includes(value);
+}
