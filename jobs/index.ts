@@ -1,3 +1,4 @@
+import { msg } from '../services/messages';
 import type PgBoss from 'pg-boss';
 import type { Logger } from '../logger';
 import type { SignedSender } from '../integrations/http';
@@ -78,7 +79,7 @@ export async function registerHandlers(boss: PgBoss, services: Services, sender:
     queue: QUEUES.callTimeout.name,
     count: 1,
     batchSize: 20,
-    handle: each((d) => services.calls.fail(d.callId!, 'no result from agent', 'result')),
+    handle: each((d) => services.calls.fail(d.callId!, msg('callNoResult'), 'result')),
   });
   await register({ queue: QUEUES.claimExpiry.name, count: 1, batchSize: 20, handle: each((d) => services.calls.expireClaims(undefined, d.callId)) });
   await register({
