@@ -252,6 +252,20 @@ describe('refusals once found by their English text, on French and Arabic pages'
       shows((await shop.agent.get(`/orders/${order.id}`).expect(200)).text, msg('callAgentUnreachable'));
     });
 
+    it(`${lng}: a webhook endpoint a member disabled, and the test event it then refuses`, async () => {
+      const shop = await shopIn(lng);
+      const { body: endpoint } = await shop.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201);
+      const csrf = await csrfOf(shop.agent, `/webhooks/${endpoint.id}`);
+      await shop.agent.post(`/webhooks/${endpoint.id}/enabled`).type('form').send({ _csrf: csrf, enabled: 'false' }).expect(303);
+      shows((await shop.agent.get(`/webhooks/${endpoint.id}`).expect(200)).text, msg('hookDisabledByMember'));
+      expect(await testKnex()('webhook_endpoints').where({ id: endpoint.id }).first()).to.include({
+        enabled: false,
+        disabled_reason: 'Disabled by a member of the workspace',
+      });
+      await shop.agent.post(`/webhooks/${endpoint.id}/test`).type('form').send({ _csrf: csrf }).expect(303);
+      shows((await shop.agent.get(`/webhooks/${endpoint.id}`).expect(200)).text, msg('WEBHOOK_DISABLED'));
+    });
+
     it(`${lng}: a statistics period that is not one`, async () => {
       const shop = await shopIn(lng);
       shows((await shop.agent.get('/stats').query({ from: '2026-11-30', to: '2026-11-01' }).expect(400)).text, msg('fromBeforeTo'));
