@@ -1,3 +1,4 @@
+import { msg } from '../services/messages';
 import type { Logger } from '../logger';
 import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
@@ -81,7 +82,7 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
         logger.warn({ callId: ctx.id, attempt, status: result.status, error: result.error }, 'call.requested not accepted');
         const delay = RETRY_DELAYS_SECONDS[attempt - 1];
         if (delay !== undefined) await services.calls.retryRequest(ctx.id, attempt + 1, delay);
-        else await services.calls.fail(ctx.id, 'agent unreachable');
+        else await services.calls.fail(ctx.id, msg('callAgentUnreachable'));
       }),
     );
   };

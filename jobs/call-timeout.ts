@@ -1,4 +1,5 @@
 import { QUEUES } from '../db/jobs';
+import { msg } from '../services/messages';
 import { eachJob, jobHandler } from './job';
 
 /** A voice call whose agent never reported its result ends `failed`. */
@@ -6,5 +7,5 @@ export const callTimeout = jobHandler({
   queue: QUEUES.callTimeout.name,
   count: 1,
   batchSize: 20,
-  create: ({ services }) => eachJob((job) => services.calls.fail(job.callId, 'no result from agent', 'result')),
+  create: ({ services }) => eachJob((job) => services.calls.fail(job.callId, msg('callNoResult'), 'result')),
 });

@@ -3,7 +3,8 @@ import { NotFoundError } from './errors';
 import type { Call, Outcome } from './operations';
 import { CALL_FIELDS, toCall } from './operations';
 import { isUuid } from './validation';
-import { msg } from './messages';
+import { msg, recode } from './messages';
+import type { Message } from './messages';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
 interface CallLine extends Call {
@@ -12,6 +13,8 @@ interface CallLine extends Call {
   step: number;
   /** How far a WhatsApp message got (sent, delivered, read), as Meta reported it. */
   message_status: 'sent' | 'delivered' | 'read' | null;
+  /** A summary the service wrote itself, by its code (the page shows it in its language); an agent's words stay in `summary`. */
+  summary_message: Message | null;
 }
 
 /** The calls of an order, oldest first, and whether (and when) another one is coming. */
@@ -63,6 +66,7 @@ export class CallViewService {
         'c.sent_at',
         'c.delivered_at',
         'c.read_at',
+        'c.summary_code',
         'a.name as agent_name',
         'u.name as member_name',
       ]);
@@ -137,7 +141,13 @@ export class CallViewService {
 // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
 function toLine(row: any): CallLine {
   const messageStatus = row.read_at ? 'read' : row.delivered_at ? 'delivered' : row.sent_at ? 'sent' : null;
-  return { ...toCall(row), who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name, step: row.ladder_step, message_status: messageStatus };
+  return {
+    ...toCall(row),
+    who: row.kind === 'human' ? (row.member_name ?? null) : row.agent_name,
+    step: row.ladder_step,
+    message_status: messageStatus,
+    summary_message: row.summary_code ? recode(row.summary_code) : null,
+  };
 }
 
 function callNotFound(): NotFoundError {

@@ -8,7 +8,8 @@ import { isOpen, nextOpening, settingsFrom } from './call-settings';
 import { ConflictError, NotFoundError } from './errors';
 import { MAX_LADDER_AGENTS } from './ladder';
 import { lockOrderOfCall, lockOrdersOfNonHumanOperations } from './locks';
-import { msg } from './messages';
+import { decode, msg, plain } from './messages';
+import type { Coded, Message } from './messages';
 import type { Call, Operation, Outcome } from './operations';
 import { CALL_FIELDS, operationWithCalls, OUTCOMES, toCall } from './operations';
 import type { OrderStatus } from './order-status';
@@ -40,6 +41,13 @@ export interface OutcomeDetails {
   durationSeconds?: number | null;
   /** What the customer wrote back to a WhatsApp message. */
   reply?: string | null;
+  /** The code of a summary the service wrote itself (`systemSummary`), for the pages; absent for an agent's or a member's words. */
+  summaryCode?: Coded | null;
+}
+
+/** A summary the service writes itself (no agent or member said it): its English for the API, its code for the pages. */
+export function systemSummary(message: Message): { summary: string; summaryCode: Coded | null } {
+  return { summary: plain(message), summaryCode: decode(message) };
 }
 
 /** A report a voice agent sent, authenticated. */
@@ -508,14 +516,14 @@ export class CallService {
    * The worker gives up on a call: `failed`, nothing charged. `onlyIf` names the deadline that must
    * have passed: the agent's result (`result`), or its acceptance of the request (`acceptance`).
    */
-  async fail(callId: string, summary: string, onlyIf?: 'result' | 'acceptance'): Promise<boolean> {
+  async fail(callId: string, summary: Message, onlyIf?: 'result' | 'acceptance'): Promise<boolean> {
     return this.knex.transaction(async (trx) => {
       const call = await this.lockCall(trx, callId);
       if (!call || call.ended_at || call.dropped_at) return false;
       const now = this.now();
       if (onlyIf === 'result' && !(call.result_due_at && call.result_due_at <= now)) return false;
       if (onlyIf === 'acceptance' && (call.accepted_at || call.started_at.getTime() + ACCEPT_WITHIN_MINUTES * 60_000 > now.getTime())) return false;
-      await this.finish(trx, call, { outcome: 'failed', summary }, 'system');
+      await this.finish(trx, call, { outcome: 'failed', ...systemSummary(summary) }, 'system');
       return true;
     });
   }
@@ -646,7 +654,7 @@ export class CallService {
     // One statement: the call ended, its charge (never twice: one row per call), the order, the operation.
     await trx.raw(
       `WITH ended AS (
-         UPDATE calls SET ended_at = ?, outcome = ?, duration_seconds = ?, summary = ?, changes = ?, callback_at = ?, cost = ?, ended_by = ?, reply = ?
+         UPDATE calls SET ended_at = ?, outcome = ?, duration_seconds = ?, summary = ?, summary_code = ?, changes = ?, callback_at = ?, cost = ?, ended_by = ?, reply = ?
           WHERE id = ? RETURNING id
        ), charge AS (
          INSERT INTO credit_ledger (user_id, kind, amount, call_id, note)
@@ -661,6 +669,7 @@ export class CallService {
         details.outcome,
         details.durationSeconds ?? null,
         details.summary ?? null,
+        details.summaryCode ? JSON.stringify(details.summaryCode) : null,
         details.changes ?? null,
         details.callbackAt ?? null,
         charged,

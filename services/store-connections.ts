@@ -301,6 +301,13 @@ export class StoreConnectionService {
     return rowCount ?? 0;
   }
 
+  /** Why the last write-back failed, by its code, as the connection's page shows it (null when the last one worked). */
+  async writeBackError(workspaceId: string, id: string): Promise<Message | null> {
+    const row = await this.knex('store_connections').where({ workspace_id: workspaceId, id }).first('write_back_error', 'write_back_error_code');
+    if (!row?.write_back_error) return null;
+    return row.write_back_error_code ? recode(row.write_back_error_code) : msg('wbFailedBefore');
+  }
+
   /** The connection's latest events, as the API gives them. */
   async events(workspaceId: string, id: string): Promise<StoreEvent[]> {
     return (await this.eventLog(workspaceId, id)).map(({ reasons: _reasons, ...event }) => event);

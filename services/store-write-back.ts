@@ -2,9 +2,11 @@ import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
 import { QUEUES } from '../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../integrations/http';
-import type { Outcome, WriteBackStep } from '../integrations/stores/write-back';
+import type { Outcome, WriteBackFailure, WriteBackStep } from '../integrations/stores/write-back';
 import { pathSegment, shopifySteps, wooCommerceSteps } from '../integrations/stores/write-back';
 import { RETRY_DELAYS_SECONDS } from './webhooks';
+import { decode, msg, plain } from './messages';
+import type { Message } from './messages';
 
 /** A `store-write-back` job, as the orders trigger writes it and each later try re-sends it. */
 export interface WriteBackJob {
@@ -25,6 +27,22 @@ export interface WriteBackSettings {
   retrySeconds?: readonly number[];
   /** Production: credentials go over https only. */
   httpsOnly: boolean;
+}
+
+/** A step's failure as a message with its code. */
+function reasonOf(failure: WriteBackFailure): Message {
+  switch (failure.reason) {
+    case 'unreachable':
+      return msg('wbUnreachable', { store: failure.store, error: failure.error });
+    case 'answered':
+      return msg('wbAnswered', { store: failure.store, status: failure.status });
+    case 'unreadable':
+      return msg('wbUnreadable', { store: failure.store });
+    case 'errors':
+      return msg('wbErrors', { store: failure.store });
+    case 'tagRefused':
+      return msg('wbTagRefused', { store: failure.store });
+  }
 }
 
 export type WriteBackResult = { result: 'sent' | 'skipped' } | { result: 'retrying' | 'failed'; reason: string };
@@ -72,9 +90,9 @@ export class StoreWriteBackService {
       steps = shopifySteps({ origin, apiVersion: this.settings.shopifyApiVersion, credentials: target.write_back }, order);
     } else if (target.kind === 'woocommerce') {
       if (this.settings.httpsOnly && !target.shop.startsWith('https://')) {
-        return this.fail(target, 'WooCommerce is written to over https only: the shop’s address must start with https://');
+        return this.fail(target, msg('wbHttpsOnly'));
       }
-      if (pathSegment(order.externalId) === null) return this.fail(target, 'The store’s order id cannot be used in an address');
+      if (pathSegment(order.externalId) === null) return this.fail(target, msg('wbOrderId'));
       steps = wooCommerceSteps({ shop: target.shop, credentials: target.write_back }, order);
     } else {
       return { result: 'skipped' };
@@ -82,27 +100,31 @@ export class StoreWriteBackService {
     let done = job.done ?? 0;
     for (const step of steps.slice(done)) {
       const failure = step.failure(await send(step.request));
-      if (failure) return this.retryOrFail(job, done, target, failure);
+      if (failure) return this.retryOrFail(job, done, target, reasonOf(failure));
       done += 1;
     }
-    await this.knex('store_connections').where({ id: target.connection_id }).whereNotNull('write_back_error').update({ write_back_error: null });
+    await this.knex('store_connections')
+      .where({ id: target.connection_id })
+      .whereNotNull('write_back_error')
+      .update({ write_back_error: null, write_back_error_code: null });
     return { result: 'sent' };
   }
 
-  private async retryOrFail(job: WriteBackJob, done: number, target: Target, reason: string): Promise<WriteBackResult> {
+  private async retryOrFail(job: WriteBackJob, done: number, target: Target, reason: Message): Promise<WriteBackResult> {
     const delay = this.retrySeconds[job.attempt - 1];
     if (delay === undefined) return this.fail(target, reason);
     const next: WriteBackJob = { ...job, attempt: job.attempt + 1, done };
     await this.jobs.send(this.knex, QUEUES.storeWriteBack.name, next, { startAfter: new Date(Date.now() + delay * 1000) });
-    return { result: 'retrying', reason };
+    return { result: 'retrying', reason: plain(reason) };
   }
 
-  private async fail(target: Target, reason: string): Promise<WriteBackResult> {
-    const order = target.external_ref ?? target.external_id;
+  /** The last failure, kept on the connection: in English for the API, by its code for the page. */
+  private async fail(target: Target, reason: Message): Promise<WriteBackResult> {
+    const error = msg('wbFailed', { order: String(target.external_ref ?? target.external_id).slice(0, 200), reason });
     await this.knex('store_connections')
       .where({ id: target.connection_id })
-      .update({ write_back_error: `Order ${order}: ${reason}`.slice(0, 300) });
-    return { result: 'failed', reason };
+      .update({ write_back_error: plain(error).slice(0, 300), write_back_error_code: JSON.stringify(decode(error)) });
+    return { result: 'failed', reason: plain(reason) };
   }
 
   /** The order, its connection and the summary of the call that reached its outcome, if one did. */

@@ -1,3 +1,4 @@
+import { msg } from './messages';
 import type { Knex } from 'knex';
 import type { Jobs } from '../db/jobs';
 import { QUEUES } from '../db/jobs';
@@ -41,7 +42,7 @@ export class SweepService {
       .limit(BATCH)
       .pluck('id');
     let timedOut = 0;
-    for (const callId of overdue) if (await this.calls.fail(callId, 'no result from agent', 'result')) timedOut += 1;
+    for (const callId of overdue) if (await this.calls.fail(callId, msg('callNoResult'), 'result')) timedOut += 1;
 
     const unaccepted = await this.knex('calls')
       .where({ kind: 'voice' })
@@ -52,7 +53,7 @@ export class SweepService {
       .limit(BATCH)
       .pluck('id');
     let unreachable = 0;
-    for (const callId of unaccepted) if (await this.calls.fail(callId, 'agent unreachable', 'acceptance')) unreachable += 1;
+    for (const callId of unaccepted) if (await this.calls.fail(callId, msg('callAgentUnreachable'), 'acceptance')) unreachable += 1;
     return { requeued: due.length, claimsExpired, timedOut, unreachable };
   }
 }

@@ -11,7 +11,11 @@ import { z } from 'zod';
 import { errorsByInput } from '../routes/pages/forms';
 import { localeHelpers } from '../routes/pages/view-helpers';
 import { createI18n } from '../routes/middleware/i18n';
-import { app, csrfFrom, csrfOf, invitationPath, signUp } from './helpers/app';
+import { app, csrfFrom, csrfOf, invitationPath, signUp, TEST_ENV } from './helpers/app';
+import { createOrder, openAllDay } from './helpers/loop';
+import { createServices } from '../services';
+import { loadConfig } from '../config';
+import { Jobs } from '../db/jobs';
 import type { SignedIn } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { COLUMN_NAMES } from '../services/imports';
@@ -155,6 +159,12 @@ describe('no message reaches a page without its code', () => {
   });
 });
 
+/** The services on the test database, for what no route does (a call the service ends itself). */
+const callServices = (() => {
+  let made: ReturnType<typeof createServices> | undefined;
+  return () => (made ??= createServices(testKnex(), loadConfig({ ...TEST_ENV }), new Jobs(testKnex())));
+})();
+
 /** A shop whose owner reads the pages in `language`. */
 async function shopIn(language: string): Promise<SignedIn> {
   const shop = await signUp();
@@ -230,6 +240,30 @@ describe('refusals once found by their English text, on French and Arabic pages'
       const { body } = await owner.agent.get('/api/workspace/invitations').expect(200);
       await owner.agent.delete(`/api/workspace/invitations/${body.invitations[0].id}`).expect(204);
       shows((await visitor.get(path).expect(410)).text, msg('inviteWithdrawn'));
+    });
+
+    it(`${lng}: a call the service ended itself ("agent unreachable") on the order page; the API keeps its words`, async () => {
+      const shop = await shopIn(lng);
+      await openAllDay(shop);
+      const order = await createOrder(shop);
+      const { body } = await shop.agent.post('/api/calls/next').expect(200);
+      expect(await callServices().calls.fail(body.call.id, msg('callAgentUnreachable'))).to.equal(true);
+      expect(await testKnex()('calls').where({ id: body.call.id }).first()).to.include({ outcome: 'failed', ended_by: 'system', summary: 'agent unreachable' });
+      shows((await shop.agent.get(`/orders/${order.id}`).expect(200)).text, msg('callAgentUnreachable'));
+    });
+
+    it(`${lng}: a webhook endpoint a member disabled, and the test event it then refuses`, async () => {
+      const shop = await shopIn(lng);
+      const { body: endpoint } = await shop.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201);
+      const csrf = await csrfOf(shop.agent, `/webhooks/${endpoint.id}`);
+      await shop.agent.post(`/webhooks/${endpoint.id}/enabled`).type('form').send({ _csrf: csrf, enabled: 'false' }).expect(303);
+      shows((await shop.agent.get(`/webhooks/${endpoint.id}`).expect(200)).text, msg('hookDisabledByMember'));
+      expect(await testKnex()('webhook_endpoints').where({ id: endpoint.id }).first()).to.include({
+        enabled: false,
+        disabled_reason: 'Disabled by a member of the workspace',
+      });
+      await shop.agent.post(`/webhooks/${endpoint.id}/test`).type('form').send({ _csrf: csrf }).expect(303);
+      shows((await shop.agent.get(`/webhooks/${endpoint.id}`).expect(200)).text, msg('WEBHOOK_DISABLED'));
     });
 
     it(`${lng}: a statistics period that is not one`, async () => {

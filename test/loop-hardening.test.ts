@@ -8,6 +8,7 @@ import { TRANSACTION_RETRIES } from '../db/transaction';
 import { newMessageId, signedHeaders } from '../integrations/signing';
 import { createServices } from '../services';
 import { ACCEPT_WITHIN_MINUTES } from '../services/calls';
+import { msg } from '../services/messages';
 import { app, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { agentDouble, callsOf, createOrder, humanShop, operationRow, orderRow, spendsOf, voiceShop, waitFor } from './helpers/loop';
@@ -360,7 +361,7 @@ describe('no call stays open forever', function () {
         .update({ started_at: new Date(Date.now() - (ACCEPT_WITHIN_MINUTES - 1) * 60_000) });
       await services().sweep.run();
       expect((await testKnex()('calls').where({ id: a }).first()).ended_at).to.equal(null);
-      expect(await services().calls.fail(a, 'agent unreachable', 'acceptance')).to.equal(false);
+      expect(await services().calls.fail(a, msg('callAgentUnreachable'), 'acceptance')).to.equal(false);
     } finally {
       await agent.close();
     }

@@ -265,6 +265,19 @@ describe('store write-back', () => {
       const error = `Order ${order.external_ref}: Shopify answered 500`;
       expect((await s.agent.get(`/api/stores/${s.storeId}`).expect(200)).body.write_back).to.deep.equal({ enabled: true, last_error: error });
       expect((await s.agent.get(`/stores/${s.storeId}`).expect(200)).text).to.contain(error);
+      // In French and Arabic the page says it by its code, not in the API's English.
+      for (const [language, said] of [
+        ['fr', `Commande ${order.external_ref} : Shopify a répondu 500`],
+        ['ar', `الطلب ${order.external_ref}: أجاب Shopify بـ500`],
+      ]) {
+        await s.agent
+          .post('/account/language')
+          .type('form')
+          .send({ _csrf: await csrfOf(s.agent, '/orders/new'), language })
+          .expect(303);
+        const page = (await s.agent.get(`/stores/${s.storeId}`).expect(200)).text;
+        expect(page, language).to.contain(said).and.not.to.contain('answered 500');
+      }
       expect(await orderRow(order.id)).to.deep.equal(before);
 
       const next = (await shopifyOrder(s)).order;

@@ -14,10 +14,16 @@ export interface WriteBackOrder {
   summary: string | null;
 }
 
-/** One request and how to read its answer: null when it did what we asked, else a reason in fixed words. */
+/** Why a step did not do what we asked, in fixed words the service gives a code: the store, and what happened. */
+export type WriteBackFailure =
+  | { reason: 'unreachable'; store: string; error: string }
+  | { reason: 'answered'; store: string; status: number }
+  | { reason: 'unreadable' | 'errors' | 'tagRefused'; store: string };
+
+/** One request and how to read its answer: null when it did what we asked, else why not. */
 export interface WriteBackStep {
   request: OutboundRequest;
-  failure(result: DeliveryResult): string | null;
+  failure(result: DeliveryResult): WriteBackFailure | null;
 }
 
 export interface ShopifyTarget {
@@ -37,10 +43,12 @@ const TAGS_ADD = `mutation ConfirmationTag($id: ID!, $tags: [String!]!) {
   tagsAdd(id: $id, tags: $tags) { node { id } userErrors { field message } }
 }`;
 
-/** Why a request got no usable answer, as the connection's page shows it. */
-function transportFailure(store: string, result: DeliveryResult): string | null {
+/** Why a request got no usable answer. */
+function transportFailure(store: string, result: DeliveryResult): WriteBackFailure | null {
   if (result.delivered) return null;
-  return result.status === null ? `${store} could not be reached: ${result.error ?? 'connection failed'}` : `${store} answered ${result.status}`;
+  return result.status === null
+    ? { reason: 'unreachable', store, error: result.error ?? 'connection failed' }
+    : { reason: 'answered', store, status: result.status };
 }
 
 /**
@@ -63,11 +71,11 @@ export function shopifySteps(target: ShopifyTarget, order: WriteBackOrder): Writ
         try {
           answer = JSON.parse(result.body);
         } catch {
-          return 'Shopify answered something unreadable';
+          return { reason: 'unreadable', store: 'Shopify' };
         }
-        if (Array.isArray(answer.errors) && answer.errors.length > 0) return 'Shopify answered with errors';
-        if (!answer.data?.tagsAdd) return 'Shopify answered something unreadable';
-        if ((answer.data.tagsAdd.userErrors ?? []).length > 0) return 'Shopify refused the tag';
+        if (Array.isArray(answer.errors) && answer.errors.length > 0) return { reason: 'errors', store: 'Shopify' };
+        if (!answer.data?.tagsAdd) return { reason: 'unreadable', store: 'Shopify' };
+        if ((answer.data.tagsAdd.userErrors ?? []).length > 0) return { reason: 'tagRefused', store: 'Shopify' };
         return null;
       },
     },

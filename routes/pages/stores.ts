@@ -75,6 +75,7 @@ export function storePages(services: Services): Router {
       kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
       events: await services.stores.eventLog(workspace(req).id, store.id),
+      writeBackError: await services.stores.writeBackError(workspace(req).id, store.id),
     });
   }
 

@@ -103,6 +103,11 @@ export function translateMessage(t: TFunction, message: string, isolate: (text: 
  */
 function codedText(t: TFunction, { code, params }: Coded, isolate: (text: string) => string): string {
   const values: Record<string, string | number> = { ...params };
+  // A value that is a message itself (a write-back's reason) is written in the page's language too.
+  for (const [name, value] of Object.entries(values)) {
+    const inner = typeof value === 'string' ? decode(value) : null;
+    if (inner) values[name] = codedText(t, inner, isolate);
+  }
   if (typeof values.label === 'string') values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
   if (typeof values.status === 'string') values.status = t(`status.${values.status}`, { defaultValue: values.status });
   for (const name of TYPED_VALUES) if (typeof values[name] === 'string') values[name] = isolate(values[name]);

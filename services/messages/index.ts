@@ -63,7 +63,8 @@ export function decode(text: string): Coded | null {
 /** The English text of a code, its values put in. */
 export function english({ code, params, english: given }: Coded): string {
   if (given !== undefined) return given;
-  return (ENGLISH[code] ?? code).replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(params[name] ?? ''));
+  // A value may be a message itself (a write-back's reason inside "Order …: {{reason}}"): written out too.
+  return (ENGLISH[code] ?? code).replace(/\{\{(\w+)\}\}/g, (_, name: string) => plain(String(params[name] ?? '')));
 }
 
 /** The English text of a message, whether it carries a code or not. */

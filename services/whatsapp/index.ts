@@ -4,6 +4,8 @@ import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { CallService } from '../calls';
+import { systemSummary } from '../calls';
+import { msg } from '../messages';
 import { isUuid } from '../validation';
 import type { MessageContext, SendAnswer } from './cloud-api';
 import { readSendAnswer, templateRequest } from './cloud-api';
@@ -88,7 +90,7 @@ export class WhatsAppService {
     else {
       const delay = SEND_RETRY_SECONDS[attempt - 1];
       if (delay !== undefined) await this.jobs.send(this.knex, QUEUES.whatsappSend.name, { callId, try: attempt + 1 }, { startAfter: delay });
-      else await this.calls.endCall(callId, { outcome: 'failed', summary: 'WhatsApp unreachable' }, 'system', unsent);
+      else await this.calls.endCall(callId, { outcome: 'failed', ...systemSummary(msg('callWhatsAppUnreachable')) }, 'system', unsent);
     }
     return answer;
   }
@@ -124,7 +126,7 @@ export class WhatsAppService {
   async closeWindow(callId: string, now = this.now()): Promise<boolean> {
     return this.calls.endCall(
       callId,
-      { outcome: 'no-answer', summary: 'no reply' },
+      { outcome: 'no-answer', ...systemSummary(msg('callNoReply')) },
       'system',
       (call) => call.kind === 'whatsapp' && !!call.result_due_at && call.result_due_at <= now,
     );
@@ -147,7 +149,7 @@ export class WhatsAppService {
       .pluck('id');
     let unsentCount = 0;
     for (const callId of stale)
-      if (await this.calls.endCall(callId, { outcome: 'failed', summary: 'WhatsApp unreachable' }, 'system', unsent)) unsentCount += 1;
+      if (await this.calls.endCall(callId, { outcome: 'failed', ...systemSummary(msg('callWhatsAppUnreachable')) }, 'system', unsent)) unsentCount += 1;
     return { noReply, unsent: unsentCount };
   }
 
