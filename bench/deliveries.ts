@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { compactDeliveryCounts } from '../services/deliveries';
 import { compare } from './load';
 import type { Measured, Target } from './load';
 import type { CpuMeter, MemorySampler } from './meters';
@@ -83,6 +84,8 @@ export async function deliveriesAtScale(options: {
   for (let done = 0; done < LARGE; done += 5000) await insertOrders(knex, [large.workspaceId], 5000);
   await seedDeliveries(knex, [small.workspaceId]);
   await seedDeliveries(knex, [large.workspaceId]);
+  // What the worker's housekeeping does every minute: the counters' deltas folded.
+  await compactDeliveryCounts(knex);
   await knex.raw('ANALYZE orders');
   await knex.raw('ANALYZE delivery_counts');
   await knex.raw('ANALYZE call_counts');
