@@ -144,10 +144,11 @@ export class DeliveryService {
 const COUNTERS = {
   delivery_counts: { key: ['workspace_id', 'day', 'store_name', 'city', 'currency', 'status', 'confirmer_kind', 'confirmer_id'], sums: ['n', 'amount'] },
   call_counts: { key: ['workspace_id', 'day', 'kind', 'member_id', 'agent_id', 'outcome'], sums: ['n', 'answered', 'seconds'] },
+  order_counts: { key: ['workspace_id', 'day', 'store_name', 'status', 'currency', 'finished', 'blocked'], sums: ['n', 'amount', 'calls', 'called'] },
 } as const;
 
 /**
- * Folds the statistics' counters (delivery_counts, call_counts) into one row per key, for the
+ * Folds the statistics' counters (delivery_counts, call_counts, order_counts) into one row per key, for the
  * workspaces that have piled up more than `minRows` delta rows on one day (the worker's minute job,
  * as for the status counts): every sum read is the same before and after.
  */
