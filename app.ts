@@ -99,7 +99,7 @@ export function createApp(deps: AppDeps): express.Express {
   // Signed by a voice agent or a store: no session, no cookies, no CSRF token. Counted per client
   // IP before anything is read, so a flood of bad signatures costs us no more than a counter.
   // A store's flash sale comes from a few of its IPs at hundreds a minute, and a store that gets
-  // 429s drops its subscription: at /hooks/stores only refused messages count.
+  // 429s drops its subscription: at /hooks/stores (and /hooks/carriers, as busy) only refused messages count.
   const hooksLimit = (name: string) => ({
     name,
     windowMs: 60_000,
@@ -108,7 +108,7 @@ export function createApp(deps: AppDeps): express.Express {
   });
   const storesLimit = createRefusalLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-stores-ip'));
   const callsLimit = createLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-ip'));
-  const limitHooks: express.RequestHandler = (req, res, next) => (req.path.startsWith('/stores/') ? storesLimit : callsLimit)(req, res, next);
+  const limitHooks: express.RequestHandler = (req, res, next) => (/^\/(stores|carriers)\//.test(req.path) ? storesLimit : callsLimit)(req, res, next);
   const hookLimits = { bodiesPerIp: config.limits.hookBodiesPerIp, bodyTimeoutMs: config.limits.hookBodyTimeoutMs };
   app.use('/hooks', limitHooks, idLessHookBodies, hooksRouter(services, hookLimits), jsonNotFound, jsonErrors);
 

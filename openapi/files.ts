@@ -75,7 +75,7 @@ export function register(b: OpenApiBuilder): void {
       security: ['session'],
       summary: 'Export the orders as CSV',
       description:
-        "UTF-8 with a BOM; columns id, created_at (Morocco time), client_name, phone, store_name, products_name, address, status, calls, last_outcome; newest first; a cell starting with = + - @ tab or CR is prefixed with `'`.",
+        "UTF-8 with a BOM; columns id, created_at (Morocco time), client_name, phone, store_name, products_name, address, status, calls, last_outcome, flags, source, external_id, external_ref, total_amount, currency, placed_at, city, note, delivery_status, carrier, tracking_number, carrier_status; newest first; a cell starting with = + - @ tab or CR is prefixed with `'`.",
       parameters: [
         ...FILTERS,
         {

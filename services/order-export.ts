@@ -25,6 +25,10 @@ const EXPORT_COLUMNS = [
   'placed_at',
   'city',
   'note',
+  'delivery_status',
+  'carrier',
+  'tracking_number',
+  'carrier_status',
 ] as const;
 
 /**
@@ -54,6 +58,10 @@ const EXPORT_HEADERS: Record<Language, readonly string[]> = {
     'date de commande',
     'ville',
     'note',
+    'livraison',
+    'transporteur',
+    'n° de suivi',
+    'mots du transporteur',
   ],
   ar: [
     'المعرف',
@@ -75,6 +83,10 @@ const EXPORT_HEADERS: Record<Language, readonly string[]> = {
     'تاريخ الطلب',
     'المدينة',
     'ملاحظة',
+    'التوصيل',
+    'شركة التوصيل',
+    'رقم التتبع',
+    'كلمات شركة التوصيل',
   ],
 };
 
@@ -109,6 +121,10 @@ interface ExportRow {
   external_ref: string | null;
   total_amount: number | null;
   currency: string | null;
+  delivery_status: string | null;
+  delivery_carrier: string | null;
+  delivery_tracking_number: string | null;
+  delivery_carrier_status: string | null;
   position_at: string;
 }
 
@@ -133,6 +149,10 @@ function line(row: ExportRow): string[] {
     row.placed_local ?? '',
     row.city ?? '',
     row.note ?? '',
+    row.delivery_status ?? '',
+    row.delivery_carrier ?? '',
+    row.delivery_tracking_number ?? '',
+    row.delivery_carrier_status ?? '',
   ].map(defuse);
 }
 
@@ -173,6 +193,10 @@ export async function* exportCsv(knex: Knex, workspaceId: string, filters: Order
         'o.external_ref',
         'o.total_amount',
         'o.currency',
+        'o.delivery_status',
+        'o.delivery_carrier',
+        'o.delivery_tracking_number',
+        'o.delivery_carrier_status',
         knex.raw("to_char(o.created_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS created_local", [SHOP_TIME_ZONE]),
         knex.raw("to_char(o.placed_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS placed_local", [SHOP_TIME_ZONE]),
         knex.raw(POSITION_AT),

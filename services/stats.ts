@@ -45,15 +45,12 @@ export interface Stats {
   delivery: DeliveryStats;
 }
 
-/** A call that reached the customer: any outcome but no-answer and failed, or a WhatsApp message they wrote back to. */
-const ANSWERED = "(outcome NOT IN ('no-answer', 'failed') OR reply IS NOT NULL)";
-
 /**
  * The sum of the confirmed orders' amounts, as text with two decimals. Only MAD is added up: the
  * shops are Moroccan, and a sum across currencies would mean nothing; an order without an amount
  * adds nothing.
  */
-const CONFIRMED_AMOUNT = "coalesce(sum(total_amount) FILTER (WHERE status = 'confirmed' AND currency = 'MAD'), 0.00)::numeric(14, 2)::text";
+const CONFIRMED_AMOUNT = "coalesce(sum(amount) FILTER (WHERE status = 'confirmed' AND currency = 'MAD'), 0.00)::numeric(14, 2)::text";
 
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -104,47 +101,39 @@ export class StatsService {
     return teamStats(this.knex, workspaceId, period);
   }
 
+  /**
+   * Every figure is read from counters kept by triggers (order_counts, call_counts, delivery_counts),
+   * by Morocco day: a period costs its days, stores and statuses, not its orders and calls.
+   */
   async forPeriod(workspaceId: string, period: { from: string; to: string }): Promise<Stats> {
-    const bounds = [period.from, SHOP_TIME_ZONE, period.to, SHOP_TIME_ZONE];
-    // From the first day's midnight in Morocco to the midnight after the last day.
-    const within = (column: string) => `${column} >= (?::date)::timestamp AT TIME ZONE ? AND ${column} < (?::date + 1)::timestamp AT TIME ZONE ?`;
+    const scope = [workspaceId, period.from, period.to];
     const [groups, calls, confirming, delivery] = await Promise.all([
+      // A blocked number's order is declined at once, its operation cancelled: not a customer's answer (`blocked`).
       this.knex.raw(
-        `WITH base AS (
-           SELECT o.status, o.store_name, o.total_amount, o.currency, o.flags, (o.created_at AT TIME ZONE ?)::date AS day,
-                  (SELECT op.status FROM operations op WHERE op.id = o.operation_id) AS op_status
-             FROM orders o
-            WHERE o.workspace_id = ? AND ${within('o.created_at')}
-         ), o AS (
-           -- A blocked number's order is declined at once, its operation cancelled: not a customer's answer.
-           SELECT *, (status = 'unconfirmed' AND 'blocked_phone' = ANY(flags) AND op_status = 'cancelled') AS blocked FROM base
-         )
-         SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
-                count(*)::int AS orders,
-                count(*) FILTER (WHERE status = 'confirmed')::int AS confirmed,
+        `SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
+                sum(n)::int AS orders,
+                coalesce(sum(n) FILTER (WHERE status = 'confirmed'), 0)::int AS confirmed,
                 ${CONFIRMED_AMOUNT} AS confirmed_amount,
-                count(*) FILTER (WHERE op_status IN ('completed', 'cancelled') AND NOT blocked)::int AS finished,
-                count(*) FILTER (WHERE op_status IN ('completed', 'cancelled') AND status = 'confirmed')::int AS confirmed_finished,
-                count(*) FILTER (WHERE blocked)::int AS blocked
-           FROM o GROUP BY GROUPING SETS ((status), (day), (store_name), ())`,
-        [SHOP_TIME_ZONE, workspaceId, ...bounds],
+                coalesce(sum(n) FILTER (WHERE finished AND NOT blocked), 0)::int AS finished,
+                coalesce(sum(n) FILTER (WHERE finished AND status = 'confirmed'), 0)::int AS confirmed_finished,
+                coalesce(sum(n) FILTER (WHERE blocked), 0)::int AS blocked
+           FROM order_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date
+          GROUP BY GROUPING SETS ((status), (day), (store_name), ())
+         HAVING sum(n) <> 0`,
+        scope,
       ),
+      // From the calls' counters (call_counts, kept per statement by a trigger on calls), by the day each call started.
       this.knex.raw(
-        `SELECT kind, outcome, count(*)::int AS calls, count(*) FILTER (WHERE ${ANSWERED})::int AS answered
-           FROM calls WHERE workspace_id = ? AND dropped_at IS NULL AND outcome IS NOT NULL
-            AND ${within('started_at')}
-          GROUP BY kind, outcome`,
-        [workspaceId, ...bounds],
+        `SELECT kind, outcome, sum(n)::int AS calls, sum(answered)::int AS answered
+           FROM call_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date
+          GROUP BY kind, outcome HAVING sum(n) <> 0`,
+        scope,
       ),
+      // Confirmed orders with calls: their ended calls ÷ their number.
       this.knex.raw(
-        `SELECT avg(n)::float AS average FROM (
-           SELECT count(*) AS n FROM orders o
-             JOIN operations op ON op.order_id = o.id
-             JOIN calls c ON c.operation_id = op.id AND c.dropped_at IS NULL AND c.outcome IS NOT NULL
-            WHERE o.workspace_id = ? AND o.status = 'confirmed'
-              AND ${within('o.created_at')}
-            GROUP BY o.id) per_order`,
-        [workspaceId, ...bounds],
+        `SELECT (sum(calls)::float / nullif(sum(called), 0)) AS average
+           FROM order_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date AND status = 'confirmed'`,
+        scope,
       ),
       deliveryStats(this.knex, workspaceId, period),
     ]);

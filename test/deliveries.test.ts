@@ -224,5 +224,9 @@ describe('the order pages', () => {
     await s.agent.get('/orders?delivery=gone').expect(400);
     const fr = (await s.agent.get(`/orders/${order.id}`).set('Accept-Language', 'fr').expect(200)).text;
     expect(fr).to.include('colis retourné');
+    // The CSV export carries the delivery too.
+    const csv = (await s.agent.get('/api/orders/export.csv').expect(200)).text;
+    expect(csv.split('\r\n')[0]).to.match(/,delivery_status,carrier,tracking_number,carrier_status$/);
+    expect(csv).to.include(',returned,Sendit,SD-9,Retour');
   });
 });

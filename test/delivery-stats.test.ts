@@ -212,6 +212,19 @@ describe('GET /api/stats/team (hand-computed)', () => {
     expect(team.rows.map((r: { kind: string }) => r.kind)).to.deep.equal(['member', 'member', 'voice']);
   });
 
+  it("/stats's confirmation figures from its counters, after the real queue: orders, rate, calls to confirm", async () => {
+    const stats = (await world.owner.agent.get(`/api/stats?${period()}`).expect(200)).body;
+    // Twelve orders today; confirmed: a1 a2 b1 b2 v1 v2 n1 n2 n3 (a3 changed, a4 declined, b3 waiting).
+    expect(stats).to.include({ orders: 12, calls: 9, blocked: 0 });
+    expect(stats.by_status).to.include({ confirmed: 9, 'order-changed': 1, unconfirmed: 1 });
+    // Finished confirmations: the six calls with an answer and the voice agent's two → 6 confirmed of 8.
+    expect(stats.confirmation_rate).to.equal(0.75);
+    // Each confirmed order that had calls had one.
+    expect(stats.average_calls_to_confirm).to.equal(1);
+    expect(stats.by_channel.human).to.include({ calls: 7, answered: 6 });
+    expect(stats.by_channel.voice).to.include({ calls: 2 });
+  });
+
   it('400 for a bad period; the CSV has the same rows, a header, and defused names', async () => {
     const bad = await world.owner.agent.get('/api/stats/team?from=2026-13-01').expect(400);
     expect(bad.body.fields).to.have.key('from');

@@ -13,8 +13,8 @@ function readmes(): Array<{ file: string; text: string; listed: string[] }> {
     if (!entry.isDirectory() || !fs.existsSync(file)) continue;
     const text = fs.readFileSync(file, 'utf8');
     const section = /^## Triggers and functions\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(text)?.[1] ?? '';
-    // A bullet names its triggers and functions first: "- `a`, `b` — what they do".
-    const listed = [...section.matchAll(/^- ((?:`\w+`(?:, | and )?)+)/gm)].flatMap((m) => [...m[1].matchAll(/`(\w+)`/g)].map((n) => n[1]));
+    // A bullet names its triggers and functions first, over one line or more: "- `a`, `b` — what they do".
+    const listed = [...section.matchAll(/^- ((?:`\w+`(?:,\s+|\s+and\s+)?)+)/gm)].flatMap((m) => [...m[1].matchAll(/`(\w+)`/g)].map((n) => n[1]));
     found.push({ file: path.relative(ROOT, file), text, listed });
   }
   return found;

@@ -17,15 +17,15 @@ describe('languages: the CSV export header in the exporter’s language', () => 
       status: 'confirmed',
     });
     const api =
-      'id,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome,flags,source,external_id,external_ref,total_amount,currency,placed_at,city,note';
+      'id,created_at,client_name,phone,store_name,products_name,address,status,calls,last_outcome,flags,source,external_id,external_ref,total_amount,currency,placed_at,city,note,delivery_status,carrier,tracking_number,carrier_status';
     expect(headerOf((await owner.agent.get('/api/orders/export.csv').expect(200)).text)).to.equal(api);
     expect(headerOf((await owner.agent.get('/api/orders/export.csv?lang=fr').expect(200)).text)).to.equal(
-      'id,ajoutée le,nom,téléphone,boutique,produits,adresse,statut,appels,dernier résultat,alertes,source,identifiant boutique,référence,montant,devise,date de commande,ville,note',
+      'id,ajoutée le,nom,téléphone,boutique,produits,adresse,statut,appels,dernier résultat,alertes,source,identifiant boutique,référence,montant,devise,date de commande,ville,note,livraison,transporteur,n° de suivi,mots du transporteur',
     );
     await owner.agent.put('/api/account').send({ language: 'ar' }).expect(200);
     const arabic = (await owner.agent.get('/api/orders/export.csv').expect(200)).text;
     expect(headerOf(arabic)).to.equal(
-      'المعرف,تاريخ الإضافة,الاسم,الهاتف,المتجر,المنتج,العنوان,الحالة,المكالمات,آخر نتيجة,التنبيهات,المصدر,رقم الطلب في المتجر,المرجع,المبلغ,العملة,تاريخ الطلب,المدينة,ملاحظة',
+      'المعرف,تاريخ الإضافة,الاسم,الهاتف,المتجر,المنتج,العنوان,الحالة,المكالمات,آخر نتيجة,التنبيهات,المصدر,رقم الطلب في المتجر,المرجع,المبلغ,العملة,تاريخ الطلب,المدينة,ملاحظة,التوصيل,شركة التوصيل,رقم التتبع,كلمات شركة التوصيل',
     );
     expect(headerOf((await owner.agent.get('/api/orders/export.csv?lang=en').expect(200)).text)).to.equal(api);
     // The orders page links the export in its own language.

@@ -30,6 +30,10 @@ const COLUMNS = [
   'placed_at',
   'city',
   'note',
+  'delivery_status',
+  'carrier',
+  'tracking_number',
+  'carrier_status',
 ];
 
 async function shop(): Promise<Shop> {
@@ -127,6 +131,10 @@ describe('GET /api/orders/export.csv', () => {
         placed_at: '',
         city: '',
         note: '',
+        delivery_status: '',
+        carrier: '',
+        tracking_number: '',
+        carrier_status: '',
       },
       {
         id: older,
@@ -149,6 +157,10 @@ describe('GET /api/orders/export.csv', () => {
         placed_at: '',
         city: '',
         note: '',
+        delivery_status: '',
+        carrier: '',
+        tracking_number: '',
+        carrier_status: '',
       },
     ]);
   });

@@ -58,7 +58,7 @@ export function hookBodies(limits: HookBodyLimits) {
 }
 
 /** The routes under /hooks that name a connection, a call or a WhatsApp agent: their bodies are read by `hookBodies`. */
-const ID_ROUTES = /^\/(?:stores|calls|whatsapp)\/[^/]+\/?$/i;
+const ID_ROUTES = /^\/(?:stores|carriers|calls|whatsapp)\/[^/]+\/?$/i;
 
 /**
  * For routes under /hooks that name no connection or call: a body over ID_LESS_HOOK_BODY_BYTES is

@@ -141,21 +141,34 @@ export class DeliveryService {
   }
 }
 
+/** The statistics' counters, each a table of delta rows with the columns that key it. */
+const COUNTERS = {
+  delivery_counts: { key: ['workspace_id', 'day', 'store_name', 'city', 'currency', 'status', 'confirmer_kind', 'confirmer_id'], sums: ['n', 'amount'] },
+  call_counts: { key: ['workspace_id', 'day', 'kind', 'member_id', 'agent_id', 'outcome'], sums: ['n', 'answered', 'seconds'] },
+  order_counts: { key: ['workspace_id', 'day', 'store_name', 'status', 'currency', 'finished', 'blocked'], sums: ['n', 'amount', 'calls', 'called'] },
+} as const;
+
 /**
- * Folds the delivery counters' deltas into one row per key (the worker's minute job, as for the
- * status counts): every sum read is the same before and after.
+ * Folds the statistics' counters (delivery_counts, call_counts, order_counts) into one row per key, for the
+ * workspaces that have piled up more than `minRows` delta rows on one day (the worker's minute job,
+ * as for the status counts): every sum read is the same before and after.
  */
 export async function compactDeliveryCounts(knex: Knex, minRows = 50): Promise<number> {
-  const { rowCount } = await knex.raw(
-    `WITH folded AS (
-       DELETE FROM delivery_counts
-        WHERE workspace_id IN (SELECT workspace_id FROM delivery_counts GROUP BY workspace_id, day HAVING count(*) > ?)
-       RETURNING *)
-     INSERT INTO delivery_counts (workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id, n, amount)
-     SELECT workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id, sum(n), sum(amount)
-       FROM folded GROUP BY workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id
-     HAVING sum(n) <> 0 OR sum(amount) <> 0`,
-    [minRows],
-  );
-  return rowCount ?? 0;
+  let folded = 0;
+  for (const [table, { key, sums }] of Object.entries(COUNTERS)) {
+    const keys = key.join(', ');
+    const { rowCount } = await knex.raw(
+      `WITH folded AS (
+         DELETE FROM ${table}
+          WHERE workspace_id IN (SELECT workspace_id FROM ${table} GROUP BY workspace_id, day HAVING count(*) > ?)
+         RETURNING *)
+       INSERT INTO ${table} (${keys}, ${sums.join(', ')})
+       SELECT ${keys}, ${sums.map((c) => `sum(${c})`).join(', ')}
+         FROM folded GROUP BY ${keys}
+       HAVING ${sums.map((c) => `sum(${c}) <> 0`).join(' OR ')}`,
+      [minRows],
+    );
+    folded += rowCount ?? 0;
+  }
+  return folded;
 }

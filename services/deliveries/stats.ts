@@ -76,25 +76,28 @@ function grouped<K>(rows: CountRow[], key: (row: CountRow) => K): Map<K, Tally> 
 }
 
 interface CountRow {
-  day: string;
-  store_name: string;
-  city: string;
+  grouping: number;
+  day: string | null;
+  store_name: string | null;
+  city: string | null;
+  confirmed: boolean | null;
   currency: string;
   status: string;
-  confirmer_kind: string;
-  confirmer_id: string | null;
   n: number;
   amount: number;
 }
 
-/** The counters of the period, summed per key (delta rows folded here when the worker has not yet). */
+/** GROUPING(day, store_name, city, confirmed) of each grouping set below: a bit per column left out. */
+const BY = { total: 0b1111, day: 0b0111, store: 0b1011, city: 0b1101, confirmed: 0b1110 };
+
+/** The period's counters summed by SQL per day, store, city and confirmation (delta rows folded here when the worker has not yet). */
 async function countRows(knex: Knex, workspaceId: string, period: Period): Promise<CountRow[]> {
   const { rows } = await knex.raw(
-    `SELECT to_char(day, 'YYYY-MM-DD') AS day, store_name, city, currency, status, confirmer_kind, confirmer_id,
-            sum(n)::int AS n, sum(amount)::float AS amount
-       FROM delivery_counts
-      WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date
-      GROUP BY day, store_name, city, currency, status, confirmer_kind, confirmer_id
+    `SELECT GROUPING(day, store_name, city, confirmed) AS grouping, to_char(day, 'YYYY-MM-DD') AS day, store_name, city, confirmed,
+            currency, status, sum(n)::int AS n, sum(amount)::float AS amount
+       FROM (SELECT *, confirmer_kind <> '' AS confirmed FROM delivery_counts
+              WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date) c
+      GROUP BY GROUPING SETS ((status, currency), (day, status, currency), (store_name, status, currency), (city, status, currency), (confirmed, status, currency))
      HAVING sum(n) <> 0`,
     [workspaceId, period.from, period.to],
   );
@@ -103,21 +106,22 @@ async function countRows(knex: Knex, workspaceId: string, period: Period): Promi
 
 export async function deliveryStats(knex: Knex, workspaceId: string, period: Period): Promise<DeliveryStats> {
   const rows = await countRows(knex, workspaceId, period);
+  const of = (set: number) => rows.filter((r) => r.grouping === set);
   const total = new Tally();
-  for (const row of rows) total.add(row);
-  const days = grouped(rows, (r) => r.day);
+  for (const row of of(BY.total)) total.add(row);
+  const days = grouped(of(BY.day), (r) => r.day);
   const byDay: DeliveryStats['by_day'] = [];
   for (let t = Date.parse(period.from); t <= Date.parse(period.to); t += DAY_MS) {
     const date = new Date(t).toISOString().slice(0, 10);
     byDay.push({ date, ...(days.get(date) ?? new Tally()).json() });
   }
   const ranked = <K>(map: Map<K, Tally>) => [...map].sort(([, a], [, b]) => b.total - a.total).slice(0, 50);
-  const confirmed = grouped(rows, (r) => r.confirmer_kind !== '');
+  const confirmed = grouped(of(BY.confirmed), (r) => r.confirmed);
   return {
     ...total.json(),
     by_day: byDay,
-    by_store: ranked(grouped(rows, (r) => r.store_name)).map(([store_name, tally]) => ({ store_name, ...tally.json() })),
-    by_city: ranked(grouped(rows, (r) => r.city)).map(([city, tally]) => ({ city: city || null, ...tally.json() })),
+    by_store: ranked(grouped(of(BY.store), (r) => r.store_name ?? '')).map(([store_name, tally]) => ({ store_name, ...tally.json() })),
+    by_city: ranked(grouped(of(BY.city), (r) => r.city ?? '')).map(([city, tally]) => ({ city: city || null, ...tally.json() })),
     confirmed_by_call: (confirmed.get(true) ?? new Tally()).json(),
     without_confirmed_call: (confirmed.get(false) ?? new Tally()).json(),
   };

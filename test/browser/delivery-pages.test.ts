@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { signUp, TEST_ENV } from '../helpers/app';
+import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { testDatabaseUrl } from '../helpers/db';
+import type { RunningServer } from '../helpers/process';
+import { startServer } from '../helpers/process';
+
+const PHONE = { width: 390, height: 844 };
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+const AXE_SOURCE = require.resolve('axe-core/axe.min.js');
+
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE_SOURCE });
+  return page.evaluate(async (tags) => {
+    const axe = (
+      window as unknown as {
+        axe: { run: (ctx: Document, options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> };
+      }
+    ).axe;
+    return (await axe.run(document, { runOnly: { type: 'tag', values: tags } })).violations.map(
+      (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    );
+  }, AXE_TAGS);
+}
+
+/**
+ * The delivery pages (delivery.md) in English, French and Arabic on a phone: the order's delivery and
+ * its history, a carrier's report and its result, the carriers, /stats with the delivered rate and
+ * /stats/team. Nothing scrolls sideways, axe-core finds nothing, the words are the page's language,
+ * and the screenshots are kept for a person to look at.
+ */
+describe('delivery pages in three languages at 390 px (headless Chromium)', function () {
+  this.timeout(240_000);
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+
+  before(async function () {
+    requireChromium(this);
+    [server, browser] = await Promise.all([startServer({ ...TEST_ENV, DATABASE_URL: testDatabaseUrl() }), launchChromium()]);
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
+  it('every delivery page: no sideways scroll, no axe-core violation, in the page’s language', async () => {
+    const owner = await signUp({ target: server!.url, workspace: 'Dar Atlas', name: 'Salma Idrissi' });
+    const api = owner.agent;
+    const order = (
+      await api
+        .post('/api/orders')
+        .send({
+          clientName: 'فاطمة الزهراء',
+          phone: '0612345678',
+          storeName: 'Atlas',
+          productsName: 'Argan oil',
+          city: 'Fès',
+          totalAmount: 349,
+          status: 'confirmed',
+        })
+        .expect(201)
+    ).body;
+    await api
+      .put(`/api/orders/${order.id}/delivery`)
+      .send({ status: 'shipped', carrier: 'Ozon Express', trackingNumber: 'OZ123456789MA', carrierStatus: 'Ramassé' })
+      .expect(200);
+    await api.put(`/api/orders/${order.id}/delivery`).send({ status: 'refused', carrierStatus: 'Refusé par le client' }).expect(200);
+    const again = (
+      await api.post('/api/orders').send({ clientName: 'فاطمة الزهراء', phone: '0612345678', storeName: 'Atlas', productsName: 'Savon noir' }).expect(201)
+    ).body;
+    expect(again.flags).to.include('refused_before');
+    await api.post('/api/carriers').send({ kind: 'custom', name: 'Ozon Express' }).expect(201);
+    const report = Buffer.from('N° de suivi;Statut\nOZ123456789MA;Retourné\nOZ-404;Livré\nOZ123456789MA;Colis en souffrance\n', 'latin1');
+
+    const expected = {
+      en: ['Delivery history', 'parcel returned', 'matched no order', 'Delivered rate', 'Team results', 'Carriers that send their news'],
+      fr: [
+        'Historique de livraison',
+        'colis retourné',
+        'sans commande',
+        'Taux de livraison',
+        "Résultats de l'équipe",
+        'Transporteurs qui envoient leurs nouvelles',
+      ],
+      ar: ['سجل التوصيل', 'مرتجع', 'بلا طلب', 'نسبة التسليم', 'نتائج الفريق', 'شركات توصيل ترسل أخبارها'],
+    };
+    const problems: Record<string, { sideways?: number; axe?: string[] }> = {};
+    for (const lng of ['en', 'fr', 'ar'] as const) {
+      await api.put('/api/account').send({ language: lng }).expect(200);
+      const context = await browser!.newContext({
+        viewport: PHONE,
+        bypassCSP: true,
+        baseURL: server!.url,
+        locale: `${lng}-MA`,
+        timezoneId: 'Africa/Casablanca',
+      });
+      const [name, value] = owner.cookie.split('=');
+      await context.addCookies([{ name, value, url: server!.url }]);
+      const shoot = screenshots(`delivery-${lng}`);
+      try {
+        const page = await context.newPage();
+        let text = '';
+        const check = async (label: string) => {
+          expect(await page.getAttribute('html', 'lang')).to.equal(lng);
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          const axe = await axeViolations(page);
+          if (overflow > 0 || axe.length > 0)
+            problems[`${lng} ${label}`] = { ...(overflow > 0 ? { sideways: overflow } : {}), ...(axe.length > 0 ? { axe } : {}) };
+          text += await page.locator('main').innerText();
+          await shoot(page, label);
+        };
+        // A carrier's report through the page's own form: the result page.
+        expect((await page.goto('/deliveries/import'))?.status()).to.equal(200);
+        await check('import-form');
+        await page.setInputFiles('#f-file', { name: 'ozon.csv', mimeType: 'text/csv', buffer: report });
+        await Promise.all([page.waitForNavigation(), page.locator('form[action="/deliveries/import"] button[type=submit]').click()]);
+        await check('import-result');
+        for (const [label, url] of [
+          ['order', `/orders/${order.id}`],
+          ['call-risk', `/orders/${again.id}`],
+          ['orders-filtered', '/orders?delivery=returned'],
+          ['deliveries', '/deliveries'],
+          ['stats', '/stats'],
+          ['team', '/stats/team'],
+          ['settings', '/settings'],
+        ]) {
+          expect((await page.goto(url))?.status(), url).to.equal(200);
+          await check(label);
+        }
+        for (const words of expected[lng]) expect(text, lng).to.contain(words);
+      } finally {
+        await context.close();
+      }
+    }
+    expect(problems).to.deep.equal({});
+  });
+});
