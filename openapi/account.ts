@@ -55,11 +55,19 @@ export const StatsBody = named(
               }),
               answered_rate: rate,
               by_outcome: z.looseObject(Object.fromEntries(OUTCOMES.map((o) => [o, count]))),
+              delivered: count.meta({ description: 'Orders this channel confirmed whose delivery ended `delivered` in the period' }),
+              refused: count,
+              returned: count,
+              lost: count,
+              delivered_rate: rate.meta({ description: 'delivered ÷ (delivered + refused + returned + lost) of the orders this channel confirmed' }),
             }),
           ]),
         ),
       )
-      .meta({ description: 'Ended calls of the period by channel: members (human), voice agents, WhatsApp messages' }),
+      .meta({
+        description:
+          'Ended calls of the period by channel: members (human), voice agents, WhatsApp messages; and how the orders each confirmed ended at the door',
+      }),
     delivery: DeliveryStatsBody,
   }),
 );
@@ -134,12 +142,22 @@ export function register(b: OpenApiBuilder): void {
                 answered: 1,
                 answered_rate: 1,
                 by_outcome: { confirmed: 1, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                delivered: 0,
+                refused: 0,
+                returned: 0,
+                lost: 0,
+                delivered_rate: null,
               },
               voice: {
                 calls: 0,
                 answered: 0,
                 answered_rate: null,
                 by_outcome: { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                delivered: 0,
+                refused: 0,
+                returned: 0,
+                lost: 0,
+                delivered_rate: null,
               },
               whatsapp: {
                 calls: 3,

@@ -63,6 +63,18 @@ const TeamRowBody = z.looseObject({
   lost: count,
   delivered_rate: rate.meta({ description: 'Of the orders they confirmed whose delivery ended in the period' }),
 });
+const ChannelRowBody = TeamRowBody.omit({ kind: true, id: true, name: true, average_handling_seconds: true });
+const ZERO_CHANNEL = {
+  calls: 0,
+  answered: 0,
+  by_outcome: { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+  confirmation_rate: null,
+  delivered: 0,
+  refused: 0,
+  returned: 0,
+  lost: 0,
+  delivered_rate: null,
+};
 const PERIOD = [
   { name: 'from', in: 'query' as const, description: 'First day (Morocco time), default 29 days before `to`', schema: z.string(), example: '2026-11-01' },
   { name: 'to', in: 'query' as const, description: 'Last day, included; default today', schema: z.string(), example: '2026-11-30' },
@@ -88,7 +100,17 @@ function registerTeam(b: OpenApiBuilder): void {
       responses: {
         200: {
           description: 'The rows: members, then voice agents, then WhatsApp agents',
-          schema: named('TeamStats', z.looseObject({ from: z.string(), to: z.string(), rows: z.array(TeamRowBody) })),
+          schema: named(
+            'TeamStats',
+            z.looseObject({
+              from: z.string(),
+              to: z.string(),
+              rows: z.array(TeamRowBody),
+              by_channel: z
+                .looseObject(Object.fromEntries(['human', 'voice', 'whatsapp'].map((channel) => [channel, ChannelRowBody])))
+                .meta({ description: 'The rows summed per channel: members (human), voice agents, WhatsApp agents' }),
+            }),
+          ),
           example: {
             from: '2026-11-01',
             to: '2026-11-30',
@@ -109,6 +131,21 @@ function registerTeam(b: OpenApiBuilder): void {
                 delivered_rate: 0.5,
               },
             ],
+            by_channel: {
+              human: ZERO_CHANNEL,
+              voice: {
+                calls: 2,
+                answered: 2,
+                by_outcome: { confirmed: 2, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                confirmation_rate: 1,
+                delivered: 1,
+                refused: 1,
+                returned: 0,
+                lost: 0,
+                delivered_rate: 0.5,
+              },
+              whatsapp: ZERO_CHANNEL,
+            },
           },
         },
         ...errors(SESSION_ERRORS, PERIOD_400),

@@ -18,6 +18,12 @@ interface ChannelStats {
   answered: number;
   answered_rate: number | null;
   by_outcome: Record<Outcome, number>;
+  /** How the orders this channel confirmed ended at the door (their deliveries ended in the period). */
+  delivered: number;
+  refused: number;
+  returned: number;
+  lost: number;
+  delivered_rate: number | null;
 }
 
 const DEFAULT_DAYS = 30;
@@ -107,7 +113,7 @@ export class StatsService {
    */
   async forPeriod(workspaceId: string, period: { from: string; to: string }): Promise<Stats> {
     const scope = [workspaceId, period.from, period.to];
-    const [groups, calls, confirming, delivery] = await Promise.all([
+    const [groups, calls, confirming, delivery, doors] = await Promise.all([
       // A blocked number's order is declined at once, its operation cancelled: not a customer's answer (`blocked`).
       this.knex.raw(
         `SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
@@ -136,8 +142,15 @@ export class StatsService {
         scope,
       ),
       deliveryStats(this.knex, workspaceId, period),
+      // The deliveries of the orders each channel confirmed (delivery_counts, by who confirmed them).
+      this.knex.raw(
+        `SELECT confirmer_kind AS kind, status, sum(n)::int AS n
+           FROM delivery_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date AND confirmer_kind <> ''
+          GROUP BY confirmer_kind, status HAVING sum(n) <> 0`,
+        scope,
+      ),
     ]);
-    return { ...this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average), delivery };
+    return { ...this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average, doors.rows), delivery };
   }
 
   private assemble(
@@ -146,6 +159,7 @@ export class StatsService {
     rows: any[],
     callRows: Array<{ kind: (typeof CHANNELS)[number]; outcome: Outcome; calls: number; answered: number }>,
     average: number | null,
+    doorRows: Array<{ kind: (typeof CHANNELS)[number]; status: string; n: number }>,
   ): Omit<Stats, 'delivery'> {
     const byChannel = Object.fromEntries(
       CHANNELS.map((channel) => {
@@ -153,7 +167,22 @@ export class StatsService {
         const calls = mine.reduce((n, r) => n + r.calls, 0);
         const answered = mine.reduce((n, r) => n + r.answered, 0);
         const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, mine.find((r) => r.outcome === o)?.calls ?? 0])) as Record<Outcome, number>;
-        return [channel, { calls, answered, answered_rate: ratio(answered, calls), by_outcome: byOutcome }];
+        const door = (status: string) => doorRows.find((r) => r.kind === channel && r.status === status)?.n ?? 0;
+        const [delivered, refused, returned, lost] = [door('delivered'), door('refused'), door('returned'), door('lost')];
+        return [
+          channel,
+          {
+            calls,
+            answered,
+            answered_rate: ratio(answered, calls),
+            by_outcome: byOutcome,
+            delivered,
+            refused,
+            returned,
+            lost,
+            delivered_rate: ratio(delivered, delivered + refused + returned + lost),
+          },
+        ];
       }),
     ) as Stats['by_channel'];
     const calls = { calls: callRows.reduce((n, r) => n + r.calls, 0), answered: callRows.reduce((n, r) => n + r.answered, 0) };

@@ -210,6 +210,12 @@ describe('GET /api/stats/team (hand-computed)', () => {
       delivered_rate: 0.5,
     });
     expect(team.rows.map((r: { kind: string }) => r.kind)).to.deep.equal(['member', 'member', 'voice']);
+    // Per channel, the rows summed: members 7 calls (4 confirmed, 1 changed, 1 declined, 1 no answer) → 5 ÷ 6,
+    // their orders 3 delivered of 5 ended; the voice agent as its row; no WhatsApp agent.
+    expect(team.by_channel.human).to.include({ calls: 7, answered: 6, confirmation_rate: 0.83, delivered: 3, refused: 1, returned: 1, delivered_rate: 0.6 });
+    expect(team.by_channel.human.by_outcome).to.include({ confirmed: 4, 'order-changed': 1, unconfirmed: 1, 'no-answer': 1 });
+    expect(team.by_channel.voice).to.include({ calls: 2, confirmation_rate: 1, delivered: 1, refused: 1, delivered_rate: 0.5 });
+    expect(team.by_channel.whatsapp).to.include({ calls: 0, delivered: 0, confirmation_rate: null, delivered_rate: null });
   });
 
   it("/stats's confirmation figures from its counters, after the real queue: orders, rate, calls to confirm", async () => {
@@ -223,6 +229,10 @@ describe('GET /api/stats/team (hand-computed)', () => {
     expect(stats.average_calls_to_confirm).to.equal(1);
     expect(stats.by_channel.human).to.include({ calls: 7, answered: 6 });
     expect(stats.by_channel.voice).to.include({ calls: 2 });
+    // How the orders each channel confirmed ended at the door (the same counts as /stats/team's channels).
+    expect(stats.by_channel.human).to.include({ delivered: 3, refused: 1, returned: 1, lost: 0, delivered_rate: 0.6 });
+    expect(stats.by_channel.voice).to.include({ delivered: 1, refused: 1, delivered_rate: 0.5 });
+    expect(stats.by_channel.whatsapp).to.include({ delivered: 0, delivered_rate: null });
   });
 
   it('400 for a bad period; the CSV has the same rows, a header, and defused names', async () => {

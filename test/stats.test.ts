@@ -133,7 +133,17 @@ describe('GET /api/stats', () => {
       by_channel: Object.fromEntries(
         ['human', 'voice', 'whatsapp'].map((channel) => [
           channel,
-          { calls: 0, answered: 0, answered_rate: null, by_outcome: Object.fromEntries(OUTCOMES.map((o) => [o, 0])) },
+          {
+            calls: 0,
+            answered: 0,
+            answered_rate: null,
+            by_outcome: Object.fromEntries(OUTCOMES.map((o) => [o, 0])),
+            delivered: 0,
+            refused: 0,
+            returned: 0,
+            lost: 0,
+            delivered_rate: null,
+          },
         ]),
       ),
       delivery: res.body.delivery,

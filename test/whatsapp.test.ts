@@ -418,7 +418,7 @@ describe('WhatsApp agents', function () {
       expect(await testKnex()('credit_ledger').where({ call_id: free.call.id })).to.have.length(0);
     });
 
-    it('GET /api/stats counts outcomes per channel; a message the customer wrote back to counts as answered', async () => {
+    it('GET /api/stats and /api/stats/team count outcomes and deliveries per channel; a message the customer wrote back to counts as answered', async () => {
       const shop = await whatsappShop();
       const first = await sentOrder(shop, { ...ORDER, phone: '0612345683' });
       const second = await sentOrder(shop, { ...ORDER, phone: '0612345685' });
@@ -428,14 +428,34 @@ describe('WhatsApp agents', function () {
       await shop.agent.post(`/api/calls/${claimed.body.call.id}/outcome`).send({ outcome: 'order-changed', changes: 'Size 40' }).expect(200);
       const stats = await shop.agent.get('/api/stats').expect(200);
       const zero = { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 };
+      const door = (delivered: number, refused: number, rate: number | null) => ({ delivered, refused, returned: 0, lost: 0, delivered_rate: rate });
       expect(stats.body.by_channel).to.deep.equal({
-        human: { calls: 1, answered: 1, answered_rate: 1, by_outcome: { ...zero, 'order-changed': 1 } },
-        voice: { calls: 0, answered: 0, answered_rate: null, by_outcome: zero },
-        whatsapp: { calls: 2, answered: 2, answered_rate: 1, by_outcome: { ...zero, confirmed: 1, 'no-answer': 1 } },
+        human: { calls: 1, answered: 1, answered_rate: 1, by_outcome: { ...zero, 'order-changed': 1 }, ...door(0, 0, null) },
+        voice: { calls: 0, answered: 0, answered_rate: null, by_outcome: zero, ...door(0, 0, null) },
+        whatsapp: { calls: 2, answered: 2, answered_rate: 1, by_outcome: { ...zero, confirmed: 1, 'no-answer': 1 }, ...door(0, 0, null) },
       });
       expect(stats.body).to.include({ calls: 3, answered_rate: 1 });
       const page = await shop.agent.get('/stats').expect(200);
       expect(page.text).to.contain('By channel').and.to.contain('WhatsApp');
+
+      // At the door: the order WhatsApp confirmed is delivered, the one the member changed is refused.
+      await shop.agent.put(`/api/orders/${first.order.id}/delivery`).send({ status: 'delivered' }).expect(200);
+      await shop.agent.put(`/api/orders/${second.order.id}/delivery`).send({ status: 'refused' }).expect(200);
+      const after = await shop.agent.get('/api/stats').expect(200);
+      expect(after.body.by_channel).to.deep.equal({
+        human: { calls: 1, answered: 1, answered_rate: 1, by_outcome: { ...zero, 'order-changed': 1 }, ...door(0, 1, 0) },
+        voice: { calls: 0, answered: 0, answered_rate: null, by_outcome: zero, ...door(0, 0, null) },
+        whatsapp: { calls: 2, answered: 2, answered_rate: 1, by_outcome: { ...zero, confirmed: 1, 'no-answer': 1 }, ...door(1, 0, 1) },
+      });
+      // /stats/team: the same per channel, with the confirmation rate of each.
+      const team = await shop.agent.get('/api/stats/team').expect(200);
+      expect(team.body.by_channel).to.deep.equal({
+        human: { calls: 1, answered: 1, by_outcome: { ...zero, 'order-changed': 1 }, confirmation_rate: 1, ...door(0, 1, 0) },
+        voice: { calls: 0, answered: 0, by_outcome: zero, confirmation_rate: null, ...door(0, 0, null) },
+        whatsapp: { calls: 2, answered: 2, by_outcome: { ...zero, confirmed: 1, 'no-answer': 1 }, confirmation_rate: 1, ...door(1, 0, 1) },
+      });
+      const teamPage = await shop.agent.get('/stats/team').set('Accept-Language', 'fr').expect(200);
+      expect(teamPage.text).to.contain('Par canal').and.contain('WhatsApp');
     });
 
     it('the reply window: no reply within it (a controlled clock) → no-answer "no reply", one attempt, then the fallback', async () => {

@@ -147,10 +147,49 @@ interface TeamRow {
   delivered_rate: number | null;
 }
 
+/** A channel's sum of its confirmers' rows: members (human), voice agents, WhatsApp agents. */
+type ChannelRow = Omit<TeamRow, 'kind' | 'id' | 'name' | 'average_handling_seconds'>;
+
 export interface TeamStats {
   from: string;
   to: string;
   rows: TeamRow[];
+  by_channel: Record<'human' | 'voice' | 'whatsapp', ChannelRow>;
+}
+
+/** The rates of a row from its counts. */
+function rated<T extends Omit<ChannelRow, 'confirmation_rate' | 'delivered_rate'>>(row: T): T & Pick<ChannelRow, 'confirmation_rate' | 'delivered_rate'> {
+  const confirmed = row.by_outcome.confirmed + row.by_outcome['order-changed'];
+  return {
+    ...row,
+    confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed),
+    delivered_rate: ratio(row.delivered, row.delivered + row.refused + row.returned + row.lost),
+  };
+}
+
+/** Each channel's rows summed. */
+function byChannel(rows: TeamRow[]): TeamStats['by_channel'] {
+  const channelOf = { member: 'human', voice: 'voice', whatsapp: 'whatsapp' } as const;
+  const sums = Object.fromEntries(
+    (['human', 'voice', 'whatsapp'] as const).map((channel) => {
+      const mine = rows.filter((r) => channelOf[r.kind] === channel);
+      const sum = (pick: (r: TeamRow) => number) => mine.reduce((n, r) => n + pick(r), 0);
+      const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, sum((r) => r.by_outcome[o])])) as Record<Outcome, number>;
+      return [
+        channel,
+        rated({
+          calls: sum((r) => r.calls),
+          answered: sum((r) => r.answered),
+          by_outcome: byOutcome,
+          delivered: sum((r) => r.delivered),
+          refused: sum((r) => r.refused),
+          returned: sum((r) => r.returned),
+          lost: sum((r) => r.lost),
+        }),
+      ];
+    }),
+  );
+  return sums as TeamStats['by_channel'];
 }
 
 /**
@@ -238,22 +277,10 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period)
     for (const r of nameless) r.name = names.get(r.id) ?? '—';
   }
   const order = { member: 0, voice: 1, whatsapp: 2 };
-  return {
-    from: period.from,
-    to: period.to,
-    rows: [...rows.values()]
-      .map(({ handled, seconds, ...row }) => {
-        const confirmed = row.by_outcome.confirmed + row.by_outcome['order-changed'];
-        const ended = row.delivered + row.refused + row.returned + row.lost;
-        return {
-          ...row,
-          confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed),
-          average_handling_seconds: handled === 0 ? null : Math.round(seconds / handled),
-          delivered_rate: ratio(row.delivered, ended),
-        };
-      })
-      .sort((a, b) => order[a.kind] - order[b.kind] || b.calls - a.calls || a.name.localeCompare(b.name)),
-  };
+  const teamRows = [...rows.values()]
+    .map(({ handled, seconds, ...row }) => ({ ...rated(row), average_handling_seconds: handled === 0 ? null : Math.round(seconds / handled) }))
+    .sort((a, b) => order[a.kind] - order[b.kind] || b.calls - a.calls || a.name.localeCompare(b.name));
+  return { from: period.from, to: period.to, rows: teamRows, by_channel: byChannel(teamRows) };
 }
 
 /** The team's table as CSV (UTF-8 with a BOM, for spreadsheets), what a shop pays its confirmers from. */
