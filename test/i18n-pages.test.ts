@@ -263,3 +263,42 @@ describe('French elision and agreement, dates alike, one word per meaning', () =
     });
   }
 });
+
+describe('right to left: values isolated, not rows', () => {
+  const NOTE = 'اتصلوا بعد العصر من فضلكم';
+  const SUMMARY = 'الزبونة تريد التوصيل يوم الجمعة';
+
+  it('fr: an Arabic note and an Arabic call summary on the order page sit in dir="auto" values; their rows carry no dir', async () => {
+    const shop = await shopIn('fr');
+    const order = await createOrder(shop, { ...ORDER, note: NOTE });
+    const callId = await startCall(shop);
+    await shop.post(`/calls/${callId}/outcome`, { outcome: 'confirmed', notes: SUMMARY }).expect(303);
+    expect(await testKnex()('calls').where({ id: callId }).first()).to.include({ summary: SUMMARY });
+    const html = (await shop.agent.get(`/orders/${order.id}`).expect(200)).text;
+    expect(html).to.contain('<html lang="fr">');
+    for (const value of [NOTE, SUMMARY]) {
+      // The element right around the value isolates it…
+      const element = new RegExp(`<(\\w+)([^>]*)>${value}<`).exec(html);
+      expect(element, value).to.not.equal(null);
+      expect(element![1] === 'bdi' || / dir="auto"/.test(element![2]), `${element![0]}`).to.equal(true);
+    }
+    // …and the rows around them keep the page's direction: the note's row of the list, the call's row of the table.
+    const noteRow = new RegExp(`<div([^>]*)><dt>[^<]*</dt><dd[^>]*>${NOTE}<`).exec(html);
+    expect(noteRow, 'the note in its own row of the list').to.not.equal(null);
+    expect(noteRow![1]).not.to.contain('dir=');
+    const callRow = new RegExp(`<tr([^>]*)>(?:(?!</tr>)[\\s\\S])*${SUMMARY}`).exec(html);
+    expect(callRow, 'the summary in a row of the calls table').to.not.equal(null);
+    expect(callRow![1]).not.to.contain('dir=');
+    expect(callRow![0]).to.match(new RegExp(`<td(?![^>]*dir=)[^>]*>(?:(?!</td>)[\\s\\S])*${SUMMARY}`));
+    expect(html, 'no row of a table or list is given a direction').not.to.match(/<(?:tr|li|dl|table)[^>]* dir=/);
+  });
+
+  it('ar: the phone hint shows its digit groups in reading order, each example in a left-to-right isolate', async () => {
+    const shop = await shopIn('ar');
+    const html = (await shop.agent.get('/orders/new').expect(200)).text;
+    const hint = /<p class="hint" id="f-phone-hint">([^<]*)<\/p>/.exec(html)?.[1];
+    expect(hint).to.equal('رقم مغربي بأي كتابة معتادة: \u206606 12 34 56 78\u2069، \u2066+212 6 12 34 56 78\u2069…');
+    expect(hint).not.to.contain('78 56 34 12 06');
+    expect(html).to.match(/<html lang="ar" dir="rtl">/);
+  });
+});
