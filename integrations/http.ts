@@ -15,8 +15,37 @@ export interface DeliveryResult {
   status: number | null;
   /** Why it was not delivered (status, time-out, refused connection, blocked address…), never naming an address. */
   error: string | null;
+  /** The same reason as a kind and its value (a status, a TLS error's code), for a page to say in its language. */
+  failure: Failure | null;
   body: string;
   durationMs: number;
+}
+
+/** Why a request was not delivered, in fixed English words (`{{value}}` put in): the service's words, never the far end's. */
+const FAILURE_WORDS = {
+  invalidUrl: 'invalid URL',
+  timedOut: 'timed out',
+  connectionRefused: 'connection refused',
+  connectionClosed: 'connection closed',
+  connectionFailed: 'connection failed',
+  hostUnreachable: 'host unreachable',
+  addressNotAllowed: 'address not allowed',
+  dnsTimedOut: 'DNS lookup timed out',
+  hostNotFound: 'host not found',
+  dnsFailed: 'DNS lookup failed',
+  tlsError: 'TLS error ({{value}})',
+  redirect: 'redirect {{value}} not followed',
+  httpStatus: 'HTTP {{value}}',
+} as const;
+export type FailureKind = keyof typeof FAILURE_WORDS;
+interface Failure {
+  kind: FailureKind;
+  value?: string;
+}
+
+/** A failure's English words, as `last_error` and the logs keep them. */
+function failureWords({ kind, value }: Failure): string {
+  return FAILURE_WORDS[kind].replace('{{value}}', value ?? '');
 }
 
 /** A request to someone else's API; `headers` may carry credentials, which never reach a result or a log. */
@@ -84,10 +113,11 @@ export class SignedSender {
   /** Any request (a store's API), with the same time-out, guard and reading of the answer; 2xx is delivered. */
   request(outbound: OutboundRequest): Promise<DeliveryResult> {
     const started = Date.now();
-    const result = (delivered: boolean, status: number | null, error: string | null, body = ''): DeliveryResult => ({
+    const result = (delivered: boolean, status: number | null, failure: Failure | null, body = ''): DeliveryResult => ({
       delivered,
       status,
-      error,
+      error: failure && failureWords(failure),
+      failure,
       body,
       durationMs: Date.now() - started,
     });
@@ -96,7 +126,7 @@ export class SignedSender {
       try {
         url = new URL(outbound.url);
       } catch {
-        resolve(result(false, null, 'invalid URL'));
+        resolve(result(false, null, { kind: 'invalidUrl' }));
         return;
       }
       const client = url.protocol === 'https:' ? https : http;
@@ -124,7 +154,8 @@ export class SignedSender {
         });
         const done = () => {
           const ok = status >= 200 && status < 300;
-          resolve(result(ok, status, ok ? null : status >= 300 && status < 400 ? `redirect ${status} not followed` : `HTTP ${status}`, body));
+          const value = String(status);
+          resolve(result(ok, status, ok ? null : status >= 300 && status < 400 ? { kind: 'redirect', value } : { kind: 'httpStatus', value }, body));
         };
         res.on('end', done);
         res.on('close', done);
@@ -142,25 +173,26 @@ export class SignedSender {
 
 /** request-filtering-agent's refusal, which names the address ("DNS lookup 10.0.0.7(family:4, …) is not allowed…"). */
 const REFUSED_ADDRESS = /^DNS lookup .* is not allowed/;
-const REASONS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection closed',
-  EPIPE: 'connection closed',
-  ETIMEDOUT: 'timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'host unreachable',
+const REASONS: Record<string, FailureKind> = {
+  ECONNREFUSED: 'connectionRefused',
+  ECONNRESET: 'connectionClosed',
+  EPIPE: 'connectionClosed',
+  ETIMEDOUT: 'timedOut',
+  EHOSTUNREACH: 'hostUnreachable',
+  ENETUNREACH: 'hostUnreachable',
 };
+const LOOKUP_FAILURES: Record<LookupError['code'], FailureKind> = { ETIMEOUT: 'dnsTimedOut', ENOTFOUND: 'hostNotFound', EDNSFAIL: 'dnsFailed' };
 
 /**
  * What a member may read of a failed request (it ends up in `last_error`): Node's own messages
  * carry the address a name resolved to ("connect ECONNREFUSED 10.0.0.7:443"), which must not tell
  * a tenant what is inside our network, so only fixed words and error codes come out.
  */
-function failureReason(err: NodeJS.ErrnoException): string {
-  if (err instanceof LookupError) return err.message;
-  if (err.name === 'AbortError' || err.message === 'timed out') return 'timed out';
-  if (REFUSED_ADDRESS.test(err.message)) return 'address not allowed';
-  if (err.code && REASONS[err.code]) return REASONS[err.code];
-  if (err.code && /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_|UNABLE_TO|SELF_SIGNED)/.test(err.code)) return `TLS error (${err.code})`;
-  return 'connection failed';
+function failureReason(err: NodeJS.ErrnoException): Failure {
+  if (err instanceof LookupError) return { kind: LOOKUP_FAILURES[err.code] };
+  if (err.name === 'AbortError' || err.message === 'timed out') return { kind: 'timedOut' };
+  if (REFUSED_ADDRESS.test(err.message)) return { kind: 'addressNotAllowed' };
+  if (err.code && REASONS[err.code]) return { kind: REASONS[err.code] };
+  if (err.code && /^(ERR_TLS|ERR_SSL|CERT_|DEPTH_|UNABLE_TO|SELF_SIGNED)/.test(err.code)) return { kind: 'tlsError', value: err.code };
+  return { kind: 'connectionFailed' };
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Jobs } from '../db/jobs';
 import { QUEUES } from '../db/jobs';
-import type { DeliveryResult, SignedMessage } from '../integrations/http';
+import type { DeliveryResult, FailureKind, SignedMessage } from '../integrations/http';
 import { newSigningSecret } from '../integrations/signing';
 import type { UrlPolicy } from '../integrations/url-guard';
 import { ConflictError, NotFoundError, ownerOnly, ValidationError } from './errors';
@@ -32,6 +32,34 @@ const DRAIN_LEASE_SECONDS = DRAIN_SECONDS + 120 + 30;
 const LEASE_SECONDS = 60;
 /** How much of an answer's body a delivery's `last_error` keeps. */
 const ERROR_BODY_CHARS = 200;
+/** A failed try's reason by its code (services/messages); `{{value}}` is a status or a TLS error's code. */
+const FAILURE_CODES: Record<FailureKind, string> = {
+  invalidUrl: 'hookErrInvalidUrl',
+  timedOut: 'hookErrTimedOut',
+  connectionRefused: 'hookErrConnectionRefused',
+  connectionClosed: 'hookErrConnectionClosed',
+  connectionFailed: 'hookErrConnectionFailed',
+  hostUnreachable: 'hookErrHostUnreachable',
+  addressNotAllowed: 'hookErrAddressNotAllowed',
+  dnsTimedOut: 'hookErrDnsTimedOut',
+  hostNotFound: 'hookErrHostNotFound',
+  dnsFailed: 'hookErrDnsFailed',
+  tlsError: 'hookErrTls',
+  redirect: 'hookErrRedirect',
+  httpStatus: 'hookErrHttpStatus',
+};
+
+/** Why a try failed, by its code; what the endpoint answered is its own words, kept as data after it. */
+function failureMessage(result: DeliveryResult): Message {
+  const { kind, value } = result.failure ?? { kind: 'connectionFailed' };
+  const reason = msg(FAILURE_CODES[kind], value === undefined ? {} : { value });
+  return result.body ? msg('hookErrAnswer', { reason, answer: result.body.slice(0, ERROR_BODY_CHARS) }) : reason;
+}
+
+/** A delivery's `last_error` (English, for the API) and `last_error_code` (for the page). */
+function lastError(message: Message): { last_error: string; last_error_code: string } {
+  return { last_error: plain(message).slice(0, ERROR_BODY_CHARS + 100), last_error_code: JSON.stringify(decode(message)) };
+}
 
 export interface Endpoint {
   id: string;
@@ -201,7 +229,7 @@ export class WebhookService {
       // Enabled again: only events from now on are sent; the count of failing days starts afresh.
       if (input.enabled === true && !current.enabled)
         Object.assign(patch, { enabled: true, disabled_reason: null, disabled_reason_code: null, failing_since: null });
-      if (input.enabled === false) await this.dropPending(trx, id, 'endpoint disabled');
+      if (input.enabled === false) await this.dropPending(trx, id, msg('hookDroppedByMember'));
       if (Object.keys(patch).length === 0) return toEndpoint(current);
       const [row] = await trx('webhook_endpoints').where({ id }).update(patch).returning(ENDPOINT_FIELDS);
       return toEndpoint(row);
@@ -249,6 +277,21 @@ export class WebhookService {
       ])
       .limit(limit);
     return rows.map(toDelivery);
+  }
+
+  /** Why each of the endpoint's last deliveries failed, by its code, for the page (a reason kept before codes: its English, as data). */
+  async deliveryErrors(workspaceId: string, id: string, limit = LOG_SIZE): Promise<Map<string, Message>> {
+    await this.row(this.knex, workspaceId, id);
+    const rows = await this.knex('webhook_deliveries')
+      .where({ endpoint_id: id })
+      .whereNotNull('last_error')
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(limit)
+      .select('id', 'last_error', 'last_error_code');
+    return new Map(rows.map((r) => [r.id, r.last_error_code ? recode(r.last_error_code) : msg('hookErrKept', { answer: r.last_error })]));
   }
 
   /** Sends a delivered or failed message to the endpoint again, with the same `webhook-id`. */
@@ -368,15 +411,17 @@ export class WebhookService {
       const rows = claimed.map((d, i) => {
         const r = results[i];
         const attempts = d.attempts + 1;
-        const error = r.delivered ? null : `${r.error ?? 'failed'}${r.body ? `: ${r.body.slice(0, ERROR_BODY_CHARS)}` : ''}`.slice(0, ERROR_BODY_CHARS + 100);
+        const failure = r.delivered ? null : failureMessage(r);
+        const error = failure && lastError(failure).last_error;
+        const error_code = failure && decode(failure);
         const delay = r.delivered ? null : RETRY_DELAYS_SECONDS[attempts - 1];
-        return { id: d.id, attempts, status: r.delivered ? 'succeeded' : delay === undefined ? 'failed' : 'pending', code: r.status, error, delay };
+        return { id: d.id, attempts, status: r.delivered ? 'succeeded' : delay === undefined ? 'failed' : 'pending', code: r.status, error, error_code, delay };
       });
       await trx.raw(
-        `UPDATE webhook_deliveries d SET attempts = v.attempts, status = v.status, last_status_code = v.code, last_error = v.error,
+        `UPDATE webhook_deliveries d SET attempts = v.attempts, status = v.status, last_status_code = v.code, last_error = v.error, last_error_code = v.error_code,
                 next_attempt_at = CASE WHEN v.delay IS NULL THEN NULL ELSE now() + make_interval(secs => v.delay) END,
                 delivered_at = CASE WHEN v.status = 'succeeded' THEN now() ELSE d.delivered_at END
-           FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, attempts int, status text, code int, error text, delay int)
+           FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, attempts int, status text, code int, error text, error_code jsonb, delay int)
           WHERE d.id = v.id`,
         [JSON.stringify(rows)],
       );
@@ -396,13 +441,15 @@ export class WebhookService {
         await trx('webhook_endpoints')
           .where({ id: endpointId })
           .update(disabledFor(msg('hookDisabledAuto', { since, days: DISABLE_AFTER_DAYS })));
-        await this.dropPending(trx, endpointId, 'endpoint disabled after 5 days of failures');
+        await this.dropPending(trx, endpointId, msg('hookDroppedAuto', { days: DISABLE_AFTER_DAYS }));
       }
     });
   }
 
-  private async dropPending(trx: Knex.Transaction, endpointId: string, why: string): Promise<void> {
-    await trx('webhook_deliveries').where({ endpoint_id: endpointId, status: 'pending' }).update({ status: 'failed', next_attempt_at: null, last_error: why });
+  private async dropPending(trx: Knex.Transaction, endpointId: string, why: Message): Promise<void> {
+    await trx('webhook_deliveries')
+      .where({ endpoint_id: endpointId, status: 'pending' })
+      .update({ status: 'failed', next_attempt_at: null, ...lastError(why) });
   }
 
   private async queueDelivery(trx: Knex.Transaction, workspaceId: string, endpointId: string, messageId: string): Promise<Delivery> {

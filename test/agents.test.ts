@@ -1,8 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Agent } from '../services/agents';
 import type { SignedIn } from './helpers/app';
-import { app, signUp } from './helpers/app';
+import { ROOT } from '../config';
+import { app, csrfOf, signUp } from './helpers/app';
+import { ORDER } from './helpers/loop';
 import { testKnex } from './helpers/db';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -193,4 +197,61 @@ describe('PUT /api/agents/:id', () => {
     // A failed attempt to set another workspace's agent as handler leaves ours in place.
     expect(await handlersOf(shop.workspaceId!)).to.deep.equal([mine.id]);
   });
+});
+
+describe('a workspace created later on /workspace starts with its team as order handler', () => {
+  const LEADS = Object.fromEntries(
+    (['en', 'fr', 'ar'] as const).map((lng) => [lng, JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', `${lng}.json`), 'utf8')).agentsPage.lead as string]),
+  );
+  const CASES = [
+    {
+      lng: 'en',
+      workspace: 'Dar Imane',
+      agent: 'Dar Imane team',
+      agentWord: 'An agent is whoever calls your customers',
+      handlerWord: 'The order handler is the agent that receives every new order',
+    },
+    {
+      lng: 'fr',
+      workspace: 'Dar Imane',
+      agent: 'Équipe Dar Imane',
+      agentWord: 'Un agent, c’est celui qui appelle vos clients',
+      handlerWord: 'L’agent de commandes est celui qui reçoit chaque nouvelle commande',
+    },
+    {
+      lng: 'ar',
+      workspace: 'دار إيمان',
+      agent: 'فريق دار إيمان',
+      agentWord: 'الوكيل هو من يتصل بزبائنك',
+      handlerWord: 'وكيل الطلبات هو الوكيل الذي يتلقى كل طلب جديد',
+    },
+  ] as const;
+
+  for (const c of CASES) {
+    it(`${c.lng}: a human agent named in the owner's language is the handler at once, the first order goes to it, and /agents says what an agent and the order handler are`, async () => {
+      const shop = await signUp({ workspace: null });
+      await shop.agent
+        .post('/account/language')
+        .type('form')
+        .send({ _csrf: await csrfOf(shop.agent), language: c.lng })
+        .expect(303);
+      await shop.agent
+        .post('/workspace')
+        .type('form')
+        .send({ _csrf: await csrfOf(shop.agent), name: c.workspace })
+        .expect(303);
+      const { workspace_id: workspaceId } = await testKnex()('workspace_members').where({ user_id: shop.userId }).first();
+      const agents = await testKnex()('agents').where({ workspace_id: workspaceId });
+      expect(agents.map((a) => ({ name: a.name, kind: a.kind, is_order_handler: a.is_order_handler }))).to.deep.equal([
+        { name: c.agent, kind: 'human', is_order_handler: true },
+      ]);
+      const order = await shop.agent.post('/api/orders').send(ORDER).expect(201);
+      expect((await testKnex()('operations').where({ order_id: order.body.id }).first()).agent_id).to.equal(agents[0].id);
+      const page = await shop.agent.get('/agents').expect(200);
+      expect(page.text).to.contain(LEADS[c.lng]).and.contain(c.agent);
+      // One sentence says what an agent is, the next what the order handler is.
+      expect(LEADS[c.lng].startsWith(c.agentWord)).to.equal(true);
+      expect(LEADS[c.lng]).to.contain(c.handlerWord);
+    });
+  }
 });

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
@@ -16,6 +18,7 @@ import { createOrder, openAllDay } from './helpers/loop';
 import { createServices } from '../services';
 import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
+import { SignedSender } from '../integrations/http';
 import type { SignedIn } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { COLUMN_NAMES } from '../services/imports';
@@ -264,6 +267,57 @@ describe('refusals once found by their English text, on French and Arabic pages'
       });
       await shop.agent.post(`/webhooks/${endpoint.id}/test`).type('form').send({ _csrf: csrf }).expect(303);
       shows((await shop.agent.get(`/webhooks/${endpoint.id}`).expect(200)).text, msg('WEBHOOK_DISABLED'));
+    });
+
+    it(`${lng}: why a webhook delivery failed — the service's words by their code, the endpoint's answer as data; the API keeps its English`, async () => {
+      const server = http.createServer((_req, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('boom'));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const sender = new SignedSender(true, 2000);
+      try {
+        const shop = await shopIn(lng);
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+        const { body: endpoint } = await shop.agent.post('/api/webhooks').send({ url }).expect(201);
+        await shop.agent.post(`/api/webhooks/${endpoint.id}/test`).expect(202);
+        const page = () => shop.agent.get(`/webhooks/${endpoint.id}`).expect(200);
+        const delivery = () => testKnex()('webhook_deliveries').where({ endpoint_id: endpoint.id }).first();
+        await callServices().webhooks.drain(endpoint.id, (m) => sender.send(m));
+        const answered = msg('hookErrAnswer', { reason: msg('hookErrHttpStatus', { value: '500' }), answer: 'boom' });
+        expect(await delivery()).to.include({ status: 'pending', last_error: 'HTTP 500: boom' });
+        expect((await delivery()).last_error_code).to.deep.equal(decode(answered));
+        shows((await page()).text, answered);
+        const api = await shop.agent.get(`/api/webhooks/${endpoint.id}/deliveries`).expect(200);
+        expect(api.body.deliveries[0].last_error).to.equal('HTTP 500: boom');
+
+        // Failing for more than 5 days: the next failure disables the endpoint and fails what was pending.
+        await testKnex()('webhook_endpoints')
+          .where({ id: endpoint.id })
+          .update({ failing_since: testKnex().raw("now() - interval '6 days'") });
+        await testKnex()('webhook_deliveries')
+          .where({ endpoint_id: endpoint.id })
+          .update({ next_attempt_at: testKnex().raw("now() - interval '1 second'") });
+        await callServices().webhooks.drain(endpoint.id, (m) => sender.send(m));
+        expect(await delivery()).to.include({ status: 'failed', last_error: 'endpoint disabled after 5 days of failures' });
+        shows((await page()).text, msg('hookDroppedAuto', { days: 5 }));
+
+        // Enabled again, a test event queued, then disabled by a member: the pending delivery says so.
+        await shop.agent.put(`/api/webhooks/${endpoint.id}`).send({ enabled: true }).expect(200);
+        await shop.agent.post(`/api/webhooks/${endpoint.id}/test`).expect(202);
+        await shop.agent.put(`/api/webhooks/${endpoint.id}`).send({ enabled: false }).expect(200);
+        const dropped = await testKnex()('webhook_deliveries').where({ endpoint_id: endpoint.id, last_error: 'endpoint disabled' });
+        expect(dropped).to.have.length(1);
+        expect(dropped[0].last_error_code).to.deep.equal(decode(msg('hookDroppedByMember')));
+        shows((await page()).text, msg('hookDroppedByMember'));
+
+        // A transport failure the service names itself (nothing listens on port 9).
+        const { body: refused } = await shop.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201);
+        await shop.agent.post(`/api/webhooks/${refused.id}/test`).expect(202);
+        await callServices().webhooks.drain(refused.id, (m) => sender.send(m));
+        expect(await testKnex()('webhook_deliveries').where({ endpoint_id: refused.id }).first()).to.include({ last_error: 'connection refused' });
+        shows((await shop.agent.get(`/webhooks/${refused.id}`).expect(200)).text, msg('hookErrConnectionRefused'));
+      } finally {
+        sender.close();
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
 
     it(`${lng}: a statistics period that is not one`, async () => {

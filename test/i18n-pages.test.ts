@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, csrfFrom, invitationPath, signUp, uniqueEmail } from './helpers/app';
+import { newMessageId, signedHeaders } from '../integrations/signing';
+import { elide } from '../routes/middleware/i18n';
+import { app, csrfFrom, csrfOf, invitationPath, signUp, uniqueEmail } from './helpers/app';
 import { testKnex } from './helpers/db';
+import { createOrder, ORDER, openAllDay } from './helpers/loop';
 
 /** A fresh visitor's agent whose browser asks for `language`. */
 async function visitor(language: string) {
@@ -144,5 +147,158 @@ describe('languages: form errors, notices and plurals on the pages', () => {
       expect((await owner.agent.get('/stats').expect(200)).text, language).to.contain(title);
       expect(errorBeside((await owner.agent.get('/stats?from=yesterday').expect(400)).text, 'from'), language).to.equal(error);
     }
+  });
+});
+
+/** A signed-in owner reading the pages in `language`, calling all day, with a form-posting helper. */
+async function shopIn(language: 'en' | 'fr' | 'ar') {
+  const shop = await signUp();
+  await shop.agent
+    .post('/account/language')
+    .type('form')
+    .send({ _csrf: await csrfOf(shop.agent), language })
+    .expect(303);
+  await openAllDay(shop);
+  const csrf = await csrfOf(shop.agent);
+  const post = (path: string, form: Record<string, string> = {}) =>
+    shop.agent
+      .post(path)
+      .type('form')
+      .send({ _csrf: csrf, ...form });
+  return { ...shop, post };
+}
+
+/** Claims the next call through the page form; its id. */
+async function startCall(shop: Awaited<ReturnType<typeof shopIn>>): Promise<string> {
+  const res = await shop.post('/calls/next').expect(303);
+  return /^\/calls\/([0-9a-f-]{36})$/.exec(res.headers.location)![1];
+}
+
+const noticeOf = (html: string) => /<p class="notice" role="status">([^<]*)<\/p>/.exec(html)?.[1] ?? '';
+/** What a reader sees: the text outside the tags (attributes such as `datetime` or a date input's value are not read). */
+const visibleText = (html: string) => html.replace(/<script[\s\S]*?<\/script>/g, '').replace(/<[^>]*>/g, ' ');
+
+describe('French elision and agreement, dates alike, one word per meaning', () => {
+  it('fr: "Commande d’Imane" on the order page and "La commande d’Imane … est confirmée" after the call; a consonant (and a "y" before a vowel: Youssef) keeps "de"', async () => {
+    const shop = await shopIn('fr');
+    const imane = await createOrder(shop, { ...ORDER, clientName: 'Imane Alaoui' });
+    const youssef = await createOrder(shop, { ...ORDER, clientName: 'Youssef Tazi', phone: '0661234567' });
+    // A "y" before a vowel is a consonant: "de Youssef"; before a consonant, a vowel: "d’Yves".
+    expect((await shop.agent.get(`/orders/${youssef.id}`).expect(200)).text).to.contain('<h1>Commande de <bdi>Youssef Tazi</bdi>');
+    expect(elide('La commande de <bdi>Yves</bdi>')).to.equal('La commande d’<bdi>Yves</bdi>');
+    const page = (await shop.agent.get(`/orders/${imane.id}`).expect(200)).text;
+    expect(page).to.contain('<h1>Commande d’<bdi>Imane Alaoui</bdi>').and.contain('<title>Commande d’\u2068Imane Alaoui\u2069');
+    expect(page).not.to.match(/de (<bdi>|\u2068)?Imane/);
+
+    const first = await startCall(shop);
+    const next = await shop.post(`/calls/${first}/outcome`, { outcome: 'confirmed' }).expect(303);
+    expect(noticeOf((await shop.agent.get(next.headers.location).expect(200)).text)).to.equal('La commande d’Imane Alaoui est confirmée.');
+    const second = /^\/calls\/([0-9a-f-]{36})$/.exec(next.headers.location)![1];
+    await shop.post(`/calls/${second}/outcome`, { outcome: 'confirmed' }).expect(303).expect('Location', '/calls');
+    expect(noticeOf((await shop.agent.get('/calls').expect(200)).text)).to.match(/^La commande de Youssef Tazi /);
+    expect((await testKnex()('orders').where({ id: imane.id }).first()).status).to.equal('confirmed');
+  });
+
+  for (const language of ['en', 'fr', 'ar'] as const) {
+    it(`${language}: one order's times read the same on /orders, the order page and /calls; no ISO date in the text of /orders, the order page or /stats`, async () => {
+      const shop = await shopIn(language);
+      const order = await createOrder(shop);
+      const callId = await startCall(shop);
+      const tomorrow = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+        new Date(Date.now() + 86_400_000),
+      );
+      await shop.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: `${tomorrow}T15:30` }).expect(303);
+      const nextAt = (await testKnex()('operations').where({ order_id: order.id }).first()).next_attempt_at.toISOString();
+
+      const pages = {
+        '/orders': (await shop.agent.get('/orders').expect(200)).text,
+        [`/orders/${order.id}`]: (await shop.agent.get(`/orders/${order.id}`).expect(200)).text,
+        '/calls': (await shop.agent.get('/calls').expect(200)).text,
+        '/stats': (await shop.agent.get('/stats').expect(200)).text,
+      };
+      const shown = new Map<string, Set<string>>();
+      for (const [path, html] of Object.entries(pages)) {
+        for (const [, at, text] of html.matchAll(/<time datetime="([^"]+)">([^<]+)<\/time>/g)) {
+          shown.set(at, (shown.get(at) ?? new Set()).add(text));
+          expect(text, `${path}: ${at}`).not.to.match(/\d{4}-\d{2}-\d{2}/);
+        }
+      }
+      // The next call (the callback) on all three pages, the order's creation on two of them: one form each.
+      for (const path of ['/orders', `/orders/${order.id}`, '/calls']) expect(pages[path], path).to.contain(`<time datetime="${nextAt}">`);
+      expect(pages['/orders']).to.contain(`<time datetime="${order.created_at}">`);
+      expect(pages[`/orders/${order.id}`]).to.contain(`<time datetime="${order.created_at}">`);
+      for (const [at, texts] of shown) expect([...texts], at).to.have.length(1);
+      for (const path of ['/orders', `/orders/${order.id}`, '/stats']) expect(visibleText(pages[path]), path).not.to.match(/\b\d{4}-\d{2}-\d{2}\b/);
+    });
+  }
+
+  for (const [language, notImported, declined, refusal] of [
+    ['en', 'not imported', 'unconfirmed', /\brefused\b/],
+    ['fr', 'non importé', 'refusée', /refus/i],
+    ['ar', 'لم يُستورد', 'مرفوض', /مرفوض|رُفض/],
+  ] as const) {
+    it(`${language}: a store message we could not use is "${notImported}" on the store's log; a declined order is "${declined}", a word used for nothing else there`, async () => {
+      const shop = await shopIn(language);
+      const store = (await shop.agent.post('/api/stores').send({ kind: 'custom', name: 'Feuille' }).expect(201)).body;
+      const raw = JSON.stringify({ type: 'order.created', data: { external_id: 'row-18', client_name: 'Karim', phone: '555-0100', products_name: 'Thé' } });
+      const hook = await request(app())
+        .post(`/hooks/stores/${store.id}`)
+        .set(signedHeaders(store.secret, newMessageId(), raw, new Date()))
+        .set('Content-Type', 'application/json')
+        .send(raw)
+        .expect(200);
+      expect(hook.body.result).to.equal('rejected');
+      expect(await testKnex()('store_events').where({ connection_id: store.id })).to.have.length(1);
+      const log = (await shop.agent.get(`/stores/${store.id}`).expect(200)).text;
+      const section = log.slice(log.indexOf('id="log-heading"'));
+      expect(section).to.contain(notImported);
+      expect(visibleText(section)).not.to.match(refusal);
+
+      const order = await createOrder(shop, { ...ORDER, phone: '0671234567' });
+      const callId = await startCall(shop);
+      await shop.post(`/calls/${callId}/outcome`, { outcome: 'unconfirmed' }).expect(303);
+      expect((await testKnex()('orders').where({ id: order.id }).first()).status).to.equal('unconfirmed');
+      const badge = /<span class="badge[^"]*">([^<]*)<\/span>/.exec((await shop.agent.get(`/orders/${order.id}`).expect(200)).text)?.[1];
+      expect(badge).to.equal(declined);
+    });
+  }
+});
+
+describe('right to left: values isolated, not rows', () => {
+  const NOTE = 'اتصلوا بعد العصر من فضلكم';
+  const SUMMARY = 'الزبونة تريد التوصيل يوم الجمعة';
+
+  it('fr: an Arabic note and an Arabic call summary on the order page sit in dir="auto" values; their rows carry no dir', async () => {
+    const shop = await shopIn('fr');
+    const order = await createOrder(shop, { ...ORDER, note: NOTE });
+    const callId = await startCall(shop);
+    await shop.post(`/calls/${callId}/outcome`, { outcome: 'confirmed', notes: SUMMARY }).expect(303);
+    expect(await testKnex()('calls').where({ id: callId }).first()).to.include({ summary: SUMMARY });
+    const html = (await shop.agent.get(`/orders/${order.id}`).expect(200)).text;
+    expect(html).to.contain('<html lang="fr">');
+    for (const value of [NOTE, SUMMARY]) {
+      // The element right around the value isolates it…
+      const element = new RegExp(`<(\\w+)([^>]*)>${value}<`).exec(html);
+      expect(element, value).to.not.equal(null);
+      expect(element![1] === 'bdi' || / dir="auto"/.test(element![2]), `${element![0]}`).to.equal(true);
+    }
+    // …and the rows around them keep the page's direction: the note's row of the list, the call's row of the table.
+    const noteRow = new RegExp(`<div([^>]*)><dt>[^<]*</dt><dd[^>]*>${NOTE}<`).exec(html);
+    expect(noteRow, 'the note in its own row of the list').to.not.equal(null);
+    expect(noteRow![1]).not.to.contain('dir=');
+    const callRow = new RegExp(`<tr([^>]*)>(?:(?!</tr>)[\\s\\S])*${SUMMARY}`).exec(html);
+    expect(callRow, 'the summary in a row of the calls table').to.not.equal(null);
+    expect(callRow![1]).not.to.contain('dir=');
+    expect(callRow![0]).to.match(new RegExp(`<td(?![^>]*dir=)[^>]*>(?:(?!</td>)[\\s\\S])*${SUMMARY}`));
+    expect(html, 'no row of a table or list is given a direction').not.to.match(/<(?:tr|li|dl|table)[^>]* dir=/);
+  });
+
+  it('ar: the phone hint shows its digit groups in reading order, each example in a left-to-right isolate', async () => {
+    const shop = await shopIn('ar');
+    const html = (await shop.agent.get('/orders/new').expect(200)).text;
+    const hint = /<p class="hint" id="f-phone-hint">([^<]*)<\/p>/.exec(html)?.[1];
+    expect(hint).to.equal('رقم مغربي بأي كتابة معتادة: \u206606 12 34 56 78\u2069، \u2066+212 6 12 34 56 78\u2069…');
+    expect(hint).not.to.contain('78 56 34 12 06');
+    expect(html).to.match(/<html lang="ar" dir="rtl">/);
   });
 });

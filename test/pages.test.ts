@@ -540,3 +540,78 @@ describe('credits page', () => {
     }
   });
 });
+
+describe('copy buttons and the WhatsApp share link (what is shown once or pasted elsewhere)', () => {
+  /** The `_once` token of the form that posts to `action`. */
+  const onceFrom = (html: string, action: string) => /name="_once" value="([^"]+)"/.exec(html.slice(html.indexOf(`action="${action}"`)))![1];
+
+  /** Posts a creation form and answers the page that shows what was made (the answer itself, or where it sent us). */
+  async function created(owner: SignedIn, page: string, action: string, form: Record<string, string>): Promise<string> {
+    const html = (await owner.agent.get(page).expect(200)).text;
+    const res = await owner.agent
+      .post(action)
+      .type('form')
+      .send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(html)![1], _once: onceFrom(html, action), ...form });
+    expect(res.status, res.text.slice(0, 300)).to.be.oneOf([200, 201, 303]);
+    return res.status === 303 ? (await owner.agent.get(res.headers.location).expect(200)).text : res.text;
+  }
+
+  /**
+   * The value a copy button copies: the button names its target, a read-only field whose text stays
+   * selectable without JavaScript (the button is hidden until the script runs).
+   */
+  function copyable(html: string, id: string): string {
+    expect(html, `a copy button for #${id}`).to.match(new RegExp(`<button type="button" class="secondary copy" data-copy="${id}"[^>]* hidden>`));
+    const field = new RegExp(`<input id="${id}" class="key" type="text" readonly value="([^"]+)"`).exec(html);
+    expect(field, `#${id} is a read-only field`).to.not.equal(null);
+    return field![1];
+  }
+
+  /** No link on the page carries the value, in clear or URL-encoded. */
+  function inNoHref(html: string, value: string): void {
+    const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
+    for (const href of hrefs) {
+      expect(href, 'a secret never goes into a URL').not.to.contain(value);
+      expect(decodeURIComponent(href.replaceAll('&amp;', '&'))).not.to.contain(value);
+    }
+    expect(html, 'no WhatsApp share link').not.to.match(/wa\.me|api\.whatsapp\.com/);
+  }
+
+  it('a join link: copy button on a read-only field, and a wa.me link whose text carries the link', async () => {
+    const owner = await signUp();
+    const html = await created(owner, '/workspace', '/workspace/invitations', { email: uniqueEmail('colleague') });
+    const joinUrl = copyable(html, 'join-url');
+    expect(joinUrl).to.match(/^https?:\/\/[^/]+\/join\//);
+    const share = [...html.matchAll(/href="(https:\/\/(?:wa\.me|api\.whatsapp\.com)\/[^"]*)"/g)].map((m) => m[1].replaceAll('&amp;', '&'));
+    expect(share).to.have.length(1);
+    expect(new URL(share[0]).searchParams.get('text')).to.contain(joinUrl);
+  });
+
+  it('an API key: copy button on a read-only field; no link carries it and none shares it', async () => {
+    const owner = await signUp();
+    const html = await created(owner, '/api-keys', '/api-keys', { name: 'Plugin' });
+    const key = copyable(html, 'new-key');
+    expect(hashKey(key)).to.equal((await testKnex()('api_keys').where({ workspace_id: owner.workspaceId }).first()).key_hash);
+    inNoHref(html, key);
+  });
+
+  it("a store connection's intake URL and secret: both with copy buttons; the secret in no link", async () => {
+    const owner = await signUp();
+    const html = await created(owner, '/stores/new?kind=custom', '/stores', { kind: 'custom', name: 'Sheet' });
+    const store = await testKnex()('store_connections').where({ workspace_id: owner.workspaceId }).first();
+    expect(copyable(html, 'intake-url')).to.contain(store.id);
+    const secret = copyable(html, 'secret');
+    inNoHref(html, secret);
+  });
+
+  it("a webhook endpoint's and a voice agent's signing secrets: copy buttons; in no link", async () => {
+    const owner = await signUp();
+    const { body: endpoint } = await owner.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/hooks' }).expect(201);
+    const hook = (await owner.agent.get(`/webhooks/${endpoint.id}`).expect(200)).text;
+    expect(copyable(hook, 'secret')).to.equal(endpoint.secret);
+    inNoHref(hook, endpoint.secret);
+    const agents = await created(owner, '/agents', '/agents', { name: 'Robot', kind: 'voice', endpoint_url: 'http://127.0.0.1:9/calls' });
+    const secret = copyable(agents, 'new-secret');
+    inNoHref(agents, secret);
+  });
+});

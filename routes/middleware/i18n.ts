@@ -52,10 +52,14 @@ export function createI18n(): i18n {
 /**
  * French elision where a name or value follows "de" or "que": "Commande de Imane" becomes
  * "Commande d’Imane". The catalogues never write "de" before a vowel themselves, so only
- * interpolated values meet the rule; a value may sit in `<strong>`, `<bdi>` or an isolate.
+ * interpolated values meet the rule; a value may sit in `<strong>`, `<bdi>` or an isolate. A "y"
+ * before a vowel is a consonant ("de Youssef", "de Yasmine"); before a consonant, a vowel ("d’Yves").
  */
 export function elide(text: string): string {
-  return text.replace(/\b([dD]|[qQ]u)e ((?:<strong>)?(?:<bdi>)?\u2068?)(?=[AEIOUYHÀÂÄÉÈÊËÎÏÔÖÛÜaeiouyhàâäéèêëîïôöûü])/g, '$1’$2');
+  return text.replace(
+    /\b([dD]|[qQ]u)e ((?:<strong>)?(?:<bdi>)?\u2068?)(?=[AEIOUHÀÂÄÉÈÊËÎÏÔÖÛÜaeiouhàâäéèêëîïôöûü]|[Yy](?![AEIOUYÀÂÄÉÈÊËÎÏÔÖÛÜaeiouyàâäéèêëîïôöûü]))/g,
+    '$1’$2',
+  );
 }
 
 /** The language the request was given (English before `chooseLanguage` ran). */

@@ -84,8 +84,8 @@ function groupedPhone(phone: string): string {
   return national ? `0${national}`.replace(/(\d{2})(?=\d)/g, '$1 ') : phone;
 }
 
-/** Placeholders of a message that hold what a person typed (a file's column names): isolated on a page. */
-const TYPED_VALUES = ['names', 'first', 'second'];
+/** Placeholders of a message that hold what a person typed (a file's column names) or a far end wrote (a webhook endpoint's answer): isolated on a page. */
+const TYPED_VALUES = ['names', 'first', 'second', 'answer'];
 
 /**
  * A message in the page's language, by the code it carries (services/messages): a service's words

@@ -38,9 +38,10 @@ export function webhookPages(services: Services): Router {
     const id = String(req.params.id);
     const endpoint = await services.webhooks.get(workspaceId(req), id);
     const owner = isOwner(workspace(req));
-    const [secret, deliveries, disabledReason] = await Promise.all([
+    const [secret, deliveries, deliveryErrors, disabledReason] = await Promise.all([
       owner ? services.webhooks.secret(workspace(req), id) : null,
       services.webhooks.deliveries(workspaceId(req), id),
+      services.webhooks.deliveryErrors(workspaceId(req), id),
       services.webhooks.disabledReason(workspaceId(req), id),
     ]);
     if (secret) secretAnswer(res);
@@ -50,6 +51,7 @@ export function webhookPages(services: Services): Router {
       secret,
       isOwner: owner,
       deliveries,
+      deliveryErrors,
       allEvents: WEBHOOK_EVENTS,
       values: form.values ?? { url: endpoint.url, description: endpoint.description ?? '' },
       checked: form.events ?? endpoint.events,
