@@ -209,7 +209,9 @@ describe('connecting a store in one click', () => {
       expect((await signedShopify(connection.id, SHOPIFY_ORDER).expect(200)).body.result).to.equal('created');
       expect((await ordersOf(s))[0]).to.include({ source: 'shopify', external_id: '5678901234', store_connection_id: connection.id });
       // A fulfilment the app is told of is answered and ignored.
-      expect((await signedShopify(connection.id, '{"id":1}', 'fulfillments/create').expect(200)).body.result).to.equal('ignored');
+      // A shipment of an order we do not have: answered 200, nothing changed.
+      const shipment = '{"id":1,"order_id":820982911946154999,"shipment_status":null}';
+      expect((await signedShopify(connection.id, shipment, 'fulfillments/create').expect(200)).body.result).to.equal('ignored_unchanged');
     });
 
     it('refusals: a bad hmac, a reused state, another session’s state, a foreign shop, a refused approval, a platform 5xx: the reason in the owner’s language, nothing left', async () => {
