@@ -9,7 +9,7 @@ const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
 const SMALL = 100;
 const LARGE = 100_000;
 const REPORT_ROWS = 20_000;
-/** delivery.md §4: a stats page at 100,000 orders within 2× of its time at 100. */
+/** docs/delivery.md: a stats page at 100,000 orders within 2× of its time at 100. */
 const TARGET = 2;
 /** The order import's memory bound (bench/orders.ts): a 20,000-row report stays within it. */
 const RSS_BOUND_MB = 100;
@@ -64,7 +64,7 @@ async function watched<T>(memory: MemorySampler, work: () => Promise<T>): Promis
 }
 
 /**
- * Deliveries at scale (delivery.md §4–5): /stats, /stats/team and their JSON for a workspace of 100
+ * Deliveries at scale (docs/delivery.md): /stats, /stats/team and their JSON for a workspace of 100
  * orders and one of 100,000 (with their calls and deliveries), in alternating segments; then a
  * carrier's report of 20,000 rows imported into the large workspace, with the server's RSS growth.
  */

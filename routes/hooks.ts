@@ -152,7 +152,7 @@ export function hooksRouter(services: Services, limits: HookBodyLimits): Router 
     if (answer.status === 200) return void res.json({ ok: true, result: answer.result });
     res.status(answer.status).json({ error: STORE_REFUSALS[answer.status] });
   });
-  // A carrier's delivery news (delivery.md §2.3): the same answers as a store's messages.
+  // A carrier's delivery news (docs/delivery.md): the same answers as a store's messages.
   const knownCarrier: RequestHandler = async (req, res, next) => {
     const connection = await services.deliveries.carriers.connection(String(req.params.id));
     if (!connection) return void refuse(res, 404, STORE_REFUSALS[404]);

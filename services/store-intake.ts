@@ -203,7 +203,7 @@ export class StoreIntakeService {
     return outcome.result;
   }
 
-  /** A shipment of the store's order becomes its delivery (delivery.md §2.4), through the one delivery rule. */
+  /** A shipment of the store's order becomes its delivery (docs/delivery.md), through the one delivery rule. */
   private async ship(trx: Knex.Transaction, connection: IntakeConnection, shipped: IncomingFulfillment): Promise<Outcome> {
     const order = await this.existing(trx, connection.id, shipped.externalId);
     if (!order) return { result: 'ignored_unchanged', reasons: [msg('shipmentUnknownOrder')] };

@@ -9,7 +9,7 @@ import { createKey, randomIp } from './helpers/keys';
 import { ORDER } from './helpers/loop';
 
 /**
- * An order's delivery (delivery.md §1): set by a person (page, /api, Data API), on every
+ * An order's delivery (docs/delivery.md): set by a person (page, /api, Data API), on every
  * representation, its history, the list's filter and the order.delivery_updated webhook event.
  */
 

@@ -11,7 +11,7 @@ import { testKnex } from './helpers/db';
 import { ORDER } from './helpers/loop';
 
 /**
- * Delivery news pushed to us (delivery.md §2.3–2.4): carrier connections (/api/carriers, the
+ * Delivery news pushed to us (docs/delivery.md): carrier connections (/api/carriers, the
  * /deliveries page), the signed hook /hooks/carriers/:id, and Shopify's fulfillments through the
  * store connection.
  */

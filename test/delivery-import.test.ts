@@ -6,7 +6,7 @@ import { ORDER } from './helpers/loop';
 import { xlsx } from './helpers/xlsx';
 
 /**
- * A carrier's report (delivery.md §2.2): CSV (UTF-8, Windows-1252; `,` `;` tab) and XLSX, rows
+ * A carrier's report (docs/delivery.md): CSV (UTF-8, Windows-1252; `,` `;` tab) and XLSX, rows
  * matched by tracking number, store reference or phone, status words in French, Arabic and
  * English, the shop's own words, unknown words and unmatched rows, and another workspace's orders.
  */

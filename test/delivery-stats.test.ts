@@ -5,7 +5,7 @@ import { testKnex } from './helpers/db';
 import { openAllDay } from './helpers/loop';
 
 /**
- * What the shop learns (delivery.md §4), checked against numbers worked out by hand: a workspace
+ * What the shop learns (docs/delivery.md), checked against numbers worked out by hand: a workspace
  * whose orders were confirmed by two members (Amina, Badr), one voice agent and nobody, then
  * delivered, refused or returned on known days.
  */

@@ -4,7 +4,7 @@ import { csrfFrom, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { ORDER, openAllDay } from './helpers/loop';
 
-/** The `refused_before` flag (delivery.md §3): computed at creation, 180 days, shown on the call page. */
+/** The `refused_before` flag (docs/delivery.md): computed at creation, 180 days, shown on the call page. */
 
 type Shop = SignedIn & { workspaceId: string };
 const knex = () => testKnex();

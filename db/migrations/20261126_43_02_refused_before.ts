@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * A fourth order flag, `refused_before` (delivery.md §3): the same phone has an order of the
+ * A fourth order flag, `refused_before` (docs/delivery.md): the same phone has an order of the
  * workspace whose delivery ended `refused` or `returned` in the 180 days before this one came in.
  * Computed by orders_flag_risky, the same rule and place as `possible_duplicate` and
  * `blocked_phone`, redefined here from its newest definition (migration 20261125_39_01) with its

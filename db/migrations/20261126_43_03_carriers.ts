@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Where delivery news comes from besides a person (delivery.md §2):
+ * Where delivery news comes from besides a person (docs/delivery.md):
  * - `carrier_words`: a shop's own carriers' words for a delivery status, beside the built-in
  *   dictionary (services/deliveries/words.ts); `word_key` is the word folded (case, accents and
  *   spaces aside), unique per workspace.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Counters of ended calls for /stats/team (delivery.md §4): per workspace, Morocco day (of the call's
+ * Counters of ended calls for /stats/team (docs/delivery.md): per workspace, Morocco day (of the call's
  * start), kind, the member who made it (human calls) or the agent whose operation it was (voice and
  * WhatsApp), and outcome: how many, how many reached the customer, and their handling seconds (from
  * claim to outcome; a voice agent's reported duration). Delta rows written once per statement by

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * /stats's confirmation figures from counters, as its delivery figures are (delivery.md §4: a stats
+ * /stats's confirmation figures from counters, as its delivery figures are (docs/delivery.md: a stats
  * page at 100,000 orders within 2× of its time at 100).
  *
  * - `orders.op_status` mirrors the status of the order's current operation, and `orders.ended_calls`

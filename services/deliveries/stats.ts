@@ -6,7 +6,7 @@ import type { Outcome } from '../operations';
 import { amountText } from '../orders';
 
 /**
- * What the shop learns from its deliveries (delivery.md §4), read from the counters the triggers
+ * What the shop learns from its deliveries (docs/delivery.md), read from the counters the triggers
  * keep (delivery_counts, call_counts), never from the orders or calls themselves: a page costs the
  * number of days × stores × cities of the period, not the number of orders.
  */

@@ -48,7 +48,7 @@ const MAX_KEY = 256;
 const textOf = (value: unknown): string | null => (typeof value === 'string' ? value.trim() || null : typeof value === 'number' ? String(value) : null);
 
 /**
- * Carrier connections (delivery.md §2.3): a carrier that pushes its news to /hooks/carriers/:id,
+ * Carrier connections (docs/delivery.md): a carrier that pushes its news to /hooks/carriers/:id,
  * signed as the custom store source is. Every member sees them; the owner alone makes and removes
  * them (they hold a secret).
  */
