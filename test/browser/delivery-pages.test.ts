@@ -84,7 +84,7 @@ describe('delivery pages in three languages at 390 px (headless Chromium)', func
         'colis retourné',
         'sans commande',
         'Taux de livraison',
-        "Résultats de l'équipe",
+        'Résultats de l’équipe',
         'Transporteurs qui envoient leurs nouvelles',
       ],
       ar: ['سجل التوصيل', 'مرتجع', 'بلا طلب', 'نسبة التسليم', 'نتائج الفريق', 'شركات توصيل ترسل أخبارها'],
