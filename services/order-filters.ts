@@ -208,29 +208,39 @@ export function applyFilters(knex: Knex, query: Knex.QueryBuilder, filters: Orde
 
 /** Status, flags and dates: what narrows a listing without the text search. */
 export function applyBounds(knex: Knex, query: Knex.QueryBuilder, filters: OrderFilters): Knex.QueryBuilder {
-  if (filters.statuses.length === 1) query.where('o.status', filters.statuses[0]);
-  else if (filters.statuses.length > 1) query.whereIn('o.status', filters.statuses);
+  for (const condition of boundConditions(knex, filters)) query.whereRaw(condition);
+  return query;
+}
+
+/** applyBounds's conditions on orders aliased `o`, each one a piece of SQL (a count selects them as a column). */
+export function boundConditions(knex: Knex, filters: OrderFilters): Knex.Raw[] {
+  const conditions: Knex.Raw[] = [];
+  const { statuses } = filters;
+  if (statuses.length === 1) conditions.push(knex.raw('o.status = ?', [statuses[0]]));
+  else if (statuses.length > 1) conditions.push(knex.raw(`o.status IN (${statuses.map(() => '?').join(', ')})`, statuses));
   // `flags <> '{}'` as the partial index orders_flagged_newest_idx states it: the planner sees the
   // index applies, and walks the workspace's flagged orders alone.
-  if (filters.flags.length > 0) query.whereRaw("o.flags <> '{}' AND o.flags && ?::text[]", [filters.flags]);
+  if (filters.flags.length > 0) conditions.push(knex.raw("o.flags <> '{}' AND o.flags && ?::text[]", [filters.flags]));
+  // A delivery status, or `none` for orders without a delivery yet.
   const deliveries = filters.deliveries ?? [];
   if (deliveries.length > 0) {
-    const statuses = deliveries.filter((d) => d !== 'none');
-    query.where((q) => {
-      if (statuses.length > 0) q.whereIn('o.delivery_status', statuses);
-      if (deliveries.includes('none')) q.orWhereNull('o.delivery_status');
-    });
+    const delivered = deliveries.filter((d) => d !== 'none');
+    const either = [
+      ...(delivered.length > 0 ? [knex.raw(`o.delivery_status IN (${delivered.map(() => '?').join(', ')})`, delivered)] : []),
+      ...(deliveries.includes('none') ? [knex.raw('o.delivery_status IS NULL')] : []),
+    ];
+    conditions.push(knex.raw(`(${either.map(() => '?').join(' OR ')})`, either));
   }
-  if (filters.from) query.where('o.created_at', '>=', instant(knex, filters.from));
-  if (filters.to) query.where('o.created_at', '<', instant(knex, filters.to));
-  return query;
+  if (filters.from) conditions.push(knex.raw('o.created_at >= ?', [instant(knex, filters.from)]));
+  if (filters.to) conditions.push(knex.raw('o.created_at < ?', [instant(knex, filters.to)]));
+  return conditions;
 }
 
 /**
  * A store's reference is typed with or without its `#` ("#1001", "1001"), and stored either way:
  * the search leaves the `#` out and finds both.
  */
-function withoutHash(q: string): string {
+export function withoutHash(q: string): string {
   const bare = q.trim().replace(/^#\s*/, '');
   return bare === '' ? q : bare;
 }
@@ -241,10 +251,16 @@ function withoutHash(q: string): string {
  * national digits, and digits typed in a name, store or product are found the same way.
  */
 export function applySearch(query: Knex.QueryBuilder, typed: string): Knex.QueryBuilder {
+  const { sql, bindings } = searchCondition(typed);
+  return query.whereRaw(sql, bindings);
+}
+
+/** applySearch's condition on orders aliased `o`, as SQL and its bindings (a count selects it as a column). */
+export function searchCondition(typed: string): { sql: string; bindings: string[] } {
   const q = withoutHash(typed);
   const digits = phoneDigits(q);
-  if (digits) return query.whereRaw('o.search_text LIKE ?', [`%${digits}%`]);
-  return query.whereRaw("o.search_text LIKE '%' || search_pattern_text(?) || '%'", [likeEscape(q)]);
+  if (digits) return { sql: 'o.search_text LIKE ?', bindings: [`%${digits}%`] };
+  return { sql: "o.search_text LIKE '%' || search_pattern_text(?) || '%'", bindings: [likeEscape(q)] };
 }
 
 /** A run of three characters other than ASCII spaces and punctuation: a search with one has index keys. */

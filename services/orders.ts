@@ -13,8 +13,10 @@ import type { OrderStatus } from './order-status';
 import type { OrderFlag } from './order-flags';
 import { DELIVERY_COLUMNS, deliveryOf } from './deliveries/model';
 import type { Delivery, DeliveryColumns } from './deliveries/model';
+import { OrderSearch, SEARCH_LIMITS } from './order-search';
+import type { SearchLimits } from './order-search';
 import { moroccanPhone } from './phone';
-import { applyBounds, applyPosition, applySearch, encodeCursor, phoneDigits, POSITION_AT, searchCandidates } from './order-filters';
+import { applyBounds, applyPosition, encodeCursor, POSITION_AT } from './order-filters';
 import type { OrderFilters, Position } from './order-filters';
 import { bodyFields, camelOrSnake, isUuid, optionalText, parse, requiredText } from './validation';
 import { msg } from './messages';
@@ -460,16 +462,6 @@ export interface CustomerHistory {
   by_status: Partial<Record<OrderStatus, number>>;
 }
 
-/** A phone number (6 digits or more), or two words of three letters or more: rarely common. */
-function looksSelective(q: string): boolean {
-  const digits = phoneDigits(q);
-  if (digits) return digits.length >= 6;
-  return q.split(/\s+/).filter((word) => word.length >= 3).length >= 2;
-}
-
-/** How many of the newest orders a search looks through before it asks the search index. */
-const SEARCH_PROBE = 500;
-
 /** Rows read per query when a whole list is streamed. */
 const STREAM_BATCH = 1000;
 
@@ -481,15 +473,20 @@ export interface CreatedOrder {
 
 /** Orders of one workspace; every query is scoped by the workspace id it is given. */
 export class OrderService {
+  private readonly search: OrderSearch;
+
   constructor(
     private readonly knex: Knex,
     private readonly idempotency: IdempotencyService,
     private readonly operations: OperationService,
-  ) {}
+    searchLimits: SearchLimits = SEARCH_LIMITS,
+  ) {
+    this.search = new OrderSearch(knex, (query) => this.pageColumns(query), searchLimits);
+  }
 
   /** One page of the workspace's orders matching the filters, by keyset on (created_at, id). */
   async page(workspaceId: string, filters: OrderFilters, request: PageRequest): Promise<OrderPage> {
-    const rows = filters.q ? await this.searchRows(workspaceId, filters, request) : await this.pageRows(workspaceId, filters, request);
+    const rows = filters.q ? await this.search.rows<PageRow>(workspaceId, filters, request) : await this.pageRows(workspaceId, filters, request);
     const more = rows.length > request.limit;
     const shown = rows.slice(0, request.limit);
     if (request.direction === 'newer') shown.reverse();
@@ -519,73 +516,17 @@ export class OrderService {
   }
 
   /**
-   * With a search, the cheaper of two ways (Postgres cannot estimate how rare a name is, and walks
-   * the whole table for a rare one): a search that matches often is answered from the next
-   * SEARCH_PROBE orders alone; a rarer one asks the search index for every match, then sorts them.
-   * A full name or a phone number goes to the index at once; a single word is tried on the newest
-   * orders first. Both ways give the same rows: the probe's orders are the first in the page's order.
-   */
-  private async searchRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    if (!looksSelective(filters.q!)) {
-      const found = await this.probeRows(workspaceId, filters, request);
-      if (found.length > request.limit) return found;
-    }
-    return this.indexedSearchRows(workspaceId, filters, request);
-  }
-
-  private async probeRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    const recent = applyPosition(
-      applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters),
-      request.position,
-      request.direction,
-    )
-      .limit(SEARCH_PROBE)
-      .select('o.*');
-    const probe = this.pageColumns(applySearch(this.knex.from(recent.as('o')), filters.q!));
-    return applyPosition(probe, null, request.direction).limit(request.limit + 1);
-  }
-
-  private indexedSearchRows(workspaceId: string, filters: OrderFilters, request: PageRequest) {
-    // The candidates come from the workspace's search keys alone, materialized: with the workspace
-    // or a status beside them, the planner would AND a 100,000-row index scan to a key that names
-    // 50 orders. They are whole rows (the current operation's id among their columns), sorted in
-    // memory, so the page needs no second read. A search without keys (no run of three letters)
-    // walks the newest orders, as no index can serve it.
-    const candidates = searchCandidates(this.knex, workspaceId, filters.q!)?.select('o.*');
-    const from = candidates ? this.knex.withMaterialized('candidates', candidates).from('candidates as o') : this.knex.from('orders as o');
-    const matches = applySearch(applyBounds(this.knex, from.where('o.workspace_id', workspaceId), filters), filters.q!).select('o.*');
-    applyPosition(matches, request.position, request.direction).limit(request.limit + 1);
-    const query = this.pageColumns(this.knex.from(matches.as('o')));
-    return applyPosition(query, null, request.direction);
-  }
-
-  /**
    * How many orders match the filters, newer than `newerThan` when given (a page's position), counted
-   * up to COUNT_CAP + 1: a number above COUNT_CAP reads "more than 10,000". A search counts through
-   * the search index's candidates, as indexedSearchRows finds them; without one, the newest-first
-   * indexes are walked no further than the cap.
+   * up to COUNT_CAP + 1: a number above COUNT_CAP reads "more than 10,000". A search counts as
+   * OrderSearch finds its rows; without one, the newest-first indexes are walked no further than the cap.
    */
   async countUpTo(workspaceId: string, filters: OrderFilters, newerThan: Position | null = null): Promise<number> {
-    // As indexedSearchRows: the search keys' candidates materialized first (the columns the filters read).
-    const candidates = filters.q
-      ? searchCandidates(this.knex, workspaceId, filters.q)?.select(
-          'o.id',
-          'o.workspace_id',
-          'o.created_at',
-          'o.status',
-          'o.flags',
-          'o.delivery_status',
-          'o.search_text',
-        )
-      : null;
-    const query = (candidates ? this.knex.from('candidates as o') : this.knex.from('orders as o')).where('o.workspace_id', workspaceId);
+    if (filters.q) return this.search.count(workspaceId, filters, newerThan, COUNT_CAP);
+    const query = this.knex.from('orders as o').where('o.workspace_id', workspaceId);
     applyBounds(this.knex, query, filters);
-    if (filters.q) applySearch(query, filters.q);
     if (newerThan) query.whereRaw('(o.created_at, o.id) > (?::timestamptz, ?::uuid)', [newerThan.at, newerThan.id]);
     query.select(this.knex.raw('1')).limit(COUNT_CAP + 1);
-    const [row] = await (candidates ? this.knex.withMaterialized('candidates', candidates) : this.knex)
-      .from(query.as('c'))
-      .count<Array<{ n: string }>>({ n: '*' });
+    const [row] = await this.knex.from(query.as('c')).count<Array<{ n: string }>>({ n: '*' });
     return Number(row.n);
   }
 
