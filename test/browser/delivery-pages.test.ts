@@ -1,28 +1,12 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
 
 const PHONE = { width: 390, height: 844 };
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-const AXE_SOURCE = require.resolve('axe-core/axe.min.js');
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_SOURCE });
-  return page.evaluate(async (tags) => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> };
-      }
-    ).axe;
-    return (await axe.run(document, { runOnly: { type: 'tag', values: tags } })).violations.map(
-      (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    );
-  }, AXE_TAGS);
-}
 
 /**
  * The delivery pages (delivery.md) in English, French and Arabic on a phone: the order's delivery and

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { TEST_ENV } from '../helpers/app';
-import { launchChromium, requireChromium } from '../helpers/browser';
+import { axeViolations, launchChromium, requireChromium } from '../helpers/browser';
 import type { Dashboard } from '../helpers/dashboard';
 import { NOT_PAGES, PAGE_ROUTES, realisticDashboard, SIGNED_OUT } from '../helpers/dashboard';
 import { testDatabaseUrl } from '../helpers/db';
@@ -10,8 +10,6 @@ import { startServer } from '../helpers/process';
 
 const PHONE = { width: 390, height: 844 };
 /** axe-core's WCAG A and AA rules, up to WCAG 2.2. */
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-const AXE_SOURCE = require.resolve('axe-core/axe.min.js');
 
 interface Shape {
   /** Distinct rows (top offsets) of the main navigation's links and its menu button. */
@@ -41,23 +39,6 @@ function shape(): Shape {
         `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().width)}×${Math.round(el.getBoundingClientRect().height)}`,
     );
   return { navRows, small, sideways: document.documentElement.scrollWidth - window.innerWidth };
-}
-
-interface AxeViolation {
-  id: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_SOURCE });
-  const violations = await page.evaluate(async (tags) => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, options: object) => Promise<{ violations: AxeViolation[] }> } }).axe;
-    return (await axe.run(document, { runOnly: { type: 'tag', values: tags } })).violations.map((v) => ({
-      id: v.id,
-      nodes: v.nodes.map((n) => ({ target: n.target })),
-    }));
-  }, AXE_TAGS);
-  return violations.map((v: AxeViolation) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 /**

@@ -1,29 +1,13 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { TEST_ENV, signUp } from '../helpers/app';
-import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
 import { seedWhatsAppStep } from '../helpers/whatsapp';
 
 const PHONE = { width: 390, height: 844 };
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
-const AXE_SOURCE = require.resolve('axe-core/axe.min.js');
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_SOURCE });
-  return page.evaluate(async (tags) => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (ctx: Document, options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> };
-      }
-    ).axe;
-    return (await axe.run(document, { runOnly: { type: 'tag', values: tags } })).violations.map(
-      (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    );
-  }, AXE_TAGS);
-}
 
 /**
  * A WhatsApp agent's page (its connection, the setup guide, the template) and an order whose

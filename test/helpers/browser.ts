@@ -63,3 +63,22 @@ export async function reportFailure(label: string, pages: Page[], serverOutput: 
     .slice(-30);
   console.log(`      last requests the server saw:\n        ${requests.join('\n        ')}`);
 }
+
+/** The WCAG tags axe-core checks: 2.2 AA and everything under it. */
+const WCAG_AA_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+const AXE_SOURCE = require.resolve('axe-core/axe.min.js');
+
+/** axe-core's violations on the page, each as "rule: the elements it names". */
+export async function axeViolations(page: Page, tags: string[] = WCAG_AA_TAGS): Promise<string[]> {
+  await page.addScriptTag({ path: AXE_SOURCE });
+  return page.evaluate(async (only) => {
+    const axe = (
+      window as unknown as {
+        axe: { run: (ctx: Document, options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> };
+      }
+    ).axe;
+    return (await axe.run(document, { runOnly: { type: 'tag', values: only } })).violations.map(
+      (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    );
+  }, tags);
+}
