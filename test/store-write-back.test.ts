@@ -176,7 +176,8 @@ describe('store write-back', () => {
         /^mutation \w+\(\$id: ID!, \$tags: \[String!\]!\) \{\s+tagsAdd\(id: \$id, tags: \$tags\) \{ node \{ id \} userErrors \{ field message \} \}/,
       );
       expect(hit.json.variables).to.deep.equal({ id: `gid://shopify/Order/${order.external_id}`, tags: ['confirmation:confirmed'] });
-      expect(await orderRow(order.id)).to.deep.equal({ ...order, status: 'confirmed' });
+      // The order as it was but its status; the person's change cancelled its open operation.
+      expect(await orderRow(order.id)).to.deep.equal({ ...order, status: 'confirmed', op_status: 'cancelled' });
       expect((await s.agent.get(`/api/stores/${s.storeId}`).expect(200)).body.write_back).to.deep.equal({ enabled: true, last_error: null });
     });
 
