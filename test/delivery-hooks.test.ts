@@ -263,6 +263,24 @@ describe('Shopify fulfillments/create and fulfillments/update', () => {
     ...extra,
   });
 
+  it('Shopify’s documented fulfillment payload (a Moroccan shop’s, delivered), signed over its own bytes: the delivery with its carrier and tracking number', async () => {
+    const { s, storeId, orderId } = await shopifyOrder();
+    const raw = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'shopify-fulfillments-update.json'));
+    const res = await request(app())
+      .post(`/hooks/stores/${storeId}`)
+      .set('X-Shopify-Topic', 'fulfillments/update')
+      .set('X-Shopify-Webhook-Id', crypto.randomUUID())
+      .set('X-Shopify-Hmac-Sha256', crypto.createHmac('sha256', SECRET).update(raw).digest('base64'))
+      .set('Content-Type', 'application/json')
+      .send(raw.toString('utf8'))
+      .expect(200);
+    expect(res.body.result).to.equal('updated');
+    const order = (await s.agent.get(`/api/orders/${orderId}`).expect(200)).body;
+    expect(order.delivery).to.include({ status: 'delivered', carrier: 'Amana', tracking_number: 'RR123456789MA', carrier_status: 'delivered' });
+    const row = await knex()('orders').where({ id: orderId }).first('delivery_status', 'delivery_tracking_number');
+    expect(row).to.deep.equal({ delivery_status: 'delivered', delivery_tracking_number: 'RR123456789MA' });
+  });
+
   it('fulfillments/create: carrier and tracking number, status shipped', async () => {
     const { s, storeId, orderId, externalId } = await shopifyOrder();
     const res = await shopify(storeId, 'fulfillments/create', fulfillment(externalId)).expect(200);
