@@ -23,7 +23,12 @@ export class AppError extends Error {
     readonly extra: Record<string, unknown> = {},
   ) {
     const coded = codeOf(message);
+    // An answer to bad input, not a fault: no stack to capture (an import of 20,000 bad rows makes
+    // one per row, and their stacks alone pushed it past its memory bound).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(english(coded));
+    Error.stackTraceLimit = limit;
     this.page = coded;
     this.name = new.target.name;
   }

@@ -82,7 +82,15 @@ export function refuseUnsafeText(value: unknown): void {
 export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const unsafe = unsafeTextAt(input);
   const fields: FieldErrors = unsafe ? { [unsafe.field]: unsafe.message } : {};
-  const result = schema.safeParse(input);
+  // A refusal is an answer, not a fault: zod's error for it needs no stack (see AppError).
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  let result: z.ZodSafeParseResult<z.infer<T>>;
+  try {
+    result = schema.safeParse(input);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
   if (result.success && !unsafe) return result.data;
   for (const issue of result.error?.issues ?? []) {
     const name = issue.path.length > 0 ? String(issue.path[0]) : '_';
