@@ -12,6 +12,20 @@ function codeOf(message: Message): Coded {
  * Services throw these; one translator per chain (JSON, HTML) turns them into responses. The
  * message carries its code (`msg()`): the API gets its English text, a page its code (`page`).
  */
+/**
+ * Runs `work` with errors made inside it capturing no stack: for code that makes an error per bad
+ * row of a file (a refusal is an answer to bad input, not a fault, and 20,000 stacks are megabytes).
+ */
+export function withoutStacks<T>(work: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return work();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export class AppError extends Error {
   /** The message by its code, as pages show it in their language. */
   readonly page: Coded;
@@ -24,7 +38,8 @@ export class AppError extends Error {
   ) {
     const coded = codeOf(message);
     // An answer to bad input, not a fault: no stack to capture (an import of 20,000 bad rows makes
-    // one per row, and their stacks alone pushed it past its memory bound).
+    // one per row, and their stacks alone pushed it past its memory bound). As withoutStacks does,
+    // around a call that cannot be wrapped in a function.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(english(coded));

@@ -121,12 +121,10 @@ function columnsOf(header: string[]): { columns: Partial<Record<ImportField, num
   return { columns, ignored };
 }
 
+const FIELD_RANK = new Map(['line', ...Object.keys(COLUMN_NAMES)].map((key, at) => [key, at]));
 /** A line's reasons, in the order of the columns of an order (jsonb keeps keys in an order of its own). */
 function inFieldOrder(fields: FieldErrors): FieldErrors {
-  const rank = (key: string) => {
-    const at = ['line', ...Object.keys(COLUMN_NAMES)].indexOf(key);
-    return at === -1 ? Number.MAX_SAFE_INTEGER : at;
-  };
+  const rank = (key: string) => FIELD_RANK.get(key) ?? Number.MAX_SAFE_INTEGER;
   return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
 }
 

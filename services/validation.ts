@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { checkEndpointUrl, UrlRefusedError } from '../integrations/url-guard';
 import type { UrlPolicy } from '../integrations/url-guard';
 import type { FieldErrors } from './errors';
-import { ValidationError } from './errors';
+import { ValidationError, withoutStacks } from './errors';
 import { issueMessage, msg } from './messages';
 import type { Message } from './messages';
 
@@ -82,15 +82,8 @@ export function refuseUnsafeText(value: unknown): void {
 export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const unsafe = unsafeTextAt(input);
   const fields: FieldErrors = unsafe ? { [unsafe.field]: unsafe.message } : {};
-  // A refusal is an answer, not a fault: zod's error for it needs no stack (see AppError).
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  let result: z.ZodSafeParseResult<z.infer<T>>;
-  try {
-    result = schema.safeParse(input);
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
+  // A refusal is an answer, not a fault: zod's error for it needs no stack.
+  const result = withoutStacks(() => schema.safeParse(input));
   if (result.success && !unsafe) return result.data;
   for (const issue of result.error?.issues ?? []) {
     const name = issue.path.length > 0 ? String(issue.path[0]) : '_';

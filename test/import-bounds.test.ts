@@ -14,8 +14,7 @@ import { deflatedBomb, xlsx } from './helpers/xlsx';
  * The app runs in this process: its RSS, sampled while a request runs, is the server's. The bound
  * is over the RSS before the request, or over the process's normal memory when that is more: its
  * RSS high-water mark once it has served a legitimate import of the largest size (10 MB, 20,000
- * rows). Checking 20,000 rows leaves some 80 MB of garbage (error objects of the parser and of the
- * validation), more on a loaded machine where the collector runs late; a process that serves
+ * rows). Checking 20,000 rows leaves some tens of MB of garbage (the validation's error objects), more on a loaded machine where the collector runs late; a process that serves
  * imports has that room already.
  */
 const MB = 1024 * 1024;
@@ -219,7 +218,7 @@ describe('imports within bounded memory and time', function () {
   describe('other 10 MB shapes: a clear answer, nothing written, within the same bounds', () => {
     /** Each file: its shape, the file, the status and a part of the message it is answered. */
     const shapes: Array<[string, Array<[string, () => Buffer, number, RegExp]>]> = [
-      // Blank rows are not orders: the parser skips them, but each costs it an error object.
+      // Blank rows are not orders: they are skipped, but each costs some work to read.
       ['whitespace-only lines', [['whitespace-only lines', () => fileOf(`${HEADER}\n`, ' \t \n'), 413, /over 40,000 of its lines are blank/]]],
       [
         'lines of fewer separators than the header',

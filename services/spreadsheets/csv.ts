@@ -1,8 +1,8 @@
 import { isUtf8 } from 'node:buffer';
-import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse as csvParser, CsvError } from 'csv-parse';
-import type { Parser } from 'csv-parse';
+import type { Options } from 'csv-parse';
 import { unevenRows, unreadable } from './bounds';
 import type { SheetBounds } from './bounds';
 import type { SheetRow } from './rows';
@@ -93,26 +93,17 @@ function lineBreaksIn(cells: string[]): number {
 }
 
 /**
- * The file's text for the parser, a slice at a time, one slice per turn of the event loop: other
- * requests go on meanwhile. A file with too many uneven lines is refused here, once the parser has
- * read them.
+ * The file's text, a slice at a time: a character cut in two by a slice's end is completed by the
+ * next slice, and a CR that ends a slice, maybe the first half of a CRLF, goes with the next one.
  */
-async function* slicesFor(parser: Parser, file: Buffer, encoding: CsvEncoding, bounds: SheetBounds): AsyncGenerator<string> {
-  // Streaming: a character cut in two by a slice's end is completed by the next slice.
+function* slicesOf(file: Buffer, encoding: CsvEncoding): Generator<string> {
   const decoder = new TextDecoder(encoding);
   let carriageReturn = false;
   for (let start = 0; start < file.length; start += SLICE_BYTES) {
     let text: string = (carriageReturn ? '\r' : '') + decoder.decode(file.subarray(start, start + SLICE_BYTES), { stream: true });
-    // A CR that ends a slice may be the first half of a CRLF: it goes with the next slice.
     carriageReturn = text.endsWith('\r') && start + SLICE_BYTES < file.length;
     if (carriageReturn) text = text.slice(0, -1);
     if (text !== '') yield oneLineEnding(text);
-    await nextTurn();
-    if (parser.info.invalid_field_length > bounds.maxUnevenRows) {
-      // The reader gets this error in place of the rows the parser still holds.
-      parser.destroy(unevenRows(bounds.maxUnevenRows));
-      return;
-    }
   }
 }
 
@@ -124,7 +115,7 @@ export interface CsvSheet {
 }
 
 /**
- * A CSV file's rows, read as they are needed: the parser reads a few slices (some kB) ahead of the
+ * A CSV file's rows, read as they are needed: the parser reads one slice (2 kB) ahead of the
  * reader, and stops when the reader does.
  */
 export function readCsv(file: Buffer, bounds: SheetBounds): CsvSheet {
@@ -134,24 +125,69 @@ export function readCsv(file: Buffer, bounds: SheetBounds): CsvSheet {
   return { encoding, separator, rows: csvRows(body, encoding, separator, bounds) };
 }
 
+/** A row that is left out: every cell blank. */
+function isBlank(cells: string[]): boolean {
+  return cells.every((cell) => cell.trim() === '');
+}
+
+/**
+ * The parser is handed one slice at a time and its rows are taken before the next: one slice per
+ * turn of the event loop, so other requests go on meanwhile, and never more than a slice's rows
+ * (a thousand at most) held. Each row becomes its small SheetRow as the parser makes it.
+ *
+ * Rows of another number of cells than the header (blank lines with spaces, short lines) are counted
+ * here, not by the parser: for each one, the parser would make an error object of some kilobytes
+ * (its context copied through JSON, a stack), 10 kB a line in all, which reached the old generation:
+ * 20,000 short lines held the process 100 MB over its normal memory until the next full collection.
+ * It compares a row's cells with those of its first row, so each row is made its first
+ * (`info.records` back to 0): it has nothing to compare.
+ */
 async function* csvRows(file: Buffer, encoding: CsvEncoding, delimiter: CsvSeparator, bounds: SheetBounds): AsyncGenerator<SheetRow> {
-  const parser = csvParser({
+  let ready: SheetRow[] = [];
+  /** The cells of the first row that is not blank (the header's), and the rows with another number. */
+  let width: number | undefined;
+  let uneven = 0;
+  const options: Options<null, string[]> = {
     delimiter,
     record_delimiter: '\n',
-    relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,
-    skip_records_with_empty_values: true,
     ignore_last_delimiters: MAX_CELLS,
-    info: true,
-  });
-  const source = Readable.from(slicesFor(parser, file, encoding, bounds));
-  source.pipe(parser);
-  try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+    on_record: (record, context) => {
+      // The next row is compared with itself (see above).
+      (parser.info as { records: number }).records = 0;
+      const blank = isBlank(record);
+      if (width === undefined) {
+        if (blank) return null;
+        width = record.length;
+      } else if (record.length !== width) uneven += 1;
       // `lines` is where a row ends; a quoted field with line breaks makes it start earlier.
-      yield { line: info.lines - lineBreaksIn(record), cells: record };
+      if (!blank) ready.push({ line: context.lines - lineBreaksIn(record), cells: record });
+      return null;
+    },
+  };
+  // The library types a record changed by on_record only for a parser with columns.
+  const parser = csvParser(options as unknown as Options);
+  // Its errors are read from `errored` after each slice, in the order of the rows.
+  parser.on('error', () => undefined);
+  const taken = (): SheetRow[] => {
+    if (parser.errored) throw parser.errored;
+    const rows = ready;
+    ready = [];
+    return rows;
+  };
+  try {
+    for (const text of slicesOf(file, encoding)) {
+      parser.write(text);
+      const rows = taken();
+      // A file with too many uneven lines is refused once the parser has read them.
+      if (uneven > bounds.maxUnevenRows) throw unevenRows(bounds.maxUnevenRows);
+      yield* rows;
+      await nextTurn();
     }
+    parser.end();
+    await finished(parser, { readable: false }).catch(() => undefined);
+    yield* taken();
   } catch (err) {
     if (!(err instanceof CsvError)) throw err;
     const unclosed = err.code === 'CSV_QUOTE_NOT_CLOSED';
@@ -160,6 +196,6 @@ async function* csvRows(file: Buffer, encoding: CsvEncoding, delimiter: CsvSepar
       (err as CsvError & { lines?: number }).lines;
     throw unreadable(msg(unclosed ? 'importUnclosed' : 'importInvalidLine', { line: at ?? '?' }));
   } finally {
-    source.destroy();
+    parser.destroy();
   }
 }
