@@ -39,6 +39,28 @@ module.exports = {
       to: { path: '^(jobs/|worker\\.ts$)' },
     },
     {
+      name: 'domain-through-its-index',
+      severity: 'error',
+      comment:
+        'services/ is grouped by domain (docs/architecture.md): from outside a domain folder, code imports the domain by its index.ts, what the domain offers the rest; the files behind it are its own business.',
+      from: { path: '^(?!services/([^/]+)/)' },
+      to: { path: '^services/([^/]+)/.+', pathNot: ['^services/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'domain-to-domain-through-index',
+      severity: 'error',
+      comment: 'A domain imports another domain only by its index.ts.',
+      from: { path: '^services/([^/]+)/' },
+      to: { path: '^services/([^/]+)/.+', pathNot: ['^services/$1/', '^services/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'shared-not-to-domains',
+      severity: 'error',
+      comment: 'services/shared/ holds what every domain uses (errors, validation, messages, locks, …): it imports no domain.',
+      from: { path: '^services/shared/' },
+      to: { path: '^services/', pathNot: '^services/shared/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment: 'An import that resolves to nothing: a typo or a file that moved.',

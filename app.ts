@@ -28,7 +28,7 @@ import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
 import { localeHelpers, viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
-import { refuseDeepJson, refuseUnsafeText } from './services/validation';
+import { refuseDeepJson, refuseUnsafeText } from './services/shared';
 import { Jobs } from './db/jobs';
 
 export interface AppDeps {

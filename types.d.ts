@@ -1,6 +1,6 @@
 import 'express-session';
 import type { Logger } from './logger';
-import type { UserContext } from './services/users';
+import type { UserContext } from './services/accounts';
 
 declare module 'express-session' {
   interface SessionData {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { IMPORT_MAX_BYTES } from '../services/imports';
+import { IMPORT_MAX_BYTES } from '../services/orders';
 import type { Cleanup } from './infra';
 import { stopProcess } from './infra';
 import { MemorySampler } from './meters';

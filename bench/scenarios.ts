@@ -1,4 +1,4 @@
-import { normalizeMoroccanPhone } from '../services/phone';
+import { normalizeMoroccanPhone } from '../services/shared';
 import type { Target } from './load';
 import type { Account } from './seed';
 

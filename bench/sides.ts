@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { ROOT } from '../config';
-import { hashKey } from '../services/api-keys';
+import { hashKey } from '../services/accounts';
 import type { BaselinePlan } from './baseline';
 import type { Cleanup, NodeProcess } from './infra';
 import { benchServices, startNode } from './infra';

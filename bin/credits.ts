@@ -5,9 +5,8 @@ import type { EmbeddedDatabase } from '../db/embedded';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded';
 import { createKnex } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
-import { AppError, ValidationError } from '../services/errors';
-import { CreditService } from '../services/credits';
-import { msg } from '../services/messages';
+import { AppError, ValidationError, msg } from '../services/shared';
+import { CreditService } from '../services/accounts';
 
 const USAGE = 'Usage: npm run credits -- grant <owner-email> <amount> [--note TEXT]';
 

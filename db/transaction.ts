@@ -13,7 +13,7 @@ function isRetryableConflict(err: unknown): boolean {
  * Makes `knex.transaction(work)` run `work` again, up to TRANSACTION_RETRIES more times, when
  * Postgres chose it as the victim of a deadlock or a serialization conflict: the transaction was
  * rolled back whole, so running it again is safe, and the caller never sees a 500 for a conflict
- * it did not cause. Paths keep to one lock order (see services/locks.ts) so that this stays rare.
+ * it did not cause. Paths keep to one lock order (see services/shared/locks.ts) so that this stays rare.
  * Only the top-level form with a function is retried: a nested transaction (a savepoint) belongs
  * to its outer one, which retries as a whole.
  */

@@ -1,9 +1,8 @@
-import { msg } from '../services/messages';
+import { msg, WorkspaceSlots } from '../services/shared';
 import type { Logger } from '../logger';
 import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
 import { amountText } from '../services/orders';
-import { WorkspaceSlots } from '../services/workspace-slots';
 import { QUEUES } from '../db/jobs';
 import { jobHandler } from './job';
 

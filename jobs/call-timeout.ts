@@ -1,5 +1,5 @@
 import { QUEUES } from '../db/jobs';
-import { msg } from '../services/messages';
+import { msg } from '../services/shared';
 import { eachJob, jobHandler } from './job';
 
 /** A voice call whose agent never reported its result ends `failed`. */

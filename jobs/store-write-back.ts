@@ -1,5 +1,5 @@
 import { QUEUES } from '../db/jobs';
-import type { WriteBackJob } from '../services/store-write-back';
+import type { WriteBackJob } from '../services/stores';
 import { eachJob, jobHandler } from './job';
 
 /** An order's outcome told to its store: a few requests at a time, each with its own time-out. */

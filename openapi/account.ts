@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { OUTCOMES } from '../services/operations';
-import { ORDER_STATUSES } from '../services/order-status';
+import { OUTCOMES, ORDER_STATUSES } from '../services/orders';
 import { MAX_DAYS } from '../services/stats';
 import { DELIVERY_STATS_EXAMPLE, DeliveryStatsBody } from './deliveries';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, SESSION_ERRORS } from './common';
-import { LANGUAGES } from '../services/languages';
+import { LANGUAGES } from '../services/shared';
 
 export const CreditsBody = named(
   'Credits',

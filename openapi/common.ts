@@ -15,7 +15,7 @@ export const instant = z
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
   .meta({ format: 'date-time' });
 
-/** The JSON error body of every route (routes/middleware/errors.ts and services/errors.ts). */
+/** The JSON error body of every route (routes/middleware/errors.ts and services/shared/errors.ts). */
 const ErrorBody = named(
   'Error',
   z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IMPORT_MAX_ROWS } from '../services/imports';
+import { IMPORT_MAX_ROWS } from '../services/orders';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { errors, NOT_FOUND, OWNER_ONLY, REQUEST_ERRORS, SESSION_ERRORS, instant, uuid } from './common';

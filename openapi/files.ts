@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { IMPORT_MAX_ROWS, IMPORT_MAX_UNEVEN_LINES } from '../services/imports';
+import { IMPORT_MAX_ROWS, IMPORT_MAX_UNEVEN_LINES } from '../services/orders';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { errors, IDEMPOTENCY_ERRORS, idempotencyKey, replayedHeader, SESSION_ERRORS, uuid } from './common';
 import { FILTERS } from './orders';
-import { LANGUAGES } from '../services/languages';
+import { LANGUAGES } from '../services/shared';
 
 export const ImportResultBody = named(
   'ImportResult',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ended } from '../routes/hooks';
-import { EVENT_RESULTS } from '../services/store-connections';
+import { EVENT_RESULTS } from '../services/stores';
 import type { OpenApiBuilder } from './builder';
 import { errors, REQUEST_ERRORS } from './common';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createSchema } from '../services/api-keys';
+import { createSchema } from '../services/accounts';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, instant, NOT_FOUND, SESSION_ERRORS, uuid } from './common';

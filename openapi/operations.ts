@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OUTCOMES } from '../services/operations';
+import { OUTCOMES } from '../services/orders';
 import { named } from './builder';
 import { instant, uuid } from './common';
 

@@ -1,9 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES } from '../services/deliveries';
-import { DEFAULT_LIMIT, DELIVERY_FILTERS, MAX_LIMIT } from '../services/order-filters';
-import { ORDER_STATUSES } from '../services/order-status';
-import { contentSchema, editSchema, ORDER_SOURCES } from '../services/orders';
-import { ORDER_FLAGS } from '../services/order-flags';
+import { DEFAULT_LIMIT, DELIVERY_FILTERS, MAX_LIMIT, ORDER_STATUSES, contentSchema, editSchema, ORDER_SOURCES, ORDER_FLAGS } from '../services/orders';
 import type { OpenApiBuilder, Parameter, Route, Security } from './builder';
 import { named } from './builder';
 import type { ErrorExamples } from './common';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { blockSchema } from '../services/blocked-phones';
-import { schema as callSettingsInput, TIMEZONE } from '../services/call-settings';
+import { blockSchema } from '../services/orders';
+import { schema as callSettingsInput, TIMEZONE } from '../services/calls';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, instant, SESSION_ERRORS } from './common';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createSchema, EVENT_LOG_SIZE, EVENT_RESULTS, MAX_CONNECTIONS, STORE_KINDS, updateSchema } from '../services/store-connections';
+import { createSchema, EVENT_LOG_SIZE, EVENT_RESULTS, MAX_CONNECTIONS, STORE_KINDS, updateSchema } from '../services/stores';
 import type { OpenApiBuilder, Route } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, instant, NOT_FOUND, OWNER_ONLY, SESSION_ERRORS, uuid } from './common';

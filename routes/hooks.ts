@@ -4,13 +4,11 @@ import { z } from 'zod';
 import { verifySignature } from '../integrations/signing';
 import type { Services } from '../services';
 import type { AgentReport } from '../services/calls';
-import type { IntakeConnection } from '../services/store-intake';
+import type { IntakeConnection } from '../services/stores';
 import type { HookBodyLimits } from './middleware/hook-bodies';
 import { hookBodies, refuse } from './middleware/hook-bodies';
-import { ConflictError, NotFoundError, ValidationError } from '../services/errors';
-import { OUTCOMES } from '../services/operations';
-import { jsonTooDeep, parse, refuseUnsafeText } from '../services/validation';
-import { msg } from '../services/messages';
+import { ConflictError, NotFoundError, ValidationError, jsonTooDeep, parse, refuseUnsafeText, msg } from '../services/shared';
+import { OUTCOMES } from '../services/orders';
 
 export const ended = z
   .object(

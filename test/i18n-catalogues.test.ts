@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT } from '../config';
-import { LANGUAGES } from '../services/languages';
+import { LANGUAGES } from '../services/shared';
 
 type Catalogue = Record<string, unknown>;
 const PLURAL = /_(zero|one|two|few|many|other)$/;

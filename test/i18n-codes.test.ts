@@ -4,11 +4,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { ROOT } from '../config';
-import { AppError, ConflictError, ValidationError } from '../services/errors';
-import { decode, english, foreign, msg } from '../services/messages';
-import type { Message } from '../services/messages';
-import { parse, requiredText } from '../services/validation';
+import { ROOT, loadConfig } from '../config';
+import { AppError, ConflictError, ValidationError, decode, english, foreign, msg, parse, requiredText } from '../services/shared';
+import type { Message } from '../services/shared';
 import { z } from 'zod';
 import { errorsByInput } from '../routes/pages/forms';
 import { localeHelpers } from '../routes/pages/view-helpers';
@@ -16,12 +14,11 @@ import { createI18n } from '../routes/middleware/i18n';
 import { app, csrfFrom, csrfOf, invitationPath, signUp, TEST_ENV } from './helpers/app';
 import { createOrder, openAllDay } from './helpers/loop';
 import { createServices } from '../services';
-import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
 import type { SignedIn } from './helpers/app';
 import { testKnex } from './helpers/db';
-import { COLUMN_NAMES } from '../services/imports';
+import { COLUMN_NAMES } from '../services/orders';
 import { MAX_DAYS } from '../services/stats';
 
 const CATALOGUES = Object.fromEntries(
@@ -39,7 +36,7 @@ function sources(dir: string): string[] {
 
 /**
  * Not ours: validation's catch-all (its fields carry the codes), error codes libraries set (csv-parse, multer, streams) and
- * the Shopify webhook topics we subscribe to (services/store-connect/platforms.ts).
+ * the Shopify webhook topics we subscribe to (services/stores/connect/platforms.ts).
  */
 const LIBRARY_CODES = [
   'VALIDATION_ERROR',

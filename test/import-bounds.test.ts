@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import type { SignedIn } from './helpers/app';
 import { app, csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
-import { IMPORT_MAX_ROWS } from '../services/imports';
+import { IMPORT_MAX_ROWS } from '../services/orders';
 import { deflatedBomb, xlsx } from './helpers/xlsx';
 
 /**

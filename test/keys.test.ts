@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { hashKey } from '../services/api-keys';
+import { hashKey } from '../services/accounts';
 import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey } from './helpers/keys';

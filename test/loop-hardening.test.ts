@@ -8,7 +8,7 @@ import { TRANSACTION_RETRIES } from '../db/transaction';
 import { newMessageId, signedHeaders } from '../integrations/signing';
 import { createServices } from '../services';
 import { ACCEPT_WITHIN_MINUTES } from '../services/calls';
-import { msg } from '../services/messages';
+import { msg } from '../services/shared';
 import { app, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { agentDouble, callsOf, createOrder, humanShop, operationRow, orderRow, spendsOf, voiceShop, waitFor } from './helpers/loop';

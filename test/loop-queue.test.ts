@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { isOpen, nextOpening } from '../services/call-settings';
+import { isOpen, nextOpening } from '../services/calls';
 import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { createServices } from '../services';

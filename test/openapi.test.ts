@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
 import { openApiDocument } from '../openapi';
-import { ORDER_STATUSES } from '../services/order-status';
+import { ORDER_STATUSES } from '../services/orders';
 import { app, signUp } from './helpers/app';
 import { launchChromium, requireChromium, screenshots } from './helpers/browser';
 import { documentedOperation, responseViolation } from './helpers/openapi';

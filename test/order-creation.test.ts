@@ -4,7 +4,7 @@ import type { SignedIn } from './helpers/app';
 import { signUp } from './helpers/app';
 
 /**
- * A new order is one statement (services/orders.ts, createOrdersSql): the order, its operation, the
+ * A new order is one statement (services/orders/service.ts, createOrdersSql): the order, its operation, the
  * job that dispatches it, and what the database's triggers write beside it (the status counts, the
  * order.created webhook message) go in together, or not at all.
  */

@@ -1,18 +1,14 @@
 import { expect } from 'chai';
 import { Jobs } from '../db/jobs';
-import { IdempotencyService } from '../services/idempotency';
-import { OperationService } from '../services/operations';
-import { applyFilters } from '../services/order-filters';
-import type { OrderFilters, Position } from '../services/order-filters';
-import { SEARCH_LIMITS } from '../services/order-search';
-import type { SearchLimits } from '../services/order-search';
-import { OrderService } from '../services/orders';
+import { IdempotencyService } from '../services/shared';
+import { OperationService, applyFilters, SEARCH_LIMITS, OrderService } from '../services/orders';
+import type { OrderFilters, Position, SearchLimits } from '../services/orders';
 import { signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /**
  * A search answers from the newest orders, from the search index's candidates, or by walking the
- * newest orders, whichever is cheaper (services/order-search.ts). Whichever way answers, the rows,
+ * newest orders, whichever is cheaper (services/orders/search.ts). Whichever way answers, the rows,
  * their order, the pages and the counts are those of a plain filtered scan. Small limits reach each
  * way with a few dozen orders.
  */

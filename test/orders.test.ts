@@ -3,7 +3,7 @@ import knexFactory from 'knex';
 import request from 'supertest';
 import { createApp } from '../app';
 import { loadConfig } from '../config';
-import { ORDER_STATUSES } from '../services/order-status';
+import { ORDER_STATUSES } from '../services/orders';
 import type { Order } from '../services/orders';
 import type { SignedIn } from './helpers/app';
 import { app, signUp, silentLogger, TEST_ENV, unsetOrderHandler } from './helpers/app';

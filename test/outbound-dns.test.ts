@@ -9,7 +9,7 @@ import { Jobs } from '../db/jobs';
 import { DNS_TIMEOUT_MS, HostResolver } from '../integrations/dns';
 import { SignedSender } from '../integrations/http';
 import { createServices } from '../services';
-import { WORKSPACE_IN_FLIGHT } from '../services/workspace-slots';
+import { WORKSPACE_IN_FLIGHT } from '../services/shared';
 import type { SignedIn } from './helpers/app';
 import { signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { hashKey } from '../services/api-keys';
+import { hashKey } from '../services/accounts';
 import type { Order } from '../services/orders';
-import { PHONE_HINT } from '../services/phone';
+import { PHONE_HINT } from '../services/shared';
 import type { SignedIn } from './helpers/app';
 import { app, csrfOf, signUp, uniqueEmail, unsetOrderHandler } from './helpers/app';
 import { testKnex } from './helpers/db';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { normalizeMoroccanPhone } from '../services/phone';
+import { normalizeMoroccanPhone } from '../services/shared';
 
 describe('Moroccan phone numbers', () => {
   const accepted: Array<[string, string]> = [

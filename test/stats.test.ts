@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { OUTCOMES } from '../services/operations';
+import { OUTCOMES, ORDER_STATUSES } from '../services/orders';
 import request from 'supertest';
-import { ORDER_STATUSES } from '../services/order-status';
 import type { SignedIn } from './helpers/app';
 import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';

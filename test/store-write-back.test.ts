@@ -10,7 +10,7 @@ import { ConfigError, loadConfig, ROOT } from '../config';
 import { Jobs, QUEUES } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
 import { newMessageId, signedHeaders } from '../integrations/signing';
-import { StoreWriteBackService } from '../services/store-write-back';
+import { StoreWriteBackService } from '../services/stores';
 import type { RunningWorker } from '../worker';
 import { startWorker } from '../worker';
 import type { SignedIn } from './helpers/app';

@@ -211,7 +211,7 @@ describe('store connections: /api/stores', () => {
         result: 'rejected',
         topic: 'orders/updated',
         reason: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78',
-        // The page shows it by its code, in the page's language (services/messages).
+        // The page shows it by its code, in the page's language (services/shared/messages).
         reason_codes: JSON.stringify([{ code: 'phoneInvalid', params: {} }]),
       },
     ]);

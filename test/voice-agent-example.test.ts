@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { createVoiceAgent } from '../examples/voice-agent';
 import { newMessageId, newSigningSecret, signedHeaders, verifySignature } from '../integrations/signing';
-import { CreditService } from '../services/credits';
+import { CreditService } from '../services/accounts';
 import { signUp, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { callsOf, openAllDay, ORDER, orderRow, testWorker, waitFor } from './helpers/loop';

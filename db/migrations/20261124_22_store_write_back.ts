@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
  * nothing, one that commits is never forgotten. The worker reads the credentials when it sends, so
  * the job carries none.
  *
- * A cancellation the store sent us (services/store-intake.ts sets `ocs.store_cancellation` for its
+ * A cancellation the store sent us (services/stores/intake.ts sets `ocs.store_cancellation` for its
  * transaction) is not told back to the store that made it. Orders created final (a blocked number)
  * reached no outcome by a call or a person: the trigger watches updates only.
  *

@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
  * The table is rewritten once (the amount's type and the stored search text in one statement).
  */
 
-/** ISO 4217 minor units other than 2, frozen here (amountText in services/orders.ts has the same list). */
+/** ISO 4217 minor units other than 2, frozen here (amountText in services/orders/service.ts has the same list). */
 const THREE_DECIMALS = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'];
 const NO_DECIMALS = ['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
 const list = (codes: string[]) => codes.map((c) => `'${c}'`).join(', ');

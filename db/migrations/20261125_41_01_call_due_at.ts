@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * `call_due_at(workspace, at)`: `at` itself when the workspace's calling hours (Morocco time) are
- * open then, else their next opening — the same rule as `nextOpening` in services/call-settings.ts,
+ * open then, else their next opening — the same rule as `nextOpening` in services/calls/settings.ts,
  * with the same defaults for a workspace without settings (09:00–21:00). A new order's operation is
  * due at this time, so its "next call" is when the call can really be made.
  */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * `webhook_deliveries.last_error_code`: why a delivery's last try failed, by its code
- * (services/messages), beside the English `last_error` the API keeps — the service's own words
+ * (services/shared/messages), beside the English `last_error` the API keeps — the service's own words
  * ("endpoint disabled", "timed out", "HTTP 500"…) reach a page in its language; what the endpoint
  * answered stays data inside it. Deliveries that failed before get theirs from the fixed words the
  * service wrote; any other keeps a null code and the page shows its English as data.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * What a page shows of a stored reason, by its code (services/messages), beside the English the API
+ * What a page shows of a stored reason, by its code (services/shared/messages), beside the English the API
  * keeps:
  * - `store_events.reason_codes`: the codes of an event's reasons (a list of `{code, params}`); null
  *   for an event without reasons, and for events logged before (the log keeps a few days).

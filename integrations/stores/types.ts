@@ -5,7 +5,7 @@ import { parse as parseLossless } from 'lossless-json';
 
 /**
  * A store's order as our intake reads it, whatever the store: plain text as the store wrote it,
- * checked afterwards by the rules of POST /api/orders (services/store-intake.ts).
+ * checked afterwards by the rules of POST /api/orders (services/stores/intake.ts).
  */
 export interface IncomingOrder {
   externalId: string;

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { TEAM_CSV_COLUMNS, teamCsv } from '../../services/deliveries/stats';
+import { TEAM_CSV_COLUMNS, teamCsv } from '../../services/deliveries';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { accountRouter } from './account';

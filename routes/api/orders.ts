@@ -1,11 +1,9 @@
-import { isLanguage } from '../../services/languages';
+import { isLanguage } from '../../services/shared';
 import { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
-import { asksForPages, readFilters, readListingQuery } from '../../services/order-filters';
-import { ORDER_STATUSES } from '../../services/order-status';
+import { asksForPages, readFilters, readListingQuery, ORDER_STATUSES, inEnglish } from '../../services/orders';
 import type { Order, OrderSource } from '../../services/orders';
-import { inEnglish } from '../../services/imports';
 import { fileUpload, uploadedFile } from '../middleware/uploads';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { firstThenRest, sendChunks } from '../stream';

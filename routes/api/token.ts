@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, Request, Response } from 'express';
 import { Router } from 'express';
 import type { Config } from '../../config';
 import type { Services } from '../../services';
-import { hashKey } from '../../services/api-keys';
+import { hashKey } from '../../services/accounts';
 import { bearerCredential } from '../middleware/auth';
 import type { LimiterDeps } from '../middleware/rate-limit';
 import { createLimiterPair } from '../middleware/rate-limit';

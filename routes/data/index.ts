@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Router } from 'express';
 import type { Services } from '../../services';
-import { InvalidTokenError } from '../../services/tokens';
-import type { TokenOwner } from '../../services/tokens';
+import { InvalidTokenError } from '../../services/accounts';
+import type { TokenOwner } from '../../services/accounts';
 import { bearerCredential, requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { ordersRouter } from '../api/orders';
 

@@ -1,7 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Services } from '../../services';
-import type { UserContext } from '../../services/users';
-import type { KeyViewer } from '../../services/api-keys';
+import type { UserContext, KeyViewer } from '../../services/accounts';
 import { SLIDE_EVERY_MS } from './session';
 
 /**

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AppError } from '../../services/errors';
-import { msg } from '../../services/messages';
+import { AppError, msg } from '../../services/shared';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -1,8 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { withoutStatementValues } from '../../logger';
-import { AppError, ValidationError } from '../../services/errors';
+import { AppError, ValidationError, msg, recode } from '../../services/shared';
 import { translateMessage } from '../pages/view-helpers';
-import { msg, recode } from '../../services/messages';
 
 interface HttpError {
   status?: number;

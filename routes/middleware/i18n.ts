@@ -5,8 +5,8 @@ import type { i18n } from 'i18next';
 import Backend from 'i18next-fs-backend';
 import { handle, LanguageDetector } from 'i18next-http-middleware';
 import { ROOT } from '../../config';
-import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES } from '../../services/languages';
-import type { Language } from '../../services/languages';
+import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES } from '../../services/shared';
+import type { Language } from '../../services/shared';
 
 /** The cookie the footer's switcher sets for a visitor who is not signed in. */
 export const LANGUAGE_COOKIE = 'lang';

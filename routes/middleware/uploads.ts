@@ -1,9 +1,8 @@
 import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
-import { AppError, ValidationError } from '../../services/errors';
-import { IMPORT_MAX_BYTES } from '../../services/imports';
-import { msg } from '../../services/messages';
+import { AppError, ValidationError, msg } from '../../services/shared';
+import { IMPORT_MAX_BYTES } from '../../services/orders';
 
 const multipart = multer({
   storage: multer.memoryStorage(),

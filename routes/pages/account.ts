@@ -2,14 +2,12 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Config } from '../../config';
 import type { Services } from '../../services';
-import { ValidationError } from '../../services/errors';
-import { isLanguage } from '../../services/languages';
-import type { Language } from '../../services/languages';
+import { ValidationError, isLanguage, msg } from '../../services/shared';
+import type { Language } from '../../services/shared';
 import { requireCsrfToken } from '../middleware/csrf';
 import { LANGUAGE_COOKIE } from '../middleware/i18n';
 import { saveSession } from '../middleware/session';
 import { localPath } from './forms';
-import { msg } from '../../services/messages';
 
 const A_YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 

@@ -3,7 +3,7 @@ import { secretAnswer } from '../middleware/compression';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { Agent } from '../../services/agents';
-import { isOwner, ValidationError } from '../../services/errors';
+import { isOwner, ValidationError } from '../../services/shared';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { createOnce, errorsByInput, formValues, redirectWithNotice } from './forms';
 import type { FormState } from './forms';

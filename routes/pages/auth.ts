@@ -3,7 +3,7 @@ import { languageOf } from '../middleware/i18n';
 import type { Request, Response } from 'express';
 import type { Config } from '../../config';
 import type { Services } from '../../services';
-import type { User } from '../../services/users';
+import type { User } from '../../services/accounts';
 import { createLimiter } from '../middleware/rate-limit';
 import type { LimiterDeps } from '../middleware/rate-limit';
 import { destroySession, regenerateSession, saveSession, SESSION_COOKIE } from '../middleware/session';

@@ -1,10 +1,10 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { isOpen, nextOpening } from '../../services/call-settings';
+import { isOpen, nextOpening } from '../../services/calls';
 import type { CallView } from '../../services/calls';
-import { ConflictError, ValidationError } from '../../services/errors';
-import { OUTCOMES } from '../../services/operations';
+import { ConflictError, ValidationError } from '../../services/shared';
+import { OUTCOMES } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { languageOf } from '../middleware/i18n';
 import { errorsByInput, formValues, redirectWithNotice, typedAmount } from './forms';

@@ -2,9 +2,9 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import type { Services } from '../../services';
-import { REPORT_COLUMNS } from '../../services/deliveries/import';
-import { AppError, isOwner, ValidationError } from '../../services/errors';
-import { IMPORT_MAX_ROWS } from '../../services/imports';
+import { REPORT_COLUMNS } from '../../services/deliveries';
+import { AppError, isOwner, ValidationError } from '../../services/shared';
+import { IMPORT_MAX_ROWS } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
 

@@ -1,10 +1,6 @@
 import type { Request, Response } from 'express';
-import type { FormTokenService } from '../../services/form-tokens';
-import type { AppError } from '../../services/errors';
-import { ValidationError } from '../../services/errors';
-import { recode } from '../../services/messages';
-import type { Message } from '../../services/messages';
-import { parseAmount } from '../../services/spreadsheets';
+import type { FormTokenService, AppError, Message } from '../../services/shared';
+import { ValidationError, recode, parseAmount } from '../../services/shared';
 import { saveSession } from '../middleware/session';
 
 /** Picks the named text fields from a form body; never hand `req.body` itself to a template. */
@@ -70,7 +66,7 @@ export async function redirectWithNotice(req: Request, res: Response, to: string
   res.redirect(303, to);
 }
 
-/** The field of a creation form's one-time token (see services/form-tokens). */
+/** The field of a creation form's one-time token (see services/shared/form-tokens). */
 const FORM_TOKEN_FIELD = '_once';
 
 type Db = Parameters<Parameters<FormTokenService['once']>[3]>[0];

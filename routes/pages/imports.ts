@@ -5,12 +5,11 @@ import type { NextFunction, Request, Response } from 'express';
 import multer from 'multer';
 import { ROOT } from '../../config';
 import type { Services } from '../../services';
-import { AppError, ValidationError } from '../../services/errors';
-import { COLUMN_NAMES, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../services/imports';
+import { AppError, ValidationError, msg } from '../../services/shared';
+import { COLUMN_NAMES, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { pageMessage, redirectWithNotice } from './forms';
-import { msg } from '../../services/messages';
-import type { Message } from '../../services/messages';
+import type { Message } from '../../services/shared';
 
 export const SAMPLE_FILE = path.join(ROOT, 'examples', 'orders-import-sample.csv');
 

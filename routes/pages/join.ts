@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { AppError, ValidationError } from '../../services/errors';
-import type { JoinLink } from '../../services/invitations';
+import { AppError, ValidationError } from '../../services/shared';
+import type { JoinLink } from '../../services/accounts';
 import { forgetContext } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
 import { signIn } from './auth';

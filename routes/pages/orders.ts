@@ -1,21 +1,25 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { AppError, ConflictError, ValidationError } from '../../services/errors';
-import { ORDER_STATUSES } from '../../services/order-status';
-import type { OrderStatus } from '../../services/order-status';
-import { COUNT_CAP, FIELD_COLUMNS, InvalidStatusError } from '../../services/orders';
-import type { Order } from '../../services/orders';
-import { ORDER_FLAGS } from '../../services/order-flags';
-import type { OrderFlag } from '../../services/order-flags';
-import { DELIVERY_FILTERS, decodeCursor, encodeCursor, readFilters } from '../../services/order-filters';
+import { AppError, ConflictError, ValidationError, msg } from '../../services/shared';
+import {
+  ORDER_STATUSES,
+  COUNT_CAP,
+  FIELD_COLUMNS,
+  InvalidStatusError,
+  ORDER_FLAGS,
+  DELIVERY_FILTERS,
+  decodeCursor,
+  encodeCursor,
+  readFilters,
+} from '../../services/orders';
+import type { OrderStatus, Order, OrderFlag } from '../../services/orders';
 import { DELIVERY_STATUSES } from '../../services/deliveries';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, pageMessage, redirectWithNotice, typedAmount } from './forms';
 import type { FormState } from './forms';
 import { formatDate, INTL_LOCALE } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
-import { msg } from '../../services/messages';
 
 const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'total_amount', 'currency'] as const;
 type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;

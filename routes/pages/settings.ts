@@ -1,10 +1,9 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import type { CallSettings } from '../../services/call-settings';
-import { DELIVERY_STATUSES } from '../../services/deliveries';
-import { builtInWords } from '../../services/deliveries/words';
-import { ConflictError, ValidationError } from '../../services/errors';
+import type { CallSettings } from '../../services/calls';
+import { DELIVERY_STATUSES, builtInWords } from '../../services/deliveries';
+import { ConflictError, ValidationError } from '../../services/shared';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import type { FormState } from './forms';

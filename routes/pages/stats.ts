@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
-import { ValidationError } from '../../services/errors';
+import { ValidationError } from '../../services/shared';
 import { readPeriod } from '../../services/stats';
-import { ORDER_STATUSES } from '../../services/order-status';
+import { ORDER_STATUSES } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { dailyChart, deliveryChart } from './stats-chart';
 import { errorsByInput } from './forms';

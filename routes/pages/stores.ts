@@ -1,11 +1,9 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { ConflictError, isOwner, ValidationError } from '../../services/errors';
-import { CONNECT_ERRORS, CONNECT_KINDS, ConnectError } from '../../services/store-connect';
-import type { ConnectKind } from '../../services/store-connect';
-import { STORE_KINDS } from '../../services/store-connections';
-import type { StoreConnection } from '../../services/store-connections';
+import { ConflictError, isOwner, ValidationError } from '../../services/shared';
+import { CONNECT_ERRORS, CONNECT_KINDS, ConnectError, STORE_KINDS } from '../../services/stores';
+import type { ConnectKind, StoreConnection } from '../../services/stores';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
 import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';

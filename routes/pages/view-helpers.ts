@@ -1,13 +1,9 @@
-import { TIMEZONE } from '../../services/call-settings';
-import type { Outcome } from '../../services/operations';
-import type { OrderStatus } from '../../services/order-status';
-import type { OrderFlag } from '../../services/order-flags';
+import { TIMEZONE } from '../../services/calls';
+import type { Outcome, OrderStatus, OrderFlag } from '../../services/orders';
 import type { TFunction } from 'i18next';
-import { LANGUAGES } from '../../services/languages';
-import { decode } from '../../services/messages';
-import type { Coded } from '../../services/messages';
+import { LANGUAGES, decode } from '../../services/shared';
+import type { Coded, Language } from '../../services/shared';
 import { elide } from '../middleware/i18n';
-import type { Language } from '../../services/languages';
 
 /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
 const TIME_ZONE = TIMEZONE;
@@ -88,7 +84,7 @@ function groupedPhone(phone: string): string {
 const TYPED_VALUES = ['names', 'first', 'second', 'answer'];
 
 /**
- * A message in the page's language, by the code it carries (services/messages): a service's words
+ * A message in the page's language, by the code it carries (services/shared/messages): a service's words
  * never reach a page by their English text, so rewording one cannot drop its French or Arabic. A
  * text without a code is one the page made itself (already in its language) and is shown as it is.
  */
@@ -98,7 +94,7 @@ export function translateMessage(t: TFunction, message: string, isolate: (text: 
 }
 
 /**
- * A message by its code (services/messages), in the page's language: a `label` is a field's name
+ * A message by its code (services/shared/messages), in the page's language: a `label` is a field's name
  * and is translated too, and so is an order's `status`; typed values go through `isolate`.
  */
 function codedText(t: TFunction, { code, params }: Coded, isolate: (text: string) => string): string {

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { ConflictError, isOwner, ValidationError } from '../../services/errors';
+import { ConflictError, isOwner, ValidationError } from '../../services/shared';
 import { WEBHOOK_EVENTS } from '../../services/webhooks';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';

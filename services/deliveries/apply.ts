@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { DeliverySource, DeliveryStatus } from './model';
+import type { DeliverySource, DeliveryStatus } from '../orders';
 
 /** One piece of delivery news, whoever brings it (a person, a carrier's file or hook, the store). */
 export interface DeliveryEvent {

@@ -1,14 +1,9 @@
 import type { Knex } from 'knex';
-import { ValidationError } from '../errors';
-import type { FieldErrors } from '../errors';
-import { msg } from '../messages';
-import { batchesOf, columnKey, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../imports';
-import { normalizeMoroccanPhone } from '../phone';
-import { openSpreadsheet, parseSheetDate } from '../spreadsheets';
-import type { SheetRow } from '../spreadsheets';
-import { unsafeTextAt } from '../validation';
+import { ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../shared';
+import type { FieldErrors, SheetRow } from '../shared';
+import { batchesOf, columnKey, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../orders';
 import { applyDeliveryEvents } from './apply';
-import type { DeliveryStatus } from './model';
+import type { DeliveryStatus } from '../orders';
 import type { CarrierWords, WordReader } from './words';
 
 /** What a carrier's report can hold, by column; the names are compared as the order import compares them. */
@@ -59,7 +54,7 @@ const cellOf = (row: SheetRow, index: number | undefined, max = 200) => (index =
 const bareRef = (ref: string) => ref.replace(/^#\s*/, '');
 
 /**
- * A carrier's daily report (CSV or XLSX, read by services/spreadsheets within the order import's
+ * A carrier's daily report (CSV or XLSX, read by services/shared/spreadsheets within the order import's
  * bounds): each row matched to one order of the workspace by tracking number, else store
  * reference, else phone, its status word read by the shop's and the built-in dictionary, and
  * applied by applyDeliveryEvents, one statement and one transaction per batch of rows.

@@ -1,19 +1,22 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../errors';
-import type { FieldErrors } from '../errors';
-import { msg } from '../messages';
-import type { Order, OrderService } from '../orders';
-import { bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../validation';
+import { NotFoundError, ValidationError, msg, bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../shared';
+import type { FieldErrors } from '../shared';
+import type { Order, OrderService, DeliverySource, DeliveryStatus } from '../orders';
 import { applyDeliveryEvent } from './apply';
 import { eventTime } from './time';
 import { CarrierConnectionService } from './carriers';
 import { ReportImport } from './import';
 import { CarrierWords } from './words';
-import type { DeliverySource, DeliveryStatus } from './model';
-import { DELIVERY_STATUSES, isDeliveryStatus } from './model';
+import { DELIVERY_STATUSES, isDeliveryStatus } from '../orders';
 
-export { DELIVERY_STATUSES } from './model';
+export { DELIVERY_STATUSES } from '../orders';
+export { applyDeliveryEvent } from './apply';
+export type { DeliveryEvent } from './apply';
+export { REPORT_COLUMNS } from './import';
+export { deliveryStats, TEAM_CSV_COLUMNS, teamCsv, teamStats } from './stats';
+export type { DeliveryStats, TeamStats } from './stats';
+export { builtInWords } from './words';
 
 const statusSchema = z.custom<DeliveryStatus>(isDeliveryStatus, { message: msg('deliveryStatusUnknown', { allowed: DELIVERY_STATUSES.join(', ') }) });
 

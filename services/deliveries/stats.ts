@@ -1,9 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
-import { defuse } from '../order-export';
-import { OUTCOMES } from '../operations';
-import type { Outcome } from '../operations';
-import { amountText } from '../orders';
+import { defuse, OUTCOMES, amountText } from '../orders';
+import type { Outcome } from '../orders';
 
 /**
  * What the shop learns from its deliveries (docs/delivery.md), read from the counters the triggers

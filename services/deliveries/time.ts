@@ -1,5 +1,4 @@
-import { ValidationError } from '../errors';
-import { msg } from '../messages';
+import { ValidationError, msg } from '../shared';
 
 /** How far ahead of our clock an event's time may be (a carrier's clock a little fast), and no more. */
 const CLOCK_SKEW_MS = 5 * 60_000;

@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
-import { ValidationError } from '../errors';
-import type { FieldErrors } from '../errors';
-import { msg } from '../messages';
-import type { DeliveryStatus } from './model';
-import { DELIVERY_STATUSES, isDeliveryStatus } from './model';
+import { ValidationError, msg } from '../shared';
+import type { FieldErrors } from '../shared';
+import type { DeliveryStatus } from '../orders';
+import { DELIVERY_STATUSES, isDeliveryStatus } from '../orders';
 
 /**
  * A carrier's word as we compare it: case, accents (French é, Arabic harakat and tatweel), the

@@ -5,14 +5,14 @@ import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { CallService } from '../calls';
 import { systemSummary } from '../calls';
-import { msg } from '../messages';
-import { isUuid } from '../validation';
+import { msg, isUuid } from '../shared';
 import type { MessageContext, SendAnswer } from './cloud-api';
 import { readSendAnswer, templateRequest } from './cloud-api';
 import type { WhatsAppEvent } from './webhook';
 import { readEvents, validSignature } from './webhook';
 
 export type { SendAnswer } from './cloud-api';
+export * from './settings';
 export { TEMPLATE_TEXTS } from './template';
 
 /** After the first try, a send is retried after about 10 s, 1 min, 5 min and 15 min, as a voice agent's call.requested. */

@@ -1,10 +1,8 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ValidationError } from '../errors';
-import type { FieldErrors } from '../errors';
-import { camelOrSnake, parse } from '../validation';
-import { msg } from '../messages';
+import { ValidationError, camelOrSnake, parse, msg } from '../shared';
+import type { FieldErrors } from '../shared';
 
 /** What a WhatsApp agent's JSON shows of its connection (never the token or the app secret). */
 export interface WhatsAppAgentFields {

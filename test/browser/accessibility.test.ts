@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { ORDER_STATUSES } from '../../services/order-status';
+import { ORDER_STATUSES } from '../../services/orders';
 import type { SignedIn } from '../helpers/app';
 import { invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { launchChromium, requireChromium } from '../helpers/browser';

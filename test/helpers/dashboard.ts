@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { ROOT } from '../../config';
 import { newMessageId, signedHeaders } from '../../integrations/signing';
-import { ORDER_STATUSES } from '../../services/order-status';
+import { ORDER_STATUSES } from '../../services/orders';
 import type { SignedIn } from './app';
 import { invitationPath, signUp, uniqueEmail } from './app';
 import { testKnex } from './db';

@@ -1,0 +1,5 @@
+export * from './service';
+export * from './settings';
+export * from './views';
+export * from './ladder';
+export * from './sweep';

@@ -1,0 +1,171 @@
+import type { Knex } from 'knex';
+import { applyBounds, applyPosition, applySearch, boundConditions, phoneDigits, searchCandidates, searchCondition, withoutHash } from './filters';
+import type { OrderFilters, Position } from './filters';
+
+/**
+ * How far each way of a search reads (see OrderSearch). The defaults keep a search within a few
+ * thousand rows at 100,000 orders; tests set small ones to reach every way with a few orders.
+ */
+export interface SearchLimits {
+  /** The newest orders a one-word search looks through before it asks the search index. */
+  probe: number;
+  /** The index candidates a page sorts at most; with more, the page walks the newest orders. */
+  candidates: number;
+  /** The index candidates a count reads at most; with more, it counts along the newest orders. */
+  countCandidates: number;
+}
+
+export const SEARCH_LIMITS: SearchLimits = { probe: 1000, candidates: 2000, countCandidates: 20_000 };
+
+export interface SearchPage {
+  limit: number;
+  position: Position | null;
+  direction: 'older' | 'newer';
+}
+
+/** Phone-like digits (three or more), or two words of three letters or more: rarely common. */
+function looksSelective(typed: string): boolean {
+  const q = withoutHash(typed);
+  const digits = phoneDigits(q);
+  if (digits) return digits.length >= 3;
+  return q.split(/\s+/).filter((word) => word.length >= 3).length >= 2;
+}
+
+/**
+ * A search's page and count, each by the cheapest of three ways that give the same rows: Postgres
+ * cannot tell how common a word is, and a search index read in full costs what the word's orders
+ * number (every order of a big shop for a city or a street).
+ * - The probe: the newest `probe` orders, filtered. Enough when it finds a page or reads the
+ *   whole workspace (a small shop); tried first by a single word, which is often common.
+ * - The index: at most `candidates` orders whose search keys hold the search's, sorted. Enough
+ *   when there are no more candidates than that.
+ * - The walk: the newest orders, filtered, until a page is full. Taken when the candidates
+ *   overflow, so the matches are frequent, and for a search too short to have keys.
+ * Each way reads the orders from the page's position in the page's order, so paging and the
+ * position counts see the same rows whichever way answers.
+ */
+export class OrderSearch {
+  constructor(
+    private readonly knex: Knex,
+    /** Selects a page's columns from orders aliased `o`. */
+    private readonly columns: (query: Knex.QueryBuilder) => Knex.QueryBuilder,
+    private readonly limits: SearchLimits = SEARCH_LIMITS,
+  ) {}
+
+  /** Up to `limit + 1` matching rows in the page's order (newest first, or oldest first reading newer). */
+  async rows<Row>(workspaceId: string, filters: OrderFilters, page: SearchPage): Promise<Row[]> {
+    const q = filters.q!;
+    if (searchCandidates(this.knex, workspaceId, q)) {
+      if (!looksSelective(q)) {
+        const probed = await this.probe<Row>(workspaceId, filters, page);
+        if (probed) return probed;
+      }
+      const indexed = await this.indexed<Row>(workspaceId, filters, page);
+      if (indexed) return indexed;
+    }
+    return this.walk(workspaceId, filters, page);
+  }
+
+  /** The matches among the next `probe` orders; null when that is neither a page nor all of them. */
+  private async probe<Row>(workspaceId: string, filters: OrderFilters, page: SearchPage): Promise<Row[] | null> {
+    const next = () => applyPosition(this.scope(workspaceId, filters), page.position, page.direction).limit(this.limits.probe);
+    const matches = this.columns(applySearch(this.knex.from(next().select('o.*').as('o')), filters.q!));
+    applyPosition(matches, null, page.direction).limit(page.limit + 1);
+    const read = this.knex.from(next().select(this.knex.raw('1')).as('r')).select(this.knex.raw('count(*)::int AS read'));
+    const { count, found } = await this.withCount<Row>(read, matches, page.direction);
+    return found.length > page.limit || count < this.limits.probe ? found : null;
+  }
+
+  /** The matches among the search index's candidates; null when they are more than `candidates`. */
+  private async indexed<Row>(workspaceId: string, filters: OrderFilters, page: SearchPage): Promise<Row[] | null> {
+    // Materialized, from the search keys alone: beside the workspace or a status, the planner would
+    // AND a 100,000-row index scan to a key that names 50 orders. Whole rows, so the page needs no
+    // second read.
+    const candidates = this.first(searchCandidates(this.knex, workspaceId, filters.q!)!.select('o.*'), this.limits.candidates + 1);
+    const matches = this.columns(
+      applySearch(applyBounds(this.knex, this.knex.from('candidates as o').where('o.workspace_id', workspaceId), filters), filters.q!),
+    );
+    applyPosition(matches, page.position, page.direction).limit(page.limit + 1);
+    const read = this.knex.from('candidates').select(this.knex.raw('count(*)::int AS read'));
+    const { count, found } = await this.withCount<Row>(read, matches, page.direction, candidates);
+    return count > this.limits.candidates ? null : found;
+  }
+
+  /** The newest orders from the position, filtered, until a page is full. */
+  private walk<Row>(workspaceId: string, filters: OrderFilters, page: SearchPage): Promise<Row[]> {
+    const matches = this.columns(applySearch(this.scope(workspaceId, filters), filters.q!));
+    return applyPosition(matches, page.position, page.direction).limit(page.limit + 1);
+  }
+
+  /**
+   * How many orders match, newer than `newerThan` when given, up to `cap + 1`: through the index's
+   * candidates when they are at most `countCandidates` (reading each one's text once, keeping only
+   * whether it matches), else along the newest orders, which then match often.
+   */
+  async count(workspaceId: string, filters: OrderFilters, newerThan: Position | null, cap: number): Promise<number> {
+    const newer = newerThan ? [this.knex.raw('(o.created_at, o.id) > (?::timestamptz, ?::uuid)', [newerThan.at, newerThan.id])] : [];
+    const search = searchCondition(filters.q!);
+    const keyed = searchCandidates(this.knex, workspaceId, filters.q!);
+    if (keyed) {
+      // One pass over the candidates, keeping of each one only whether it matches.
+      const conditions = [
+        this.knex.raw('o.workspace_id = ?', [workspaceId]),
+        this.knex.raw(search.sql, search.bindings),
+        ...boundConditions(this.knex, filters),
+        ...newer,
+      ];
+      const matches = this.knex.raw(`(${conditions.map(() => '?').join(' AND ')}) AS hit`, conditions);
+      const candidates = this.first(keyed.select(matches), this.limits.countCandidates + 1);
+      const [row] = await this.knex.from(candidates.as('c')).select(this.knex.raw('count(*)::int AS read, (count(*) FILTER (WHERE c.hit))::int AS n'));
+      if (row.read <= this.limits.countCandidates) return Math.min(row.n, cap + 1);
+    }
+    const matching = this.scope(workspaceId, filters).whereRaw(search.sql, search.bindings);
+    for (const condition of newer) matching.whereRaw(condition);
+    const [row] = await this.knex
+      .from(
+        matching
+          .select(this.knex.raw('1'))
+          .limit(cap + 1)
+          .as('c'),
+      )
+      .select(this.knex.raw('count(*)::int AS n'));
+    return row.n;
+  }
+
+  /**
+   * The first `n` rows of a query on the search keys. That query is planned apart, for all its rows:
+   * with the limit on it, the planner may walk the whole table computing each order's keys to find
+   * the few rows it expects. Its rows are read only as far as the limit.
+   */
+  private first(keyed: Knex.QueryBuilder, n: number): Knex.QueryBuilder {
+    return this.knex.withMaterialized('keyed', keyed).from('keyed').select('*').limit(n);
+  }
+
+  /** The workspace's orders under the filters' status, flags and dates. */
+  private scope(workspaceId: string, filters: OrderFilters): Knex.QueryBuilder {
+    return applyBounds(this.knex, this.knex.from('orders as o').where('o.workspace_id', workspaceId), filters);
+  }
+
+  /**
+   * One statement: the rows of `matches` (a page's columns, `position_at` among them) in the page's
+   * order, and the number `counted` answers as `read`, which comes back even when nothing matches.
+   */
+  private async withCount<Row>(
+    counted: Knex.QueryBuilder,
+    matches: Knex.QueryBuilder,
+    direction: SearchPage['direction'],
+    candidates?: Knex.QueryBuilder,
+  ): Promise<{ count: number; found: Row[] }> {
+    const order = direction === 'older' ? 'desc' : 'asc';
+    const rows: Array<{ id: string | null; read: number }> = await (candidates ? this.knex.withMaterialized('candidates', candidates) : this.knex)
+      .select('m.*', 'c.read')
+      .from(counted.as('c'))
+      .leftJoin(matches.as('m'), this.knex.raw('true'))
+      .orderBy([
+        { column: 'm.position_at', order },
+        { column: 'm.id', order },
+      ]);
+    const found = rows.filter((row) => row.id !== null).map(({ read: _read, ...row }) => row as unknown as Row);
+    return { count: rows[0]?.read ?? 0, found };
+  }
+}

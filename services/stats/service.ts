@@ -1,0 +1,222 @@
+import type { Knex } from 'knex';
+import { deliveryStats, teamStats } from '../deliveries';
+import type { DeliveryStats, TeamStats } from '../deliveries';
+import { ValidationError, msg } from '../shared';
+import type { FieldErrors } from '../shared';
+import { SHOP_TIME_ZONE, ORDER_STATUSES, OUTCOMES } from '../orders';
+import type { OrderStatus, Outcome } from '../orders';
+
+const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
+
+/** The ended calls of one channel (members, voice agents, WhatsApp messages) over the period. */
+interface ChannelStats {
+  calls: number;
+  answered: number;
+  answered_rate: number | null;
+  by_outcome: Record<Outcome, number>;
+  /** How the orders this channel confirmed ended at the door (their deliveries ended in the period). */
+  delivered: number;
+  refused: number;
+  returned: number;
+  lost: number;
+  delivered_rate: number | null;
+}
+
+const DEFAULT_DAYS = 30;
+export const MAX_DAYS = 366;
+
+export interface Stats {
+  from: string;
+  to: string;
+  orders: number;
+  by_status: Record<OrderStatus, number>;
+  /** Confirmed ÷ orders whose confirmation has finished, leaving out the orders a blocked number declined. */
+  confirmation_rate: number | null;
+  /** Orders declined at once because their number is blocked (no call was made). */
+  blocked: number;
+  calls: number;
+  answered_rate: number | null;
+  average_calls_to_confirm: number | null;
+  /** What the confirmed orders of the period are to collect, in MAD (see CONFIRMED_AMOUNT). */
+  confirmed_amount: string;
+  by_day: Array<{ date: string; orders: number; confirmed: number; confirmed_amount: string }>;
+  by_store: Array<{ store_name: string; orders: number; confirmed: number; confirmed_amount: string }>;
+  /** Calls by channel: how each step of the ladder answers and what it ends with. */
+  by_channel: Record<(typeof CHANNELS)[number], ChannelStats>;
+  /** What happened at the door: orders whose delivery ended in the period (services/deliveries/stats.ts). */
+  delivery: DeliveryStats;
+}
+
+/**
+ * The sum of the confirmed orders' amounts, as text with two decimals. Only MAD is added up: the
+ * shops are Moroccan, and a sum across currencies would mean nothing; an order without an amount
+ * adds nothing.
+ */
+const CONFIRMED_AMOUNT = "coalesce(sum(amount) FILTER (WHERE status = 'confirmed' AND currency = 'MAD'), 0.00)::numeric(14, 2)::text";
+
+const DAY_MS = 86_400_000;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function isoDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+/** Today's date in Morocco. */
+function shopToday(now = new Date()): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: SHOP_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+}
+
+function readDay(query: Record<string, unknown>, name: 'from' | 'to', fields: FieldErrors): Date | null {
+  const value = query[name];
+  if (value === undefined || value === '') return null;
+  const text = typeof value === 'string' ? value.trim() : '';
+  const m = DATE.exec(text);
+  const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
+  if (!date || isoDay(date) !== text || date.getUTCFullYear() < 1970) {
+    fields[name] = msg('dateSuchAs', { label: name });
+    return null;
+  }
+  return date;
+}
+
+/** The period asked for: dates in Morocco time, both included; by default the last 30 days. */
+export function readPeriod(query: Record<string, unknown>, today = shopToday()): { from: string; to: string } {
+  const fields: FieldErrors = {};
+  const from = readDay(query, 'from', fields);
+  let to = readDay(query, 'to', fields);
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields);
+  to ??= new Date(Date.parse(today));
+  const start = from ?? new Date(to.getTime() - (DEFAULT_DAYS - 1) * DAY_MS);
+  if (start > to) throw new ValidationError({ from: msg('fromBeforeTo') });
+  if ((to.getTime() - start.getTime()) / DAY_MS + 1 > MAX_DAYS) throw new ValidationError({ from: msg('maxDays', { days: MAX_DAYS }) });
+  return { from: isoDay(start), to: isoDay(to) };
+}
+
+const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 100) / 100);
+
+/** Confirmation figures of one workspace over a period. */
+export class StatsService {
+  constructor(private readonly knex: Knex) {}
+
+  /** /stats/team: each member's and agent's calls, and the delivery of the orders they confirmed. */
+  team(workspaceId: string, period: { from: string; to: string }): Promise<TeamStats> {
+    return teamStats(this.knex, workspaceId, period);
+  }
+
+  /**
+   * Every figure is read from counters kept by triggers (order_counts, call_counts, delivery_counts),
+   * by Morocco day: a period costs its days, stores and statuses, not its orders and calls.
+   */
+  async forPeriod(workspaceId: string, period: { from: string; to: string }): Promise<Stats> {
+    const scope = [workspaceId, period.from, period.to];
+    const [groups, calls, confirming, delivery, doors] = await Promise.all([
+      // A blocked number's order is declined at once, its operation cancelled: not a customer's answer (`blocked`).
+      this.knex.raw(
+        `SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
+                sum(n)::int AS orders,
+                coalesce(sum(n) FILTER (WHERE status = 'confirmed'), 0)::int AS confirmed,
+                ${CONFIRMED_AMOUNT} AS confirmed_amount,
+                coalesce(sum(n) FILTER (WHERE finished AND NOT blocked), 0)::int AS finished,
+                coalesce(sum(n) FILTER (WHERE finished AND status = 'confirmed'), 0)::int AS confirmed_finished,
+                coalesce(sum(n) FILTER (WHERE blocked), 0)::int AS blocked
+           FROM order_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date
+          GROUP BY GROUPING SETS ((status), (day), (store_name), ())
+         HAVING sum(n) <> 0`,
+        scope,
+      ),
+      // From the calls' counters (call_counts, kept per statement by a trigger on calls), by the day each call started.
+      this.knex.raw(
+        `SELECT kind, outcome, sum(n)::int AS calls, sum(answered)::int AS answered
+           FROM call_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date
+          GROUP BY kind, outcome HAVING sum(n) <> 0`,
+        scope,
+      ),
+      // Confirmed orders with calls: their ended calls ÷ their number.
+      this.knex.raw(
+        `SELECT (sum(calls)::float / nullif(sum(called), 0)) AS average
+           FROM order_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date AND status = 'confirmed'`,
+        scope,
+      ),
+      deliveryStats(this.knex, workspaceId, period),
+      // The deliveries of the orders each channel confirmed (delivery_counts, by who confirmed them).
+      this.knex.raw(
+        `SELECT confirmer_kind AS kind, status, sum(n)::int AS n
+           FROM delivery_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date AND confirmer_kind <> ''
+          GROUP BY confirmer_kind, status HAVING sum(n) <> 0`,
+        scope,
+      ),
+    ]);
+    return { ...this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average, doors.rows), delivery };
+  }
+
+  private assemble(
+    period: { from: string; to: string },
+    // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
+    rows: any[],
+    callRows: Array<{ kind: (typeof CHANNELS)[number]; outcome: Outcome; calls: number; answered: number }>,
+    average: number | null,
+    doorRows: Array<{ kind: (typeof CHANNELS)[number]; status: string; n: number }>,
+  ): Omit<Stats, 'delivery'> {
+    const byChannel = Object.fromEntries(
+      CHANNELS.map((channel) => {
+        const mine = callRows.filter((r) => r.kind === channel);
+        const calls = mine.reduce((n, r) => n + r.calls, 0);
+        const answered = mine.reduce((n, r) => n + r.answered, 0);
+        const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, mine.find((r) => r.outcome === o)?.calls ?? 0])) as Record<Outcome, number>;
+        const door = (status: string) => doorRows.find((r) => r.kind === channel && r.status === status)?.n ?? 0;
+        const [delivered, refused, returned, lost] = [door('delivered'), door('refused'), door('returned'), door('lost')];
+        return [
+          channel,
+          {
+            calls,
+            answered,
+            answered_rate: ratio(answered, calls),
+            by_outcome: byOutcome,
+            delivered,
+            refused,
+            returned,
+            lost,
+            delivered_rate: ratio(delivered, delivered + refused + returned + lost),
+          },
+        ];
+      }),
+    ) as Stats['by_channel'];
+    const calls = { calls: callRows.reduce((n, r) => n + r.calls, 0), answered: callRows.reduce((n, r) => n + r.answered, 0) };
+    // GROUPING() is a bit mask over (status, day, store_name): 0b011 = by status, 0b101 = by day, 0b110 = by store.
+    const total = rows.find((r) => r.grouping === 0b111) ?? { orders: 0, confirmed_finished: 0, finished: 0, blocked: 0, confirmed_amount: '0.00' };
+    const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<OrderStatus, number>;
+    for (const r of rows.filter((row) => row.grouping === 0b011)) byStatus[r.status as OrderStatus] = r.orders;
+    const days = new Map(rows.filter((r) => r.grouping === 0b101).map((r) => [r.day, r]));
+    const byDay: Stats['by_day'] = [];
+    for (let t = Date.parse(period.from); t <= Date.parse(period.to); t += DAY_MS) {
+      const date = isoDay(new Date(t));
+      const day = days.get(date);
+      byDay.push({ date, orders: day?.orders ?? 0, confirmed: day?.confirmed ?? 0, confirmed_amount: day?.confirmed_amount ?? '0.00' });
+    }
+    const byStore = rows
+      .filter((r) => r.grouping === 0b110)
+      .map((r) => ({
+        store_name: r.store_name as string,
+        orders: r.orders as number,
+        confirmed: r.confirmed as number,
+        confirmed_amount: r.confirmed_amount as string,
+      }))
+      .sort((a, b) => b.orders - a.orders || a.store_name.localeCompare(b.store_name))
+      .slice(0, 50);
+    return {
+      from: period.from,
+      to: period.to,
+      orders: total.orders,
+      by_status: byStatus,
+      confirmation_rate: ratio(total.confirmed_finished, total.finished),
+      blocked: total.blocked,
+      calls: calls.calls,
+      answered_rate: ratio(calls.answered, calls.calls),
+      average_calls_to_confirm: average === null ? null : Math.round(average * 100) / 100,
+      confirmed_amount: total.confirmed_amount,
+      by_day: byDay,
+      by_store: byStore,
+      by_channel: byChannel,
+    };
+  }
+}

@@ -1,0 +1,4 @@
+export * from './connections';
+export * from './intake';
+export * from './write-back';
+export * from './connect';
