@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { applyFilters, applyPosition, POSITION_AT, SHOP_TIME_ZONE } from './filters';
 import type { OrderFilters, Position } from './filters';
 import type { Language } from '../shared';
-import { amountText } from './service';
+import { amountText } from './model';
 
 const EXPORT_COLUMNS = [
   'id',

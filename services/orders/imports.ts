@@ -17,8 +17,9 @@ import {
 } from '../shared';
 import type { FieldErrors, IdempotencyService, OpenedSheet, SheetRow, Message } from '../shared';
 import { ORDER_STATUSES } from './status';
-import { InvalidStatusError, validNewOrder } from './service';
-import type { OrderField, OrderInput, OrderService, ValidOrder } from './service';
+import { InvalidStatusError, validNewOrder } from './model';
+import type { OrderField, OrderInput, ValidOrder } from './model';
+import type { OrderService } from './service';
 
 export const IMPORT_MAX_BYTES = SHEET_MAX_BYTES;
 export const IMPORT_MAX_ROWS = SHEET_MAX_ROWS;

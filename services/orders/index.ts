@@ -1,3 +1,4 @@
+export * from './model';
 export * from './service';
 export * from './search';
 export * from './filters';
