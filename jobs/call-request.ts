@@ -2,7 +2,7 @@ import { msg, WorkspaceSlots } from '../services/shared';
 import type { Logger } from '../logger';
 import type { DeliveryResult, SignedSender } from '../integrations/http';
 import type { Services } from '../services';
-import { amountText } from '../services/orders';
+import { callRequestedOrder } from '../services/orders';
 import { QUEUES } from '../db/jobs';
 import { jobHandler } from './job';
 
@@ -40,23 +40,7 @@ export function callRequestHandler(services: Services, sender: SignedSender, log
             call_id: ctx.id,
             operation_id: ctx.operation_id,
             attempt: ctx.attempt,
-            order: {
-              id: ctx.order_id,
-              client_name: ctx.client_name,
-              phone: ctx.phone,
-              store_name: ctx.store_name,
-              products_name: ctx.products_name,
-              address: ctx.address ?? null,
-              city: ctx.city ?? null,
-              note: ctx.note ?? null,
-              status: ctx.status,
-              created_at: new Date(ctx.created_at).toISOString(),
-              placed_at: ctx.placed_at ? new Date(ctx.placed_at).toISOString() : null,
-              // What the agent asks the client to have ready at delivery, and the shop's order number.
-              external_ref: ctx.external_ref ?? null,
-              total_amount: amountText(ctx.total_amount, ctx.currency),
-              currency: ctx.currency ?? null,
-            },
+            order: callRequestedOrder({ ...ctx, id: ctx.order_id }),
             workspace: { id: ctx.workspace_id, name: ctx.workspace_name },
             callback_url: `${publicBaseUrl}/hooks/calls/${ctx.id}`,
             respond_by: new Date(Date.now() + services.calls.resultTimeoutMinutes * 60_000).toISOString(),

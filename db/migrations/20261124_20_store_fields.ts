@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { ordersWebhookEventsSql } from '../order-fields';
 
 /**
  * What a store knows about an order: where it came from, the store's own
@@ -35,36 +36,6 @@ const CHANGED_FIELDS_BEFORE = ['client_name', 'phone', 'store_name', 'products_n
 // A store's update while pending changes the reference and the amount too: a webhook says so.
 const CHANGED_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'external_ref', 'total_amount', 'currency', 'status'];
 
-/** orders_webhook_events (migration 20261123_02) with the given list of watched fields. */
-function webhookEvents(fields: string[]): string {
-  const rows = fields.map((name, i) => `(${i + 1}, '${name}', NEW.${name} IS DISTINCT FROM OLD.${name})`).join(',\n          ');
-  return `
-    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE changed text[];
-    BEGIN
-      -- Most workspaces have no endpoint: one index probe, nothing built.
-      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
-        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-        RETURN NULL;
-      END IF;
-      IF TG_OP = 'INSERT' THEN
-        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
-      ELSIF TG_OP = 'UPDATE' THEN
-        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
-          ${rows}) AS f(position, name, differs)
-        WHERE differs;
-        IF changed IS NOT NULL THEN
-          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
-            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
-        END IF;
-      ELSE
-        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
-        RETURN OLD;
-      END IF;
-      RETURN NULL;
-    END $$`;
-}
-
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     ALTER TABLE orders
@@ -77,11 +48,11 @@ export async function up(knex: Knex): Promise<void> {
       ADD CONSTRAINT orders_store_external_check CHECK (store_connection_id IS NULL OR external_id IS NOT NULL)`);
   await knex.raw('CREATE UNIQUE INDEX orders_store_external_idx ON orders (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL');
   await knex.raw(WEBHOOK_ORDER);
-  await knex.raw(webhookEvents(CHANGED_FIELDS));
+  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS, { seqscanOff: false }));
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(webhookEvents(CHANGED_FIELDS_BEFORE));
+  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS_BEFORE, { seqscanOff: false }));
   await knex.raw(OLD_WEBHOOK_ORDER);
   await knex.raw('DROP INDEX orders_store_external_idx');
   await knex.raw(

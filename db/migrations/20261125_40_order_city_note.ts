@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { ordersWebhookEventsSql } from '../order-fields';
 
 /**
  * What the call and the courier need, and finding an order by what customers say:
@@ -58,36 +59,6 @@ const OLD_WEBHOOK_ORDER = `
 const CHANGED_FIELDS_BEFORE = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'external_ref', 'total_amount', 'currency', 'status'];
 const CHANGED_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'external_ref', 'total_amount', 'currency', 'status'];
 
-/** orders_webhook_events (migrations 20261123_02, 20261124_20) with the given list of watched fields. */
-function webhookEvents(fields: string[]): string {
-  const rows = fields.map((name, i) => `(${i + 1}, '${name}', NEW.${name} IS DISTINCT FROM OLD.${name})`).join(',\n          ');
-  return `
-    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $$
-    DECLARE changed text[];
-    BEGIN
-      -- Most workspaces have no endpoint: one index probe, nothing built.
-      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
-        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-        RETURN NULL;
-      END IF;
-      IF TG_OP = 'INSERT' THEN
-        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
-      ELSIF TG_OP = 'UPDATE' THEN
-        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
-          ${rows}) AS f(position, name, differs)
-        WHERE differs;
-        IF changed IS NOT NULL THEN
-          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
-            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
-        END IF;
-      ELSE
-        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
-        RETURN OLD;
-      END IF;
-      RETURN NULL;
-    END $$`;
-}
-
 const SEARCH_INDEXES = `
   CREATE INDEX orders_search_idx ON orders USING gin (workspace_id, search_text gin_trgm_ops);
   CREATE INDEX orders_search_keys_idx ON orders USING gin (order_search_keys(workspace_id, search_text))`;
@@ -107,11 +78,11 @@ export async function up(knex: Knex): Promise<void> {
         (order_search_document(client_name, store_name, products_name, phone, external_ref, city, address, note)) STORED`);
   await knex.raw(SEARCH_INDEXES);
   await knex.raw(WEBHOOK_ORDER);
-  await knex.raw(webhookEvents(CHANGED_FIELDS));
+  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS, { seqscanOff: true }));
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(webhookEvents(CHANGED_FIELDS_BEFORE));
+  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS_BEFORE, { seqscanOff: true }));
   await knex.raw(OLD_WEBHOOK_ORDER);
   await knex.raw(`
     ALTER TABLE orders

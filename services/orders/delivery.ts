@@ -16,9 +16,6 @@ export interface Delivery {
   updated_at: string;
 }
 
-/** The order's columns that hold its delivery. */
-export const DELIVERY_COLUMNS = ['o.delivery_status', 'o.delivery_carrier', 'o.delivery_tracking_number', 'o.delivery_carrier_status', 'o.delivery_at'];
-
 export interface DeliveryColumns {
   delivery_status?: DeliveryStatus | null;
   delivery_carrier?: string | null;

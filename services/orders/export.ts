@@ -4,91 +4,73 @@ import { applyFilters, applyPosition, POSITION_AT, SHOP_TIME_ZONE } from './filt
 import type { OrderFilters, Position } from './filters';
 import type { Language } from '../shared';
 import { amountText } from './model';
+import { CSV_COLUMNS } from '../../db/order-fields';
+import type { CsvColumn } from '../../db/order-fields';
 
-const EXPORT_COLUMNS = [
-  'id',
-  'created_at',
-  'client_name',
-  'phone',
-  'store_name',
-  'products_name',
-  'address',
-  'status',
-  'calls',
-  'last_outcome',
-  'flags',
-  'source',
-  'external_id',
-  'external_ref',
-  'total_amount',
-  'currency',
-  'placed_at',
-  'city',
-  'note',
-  'delivery_status',
-  'carrier',
-  'tracking_number',
-  'carrier_status',
-] as const;
+/** The export's columns, in the file's order (db/order-fields.ts). */
+const EXPORT_COLUMNS = CSV_COLUMNS.map((column) => column.header);
 
 /**
  * The header row in the exporter's language (languages.md): English is the API's own names; French and
  * Arabic use names the import reads back (imports.ts COLUMN_NAMES), so an exported file imports as is
  * (the time an order reached us is a column the import leaves aside: "ajoutée le", "تاريخ الإضافة").
  */
-const EXPORT_HEADERS: Record<Language, readonly string[]> = {
-  en: EXPORT_COLUMNS,
-  fr: [
-    'id',
-    'ajoutée le',
-    'nom',
-    'téléphone',
-    'boutique',
-    'produits',
-    'adresse',
-    'statut',
-    'appels',
-    'dernier résultat',
-    'alertes',
-    'source',
-    'identifiant boutique',
-    'référence',
-    'montant',
-    'devise',
-    'date de commande',
-    'ville',
-    'note',
-    'livraison',
-    'transporteur',
-    'n° de suivi',
-    'mots du transporteur',
-  ],
-  ar: [
-    'المعرف',
-    'تاريخ الإضافة',
-    'الاسم',
-    'الهاتف',
-    'المتجر',
-    'المنتج',
-    'العنوان',
-    'الحالة',
-    'المكالمات',
-    'آخر نتيجة',
-    'التنبيهات',
-    'المصدر',
-    'رقم الطلب في المتجر',
-    'المرجع',
-    'المبلغ',
-    'العملة',
-    'تاريخ الطلب',
-    'المدينة',
-    'ملاحظة',
-    'التوصيل',
-    'شركة التوصيل',
-    'رقم التتبع',
-    'كلمات شركة التوصيل',
-  ],
+const HEADERS: Record<Exclude<Language, 'en'>, Record<CsvColumn, string>> = {
+  fr: {
+    id: 'id',
+    created_at: 'ajoutée le',
+    client_name: 'nom',
+    phone: 'téléphone',
+    store_name: 'boutique',
+    products_name: 'produits',
+    address: 'adresse',
+    status: 'statut',
+    calls: 'appels',
+    last_outcome: 'dernier résultat',
+    flags: 'alertes',
+    source: 'source',
+    external_id: 'identifiant boutique',
+    external_ref: 'référence',
+    total_amount: 'montant',
+    currency: 'devise',
+    placed_at: 'date de commande',
+    city: 'ville',
+    note: 'note',
+    delivery_status: 'livraison',
+    carrier: 'transporteur',
+    tracking_number: 'n° de suivi',
+    carrier_status: 'mots du transporteur',
+  },
+  ar: {
+    id: 'المعرف',
+    created_at: 'تاريخ الإضافة',
+    client_name: 'الاسم',
+    phone: 'الهاتف',
+    store_name: 'المتجر',
+    products_name: 'المنتج',
+    address: 'العنوان',
+    status: 'الحالة',
+    calls: 'المكالمات',
+    last_outcome: 'آخر نتيجة',
+    flags: 'التنبيهات',
+    source: 'المصدر',
+    external_id: 'رقم الطلب في المتجر',
+    external_ref: 'المرجع',
+    total_amount: 'المبلغ',
+    currency: 'العملة',
+    placed_at: 'تاريخ الطلب',
+    city: 'المدينة',
+    note: 'ملاحظة',
+    delivery_status: 'التوصيل',
+    carrier: 'شركة التوصيل',
+    tracking_number: 'رقم التتبع',
+    carrier_status: 'كلمات شركة التوصيل',
+  },
 };
+
+function headerRow(language: Language): string[] {
+  return language === 'en' ? EXPORT_COLUMNS : EXPORT_COLUMNS.map((column) => HEADERS[language][column]);
+}
 
 /** Rows read per query: the file is written a batch at a time, so memory stays flat. */
 const BATCH = 2000;
@@ -128,32 +110,56 @@ interface ExportRow {
   position_at: string;
 }
 
+/** Each column's cell (its value as text). */
+const CELLS: Record<CsvColumn, (row: ExportRow) => string> = {
+  id: (row) => row.id,
+  created_at: (row) => row.created_local,
+  client_name: (row) => row.client_name,
+  phone: (row) => row.phone,
+  store_name: (row) => row.store_name,
+  products_name: (row) => row.products_name,
+  address: (row) => row.address ?? '',
+  status: (row) => row.status,
+  calls: (row) => String(row.calls),
+  last_outcome: (row) => row.last_outcome ?? '',
+  flags: (row) => row.flags.join(','),
+  source: (row) => row.source,
+  external_id: (row) => row.external_id ?? '',
+  external_ref: (row) => row.external_ref ?? '',
+  total_amount: (row) => amountText(row.total_amount, row.currency) ?? '',
+  currency: (row) => row.currency ?? '',
+  placed_at: (row) => row.placed_local ?? '',
+  city: (row) => row.city ?? '',
+  note: (row) => row.note ?? '',
+  delivery_status: (row) => row.delivery_status ?? '',
+  carrier: (row) => row.delivery_carrier ?? '',
+  tracking_number: (row) => row.delivery_tracking_number ?? '',
+  carrier_status: (row) => row.delivery_carrier_status ?? '',
+};
+const CELLS_IN_ORDER = EXPORT_COLUMNS.map((column) => CELLS[column]);
+
 function line(row: ExportRow): string[] {
-  return [
-    row.id,
-    row.created_local,
-    row.client_name,
-    row.phone,
-    row.store_name,
-    row.products_name,
-    row.address ?? '',
-    row.status,
-    String(row.calls),
-    row.last_outcome ?? '',
-    row.flags.join(','),
-    row.source,
-    row.external_id ?? '',
-    row.external_ref ?? '',
-    amountText(row.total_amount, row.currency) ?? '',
-    row.currency ?? '',
-    row.placed_local ?? '',
-    row.city ?? '',
-    row.note ?? '',
-    row.delivery_status ?? '',
-    row.delivery_carrier ?? '',
-    row.delivery_tracking_number ?? '',
-    row.delivery_carrier_status ?? '',
-  ].map(defuse);
+  return CELLS_IN_ORDER.map((cell) => defuse(cell(row)));
+}
+
+/** When an order reached us and when the shop took it: Morocco time, as text, in the file. */
+const LOCAL_TIMES: Record<string, string> = { created_at: 'created_local', placed_at: 'placed_local' };
+
+/**
+ * The columns the file is read from, each once: an order's columns (its times as Morocco time's
+ * text), and the counts of its calls from the lateral join `k` for a field without columns.
+ */
+function exportSelect(knex: Knex): Array<string | Knex.Raw> {
+  const fields = [...new Set(CSV_COLUMNS.map((column) => column.field))];
+  return fields.flatMap((field) => {
+    const columns = CSV_COLUMNS.find((column) => column.field === field)?.columns ?? [];
+    if (columns.length === 0) return [`k.${field}`];
+    return columns.map((column) =>
+      column in LOCAL_TIMES
+        ? knex.raw(`to_char(o.${column} AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS ${LOCAL_TIMES[column]}`, [SHOP_TIME_ZONE])
+        : `o.${column}`,
+    );
+  });
 }
 
 /**
@@ -162,7 +168,7 @@ function line(row: ExportRow): string[] {
  */
 export async function* exportCsv(knex: Knex, workspaceId: string, filters: OrderFilters, language: Language = 'en'): AsyncGenerator<string> {
   // The header goes out with the first rows: the first query has run before anything is sent.
-  let header = `\ufeff${stringify([[...EXPORT_HEADERS[language]]], { record_delimiter: 'windows' })}`;
+  let header = `\ufeff${stringify([headerRow(language)], { record_delimiter: 'windows' })}`;
   let position: Position | null = null;
   for (;;) {
     const query = knex
@@ -175,32 +181,7 @@ export async function* exportCsv(knex: Knex, workspaceId: string, filters: Order
              FROM operations op JOIN calls c ON c.operation_id = op.id
             WHERE op.order_id = o.id AND c.dropped_at IS NULL) k ON true`,
       )
-      .select(
-        'o.id',
-        'o.client_name',
-        'o.phone',
-        'o.store_name',
-        'o.products_name',
-        'o.address',
-        'o.city',
-        'o.note',
-        'o.status',
-        'k.calls',
-        'k.last_outcome',
-        'o.flags',
-        'o.source',
-        'o.external_id',
-        'o.external_ref',
-        'o.total_amount',
-        'o.currency',
-        'o.delivery_status',
-        'o.delivery_carrier',
-        'o.delivery_tracking_number',
-        'o.delivery_carrier_status',
-        knex.raw("to_char(o.created_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS created_local", [SHOP_TIME_ZONE]),
-        knex.raw("to_char(o.placed_at AT TIME ZONE ?, 'YYYY-MM-DD HH24:MI:SS') AS placed_local", [SHOP_TIME_ZONE]),
-        knex.raw(POSITION_AT),
-      );
+      .select(...exportSelect(knex), knex.raw(POSITION_AT));
     applyFilters(knex, query, filters);
     const rows: ExportRow[] = await applyPosition(query, position, 'older').limit(BATCH);
     yield header + stringify(rows.map(line), { record_delimiter: 'windows' });

@@ -5,6 +5,8 @@ import type { OrderStatus } from './status';
 import type { OrderFlag } from './flags';
 import { deliveryOf } from './delivery';
 import type { Delivery, DeliveryColumns } from './delivery';
+import { INPUT_FIELDS } from '../../db/order-fields';
+import type { ApiField, CallRequestedField, InputColumns } from '../../db/order-fields';
 
 /**
  * An order as clients see it, and the rules of its fields: the input names, the zod schemas of a
@@ -50,21 +52,8 @@ export interface Order {
 export const ORDER_SOURCES = ['form', 'api', 'data_api', 'import', 'shopify', 'woocommerce', 'youcan', 'custom'] as const;
 export type OrderSource = (typeof ORDER_SOURCES)[number];
 
-/** Input field names (camelCase) and the column each one writes; the column name is also accepted. */
-export const FIELD_COLUMNS = {
-  clientName: 'client_name',
-  phone: 'phone',
-  storeName: 'store_name',
-  productsName: 'products_name',
-  address: 'address',
-  city: 'city',
-  note: 'note',
-  externalId: 'external_id',
-  externalRef: 'external_ref',
-  totalAmount: 'total_amount',
-  currency: 'currency',
-  status: 'status',
-} as const;
+/** Input field names (camelCase) and the column each one writes (db/order-fields.ts); the column name is also accepted. */
+export const FIELD_COLUMNS = Object.fromEntries(INPUT_FIELDS.map((field) => [field.input, field.column])) as InputColumns;
 export type OrderField = keyof typeof FIELD_COLUMNS;
 export type OrderInput = Partial<Record<OrderField, unknown>>;
 
@@ -228,5 +217,34 @@ export function toOrder(
     total_amount: amountText(row.total_amount, row.currency),
     currency: row.currency ?? null,
     delivery: deliveryOf(row),
+  } satisfies Record<ApiField, unknown>;
+}
+
+/** The row a `call.requested`'s order is made from. */
+export type CallRequestedRow = Pick<Order, 'id' | 'client_name' | 'phone' | 'store_name' | 'products_name' | 'status'> &
+  Partial<Pick<Order, 'address' | 'city' | 'note' | 'external_ref' | 'currency'>> & {
+    created_at: Date | string;
+    placed_at?: Date | string | null;
+    total_amount?: number | string | null;
   };
+
+/** The order a `call.requested` tells a voice agent about: its fields are the definition's (db/order-fields.ts). */
+export function callRequestedOrder(row: CallRequestedRow) {
+  return {
+    id: row.id,
+    client_name: row.client_name,
+    phone: row.phone,
+    store_name: row.store_name,
+    products_name: row.products_name,
+    address: row.address ?? null,
+    city: row.city ?? null,
+    note: row.note ?? null,
+    status: row.status,
+    created_at: new Date(row.created_at).toISOString(),
+    placed_at: row.placed_at ? new Date(row.placed_at).toISOString() : null,
+    // What the agent asks the client to have ready at delivery, and the shop's order number.
+    external_ref: row.external_ref ?? null,
+    total_amount: amountText(row.total_amount, row.currency),
+    currency: row.currency ?? null,
+  } satisfies Record<CallRequestedField, unknown>;
 }

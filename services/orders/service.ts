@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { DUPLICATE_WINDOW_HOURS, INPUT_FIELDS } from '../../db/order-fields';
 import { queryPrepared } from '../../db/prepared';
 import { AppError, ConflictError, NotFoundError, requestHash, isUuid, parse, msg } from '../shared';
 import type { IdempotencyService } from '../shared';
@@ -200,9 +201,9 @@ export class OrderService {
 
   /**
    * The orders a `possible_duplicate` flag is about, seen from either of them: the same phone, the
-   * same products (case, accents and spaces aside, as the flag compares them), within 48 hours
-   * before or after, whatever their status now (a caller sees which one was cancelled). One range
-   * of the phone index.
+   * same products (case, accents and spaces aside, as the flag compares them), within
+   * DUPLICATE_WINDOW_HOURS (48) before or after, whatever their status now (a caller sees which one
+   * was cancelled). One range of the phone index.
    */
   async lookalikes(workspaceId: string, order: Order): Promise<Order[]> {
     const rows = await this.knex
@@ -210,7 +211,10 @@ export class OrderService {
       .select(ORDER_FIELDS)
       .where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone })
       .whereNot('o.id', order.id)
-      .whereRaw("o.created_at BETWEEN ?::timestamptz - interval '48 hours' AND ?::timestamptz + interval '48 hours'", [order.created_at, order.created_at])
+      .whereRaw(
+        `o.created_at BETWEEN ?::timestamptz - interval '${DUPLICATE_WINDOW_HOURS} hours' AND ?::timestamptz + interval '${DUPLICATE_WINDOW_HOURS} hours'`,
+        [order.created_at, order.created_at],
+      )
       .whereRaw('order_products_key(o.products_name) = order_products_key(?)', [order.products_name])
       .orderBy([
         { column: 'o.created_at', order: 'desc' },
@@ -348,22 +352,7 @@ export class OrderService {
     const batch = orders.map((data) => ({ ...toColumns(data), placed_at: data.placedAt ?? null, id: crypto.randomUUID() }));
     const column = (name: keyof (typeof batch)[number]) => batch.map((row) => row[name] ?? null);
     // A column with a missing address is an array holding nulls, which knex's types do not name.
-    const columns = [
-      column('id'),
-      column('client_name'),
-      column('phone'),
-      column('store_name'),
-      column('products_name'),
-      column('address'),
-      column('city'),
-      column('note'),
-      column('status'),
-      column('placed_at'),
-      column('external_id'),
-      column('external_ref'),
-      column('total_amount'),
-      column('currency'),
-    ];
+    const columns = [column('id'), ...INPUT_FIELDS.map((field) => column(field.column)), column('placed_at')];
     const { rows } = await trx.raw(CREATE_ORDERS, [workspaceId, before, ...(columns as string[][])]);
     if (rows[0].created !== batch.length) throw noOrderHandler();
     return batch.map((row) => row.id);

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { insertJobsSql, QUEUES } from '../../db/jobs';
+import { API_COLUMNS, INPUT_FIELDS } from '../../db/order-fields';
 import type { Prepared } from '../../db/prepared';
-import { DELIVERY_COLUMNS } from './delivery';
 import { POSITION_AT } from './filters';
 import type { Order, OrderSource, OrderField, ValidOrder } from './model';
 import { FIELD_COLUMNS } from './model';
@@ -20,29 +20,12 @@ export function toColumns(data: Partial<Record<OrderField, string | null | undef
   return columns;
 }
 
-export const ORDER_FIELDS = [
-  'o.id',
-  'o.workspace_id',
-  'o.client_name',
-  'o.phone',
-  'o.store_name',
-  'o.products_name',
-  'o.address',
-  'o.city',
-  'o.note',
-  'o.status',
-  'o.created_at',
-  'o.placed_at',
-  'o.operation_id',
-  'o.flags',
-  'o.source',
-  'o.store_connection_id',
-  'o.external_id',
-  'o.external_ref',
-  'o.total_amount',
-  'o.currency',
-  ...DELIVERY_COLUMNS,
-];
+/** The columns an order's JSON is made from (toOrder), of orders aliased `o`. */
+export const ORDER_FIELDS = API_COLUMNS.map((column) => `o.${column}`);
+
+/** The columns a caller writes, and their placeholders with their types, in the order of createValues. */
+const INPUT_COLUMNS = INPUT_FIELDS.map((field) => field.column).join(', ');
+const INPUT_VALUES = INPUT_FIELDS.map((field) => `?::${field.type}`).join(', ');
 
 /**
  * New orders, each with its pending outbound operation for the workspace's order handler and the
@@ -74,17 +57,14 @@ function createOrdersSql(insertOrders: string, answer: string, before = ''): str
   ${answer}`;
 }
 
-/** An order's columns as a new order's statement returns them. */
-const RETURNED = `id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status, created_at, placed_at,
-    operation_id, flags, source, store_connection_id, external_id, external_ref, total_amount, currency`;
+/** An order's columns as a new order's statement returns them: those of its JSON. */
+const RETURNED = API_COLUMNS.join(', ');
 
 /** One new order: no row comes back without an order handler (nor, after `onConflict`, for a conflict). */
 function createOrderSql(onConflict: string): string {
   return createOrdersSql(
-    `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, city, note, status, operation_id,
-                        source, store_connection_id, external_id, external_ref, total_amount, currency, external_updated_at)
-      SELECT handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
-             ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text, ?::timestamptz FROM handler
+    `INSERT INTO orders (workspace_id, ${INPUT_COLUMNS}, operation_id, source, store_connection_id, external_updated_at)
+      SELECT handler.workspace_id, ${INPUT_VALUES}, gen_random_uuid(), ?::text, ?::uuid, ?::timestamptz FROM handler
       ${onConflict}
       RETURNING ${RETURNED}`,
     'SELECT o.* FROM o',
@@ -109,24 +89,7 @@ export interface StoreOrigin {
 
 /** The bind values of CREATE_ORDER and CREATE_STORE_ORDER, in their order. */
 export function createValues(workspaceId: string, data: ValidOrder, origin: StoreOrigin): Knex.RawBinding[] {
-  return [
-    workspaceId,
-    data.clientName,
-    data.phone,
-    data.storeName,
-    data.productsName,
-    data.address ?? null,
-    data.city ?? null,
-    data.note ?? null,
-    data.status,
-    origin.source,
-    origin.storeConnectionId,
-    data.externalId ?? null,
-    data.externalRef ?? null,
-    data.totalAmount ?? null,
-    data.currency ?? null,
-    origin.externalUpdatedAt ?? null,
-  ];
+  return [workspaceId, ...INPUT_FIELDS.map((field) => data[field.input] ?? null), origin.source, origin.storeConnectionId, origin.externalUpdatedAt ?? null];
 }
 
 /** A statement written with knex's `?` placeholders, as a prepared statement with `$1`, `$2`… in their order. */
@@ -150,10 +113,8 @@ export const FOREIGN_KEY_VIOLATION = '23503';
 export const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
   'ocs-store-order',
   createOrdersSql(
-    `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status, operation_id,
-                      source, store_connection_id, external_id, external_ref, total_amount, currency, external_updated_at)
-    SELECT ?::uuid, handler.workspace_id, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, gen_random_uuid(),
-           ?::text, ?::uuid, ?::text, ?::text, ?::numeric, ?::text, ?::timestamptz FROM handler
+    `INSERT INTO orders (id, workspace_id, ${INPUT_COLUMNS}, operation_id, source, store_connection_id, external_updated_at)
+    SELECT ?::uuid, handler.workspace_id, ${INPUT_VALUES}, gen_random_uuid(), ?::text, ?::uuid, ?::timestamptz FROM handler
      WHERE EXISTS (SELECT 1 FROM claim)
     ON CONFLICT (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL DO NOTHING
     RETURNING id, workspace_id, operation_id, flags`,
@@ -169,21 +130,17 @@ export const CREATE_FROM_STORE_MESSAGE: Prepared = numbered(
 );
 
 /**
- * A batch of new orders (an import), as one array per column, so the statement has the same
- * parameters whatever the batch's size. `$2` is how many orders the import has already created: the
+ * A batch of new orders (an import), as one array per column (the id, the columns a caller writes,
+ * placed_at), so the statement has the same parameters whatever the batch's size. `$2` is how many orders the import has already created: the
  * batch's k-th order is created ($2 + k - 1) microseconds after now(), so a file's rows stay in its
  * order across batches. It answers how many orders it created.
  */
 export const CREATE_ORDERS = createOrdersSql(
-  `INSERT INTO orders (id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status, created_at, placed_at,
-                      operation_id, source, external_id, external_ref, total_amount, currency)
-    SELECT i.id, handler.workspace_id, i.client_name, i.phone, i.store_name, i.products_name, i.address, i.city, i.note, i.status,
-           now() + (?::int + i.n - 1) * interval '1 microsecond', i.placed_at, gen_random_uuid(),
-           'import', i.external_id, i.external_ref, i.total_amount, i.currency
-      FROM handler, unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
-                           ?::timestamptz[], ?::text[], ?::text[], ?::numeric[], ?::text[])
-           WITH ORDINALITY AS i(id, client_name, phone, store_name, products_name, address, city, note, status, placed_at,
-                                external_id, external_ref, total_amount, currency, n)
+  `INSERT INTO orders (id, workspace_id, ${INPUT_COLUMNS}, created_at, placed_at, operation_id, source)
+    SELECT i.id, handler.workspace_id, ${INPUT_FIELDS.map((field) => `i.${field.column}`).join(', ')},
+           now() + (?::int + i.n - 1) * interval '1 microsecond', i.placed_at, gen_random_uuid(), 'import'
+      FROM handler, unnest(?::uuid[], ${INPUT_FIELDS.map((field) => `?::${field.type}[]`).join(', ')}, ?::timestamptz[])
+           WITH ORDINALITY AS i(id, ${INPUT_COLUMNS}, placed_at, n)
     RETURNING id, workspace_id, operation_id, flags`,
   'SELECT count(*)::int AS created FROM o',
 );
