@@ -1,7 +1,11 @@
+/**
+ * Calls as they are shown: the view the loop answers with (a call, its operation and its order),
+ * and the read-only queries of the dashboard's pages (an order's calls, a call's page).
+ */
 import type { Knex } from 'knex';
 import { NotFoundError, isUuid, msg, recode } from '../shared';
-import type { Call, Outcome } from '../orders';
-import { CALL_FIELDS, toCall } from '../orders';
+import type { Call, Operation, Order, Outcome } from '../orders';
+import { CALL_FIELDS, operationWithCalls, toCall, toOrder } from '../orders';
 import type { Message } from '../shared';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
@@ -36,6 +40,22 @@ export interface CallPage {
   earlier: CallLine[];
   /** Whether this member may still record the outcome (their claim, not ended, not expired). */
   open_for_me: boolean;
+}
+
+export interface CallView {
+  call: Call;
+  operation: Operation;
+  order: Order;
+}
+
+/** A call as the loop answers it (a claim, an outcome): with its operation and its order. */
+export async function callView(trx: Knex.Transaction, callId: string): Promise<CallView> {
+  const call = await trx('calls')
+    .where({ id: callId })
+    .first([...CALL_FIELDS, 'operation_id']);
+  const operation = await operationWithCalls(trx, call.operation_id);
+  const order = await trx('orders').where({ id: operation.order_id }).first();
+  return { call: toCall(call), operation, order: toOrder({ ...order, operation_id: operation.id }) };
 }
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);

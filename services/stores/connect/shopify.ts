@@ -1,0 +1,100 @@
+/**
+ * Shopify's steps: its OAuth callback (the hmac, the shop and the state checked, the token, the
+ * subscriptions) and its three privacy topics.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
+import type { WorkspaceActor } from '../../shared';
+import { activate, discard, pendingConnection, takeState } from './approvals';
+import type { ConnectConfig, Connector } from './connector';
+import { ConnectError } from './connector';
+import {
+  fieldsOf,
+  idOf,
+  jsonOf,
+  SHOPIFY_SHOP,
+  SHOPIFY_TOPICS,
+  shopifyHmacMatches,
+  shopifySubscribe,
+  shopifySubscriptionId,
+  shopifyTokenRequest,
+  shopifyUnsubscribe,
+} from './platforms';
+
+/** Where Shopify's API is for `shop`: the shop itself, unless the configuration names another origin. */
+export function shopifyOrigin(config: ConnectConfig, shop: string): string {
+  return config.shopifyApiOrigin ?? `https://${shop}`;
+}
+
+/**
+ * Shopify's callback (`code`, `hmac`, `shop`, `state`, `timestamp`, `host`): the hmac, the shop's
+ * name and the state are checked before anything is sent; then the code becomes the access token,
+ * and the six subscriptions are made. Answers the new connection's id.
+ */
+export async function shopifyCallback(connector: Connector, workspace: WorkspaceActor, sessionId: string, query: URLSearchParams): Promise<string> {
+  const app = connector.config.shopifyApp;
+  if (!app) throw new ConnectError('not_configured', 'shopify');
+  if (!shopifyHmacMatches(query, app.clientSecret)) throw new ConnectError('hmac', 'shopify');
+  const shop = query.get('shop') ?? '';
+  if (!SHOPIFY_SHOP.test(shop)) throw new ConnectError('shop', 'shopify');
+  const state = await takeState(connector.knex, 'shopify', sessionId, query.get('state'));
+  // The state names the shop the owner typed: a callback for another shop is not theirs.
+  if (state.shop !== shop.toLowerCase() || state.workspace_id !== workspace.id) throw new ConnectError('shop', 'shopify');
+  if (query.get('error') || !query.get('code')) throw new ConnectError('refused', 'shopify');
+  const origin = shopifyOrigin(connector.config, state.shop);
+  const grant = await connector.send(shopifyTokenRequest(origin, app, query.get('code')!));
+  const token = idOf(jsonOf(grant.body).access_token);
+  if (!grant.delivered || !token) throw new ConnectError('platform', 'shopify');
+  const id = await pendingConnection(connector.knex, state, 'shopify', app.clientSecret);
+  const made: string[] = [];
+  try {
+    for (const topic of SHOPIFY_TOPICS) {
+      const answer = await connector.send(shopifySubscribe(origin, connector.config.shopifyApiVersion, token, topic, connector.url(`/hooks/stores/${id}`)));
+      const subscription = answer.delivered ? shopifySubscriptionId(answer.body) : null;
+      if (!subscription) throw new ConnectError('registration', 'shopify');
+      made.push(subscription);
+    }
+  } catch (err) {
+    await Promise.all(made.map((sub) => connector.send(shopifyUnsubscribe(origin, connector.config.shopifyApiVersion, token, sub))));
+    await discard(connector.knex, id);
+    throw err;
+  }
+  await activate(connector.knex, id, { access_token: token });
+  return id;
+}
+
+/**
+ * Shopify's privacy topics, signed with the app's client secret (X-Shopify-Hmac-Sha256):
+ * `customers/data_request` is answered (we keep nothing beyond the orders the shop sees in its own
+ * admin), `customers/redact` deletes that customer's orders of the shop's connections, and
+ * `shop/redact` deletes the shop's connections and their orders. 401 when the signature is wrong.
+ */
+export async function shopifyPrivacy(connector: Connector, raw: Buffer, headers: IncomingHttpHeaders): Promise<200 | 400 | 401 | 404> {
+  const app = connector.config.shopifyApp;
+  if (!app) return 404;
+  const signature = headers['x-shopify-hmac-sha256'];
+  if (!hmacMatches(raw, app.clientSecret, typeof signature === 'string' ? signature : undefined, 'base64')) return 401;
+  let body: Record<string, unknown>;
+  try {
+    // Ids as the text Shopify wrote: they exceed 2^53.
+    body = fieldsOf(parseStoreJson(raw));
+  } catch {
+    return 400;
+  }
+  const shop = typeof body.shop_domain === 'string' ? body.shop_domain.toLowerCase() : '';
+  if (!SHOPIFY_SHOP.test(shop)) return 400;
+  const topic = headers['x-shopify-topic'];
+  const connections = connector.knex('store_connections').where({ kind: 'shopify', shop }).select('id');
+  if (topic === 'customers/redact') {
+    const named = (Array.isArray(body.orders_to_redact) ? body.orders_to_redact : []).map(idOf).filter((id): id is string => !!id && id.length <= 200);
+    if (named.length > 0) await connector.knex('orders').whereIn('store_connection_id', connections).whereIn('external_id', named).delete();
+  } else if (topic === 'shop/redact') {
+    await connector.knex.transaction(async (trx) => {
+      const ids = (await trx('store_connections').where({ kind: 'shopify', shop }).select('id')).map((row) => row.id);
+      if (ids.length === 0) return;
+      await trx('orders').whereIn('store_connection_id', ids).delete();
+      await trx('store_connections').whereIn('id', ids).delete();
+    });
+  } else if (topic !== 'customers/data_request') return 400;
+  return 200;
+}
