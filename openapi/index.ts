@@ -7,7 +7,7 @@ import * as calls from './calls';
 import * as data from './data';
 import * as deliveries from './deliveries';
 import * as files from './files';
-import * as hooks from './hooks';
+import * as inbound from './inbound';
 import * as keys from './keys';
 import * as orders from './orders';
 import * as settings from './settings';
@@ -31,7 +31,7 @@ const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   workspace,
   token,
   data,
-  hooks,
+  inbound,
 ];
 
 let built: Record<string, unknown> | undefined;
