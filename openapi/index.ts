@@ -8,7 +8,7 @@ import * as data from './data';
 import * as deliveries from './deliveries';
 import * as files from './files';
 import * as inbound from './inbound';
-import * as keys from './keys';
+import * as apiKeys from './api-keys';
 import * as orders from './orders';
 import * as settings from './settings';
 import * as stores from './stores';
@@ -24,7 +24,7 @@ const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   calls,
   agents,
   settings,
-  keys,
+  apiKeys,
   webhooks,
   stores,
   account,
