@@ -28,6 +28,7 @@ import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
 import { localeHelpers, viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
+import { SessionService } from './services/accounts';
 import { refuseDeepJson, refuseUnsafeText } from './services/shared';
 import { Jobs } from './db/jobs';
 
@@ -119,7 +120,7 @@ export function createApp(deps: AppDeps): express.Express {
   const jsonUnlessCsv: express.RequestHandler = (req, res, next) => (CSV_ROUTE.test(req.path) ? next() : json(req, res, next));
   app.use(
     '/api',
-    apiSession(config.sessionSecret, deps.sessionPool, session),
+    apiSession(config.sessionSecret, new SessionService(deps.sessionPool), session),
     crossSite,
     jsonUnlessCsv,
     safeText,
