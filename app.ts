@@ -14,8 +14,8 @@ import { healthRouter } from './routes/health';
 import { staticAssets } from './routes/assets';
 import { compressAnswers } from './routes/middleware/compression';
 import { createLimiter, createRefusalLimiter } from './routes/middleware/rate-limit';
-import { hooksRouter } from './routes/hooks';
-import { idLessHookBodies } from './routes/middleware/hook-bodies';
+import { inboundRouter } from './routes/inbound';
+import { idLessInboundBodies } from './routes/middleware/inbound-bodies';
 import { chooseLanguage, createI18n } from './routes/middleware/i18n';
 import { openApiRouter } from './openapi';
 import { loadUser } from './routes/middleware/auth';
@@ -28,6 +28,7 @@ import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
 import { localeHelpers, viewHelpers } from './routes/pages/view-helpers';
 import { createServices } from './services';
+import { SessionService } from './services/accounts';
 import { refuseDeepJson, refuseUnsafeText } from './services/shared';
 import { Jobs } from './db/jobs';
 
@@ -96,21 +97,21 @@ export function createApp(deps: AppDeps): express.Express {
   };
   app.use('/api/v1/token', tokenRouter(services, config, { redis: deps.redis, logger }));
   app.use('/data/v1', json, safeText, dataRouter(services), jsonNotFound, jsonErrors);
-  // Signed by a voice agent or a store: no session, no cookies, no CSRF token. Counted per client
+  // Inbound (routes/inbound/): signed by a voice agent, a store, a carrier or Meta; no session, no cookies, no CSRF token. Counted per client
   // IP before anything is read, so a flood of bad signatures costs us no more than a counter.
   // A store's flash sale comes from a few of its IPs at hundreds a minute, and a store that gets
   // 429s drops its subscription: at /hooks/stores (and /hooks/carriers, as busy) only refused messages count.
-  const hooksLimit = (name: string) => ({
+  const inboundLimit = (name: string) => ({
     name,
     windowMs: 60_000,
     limit: config.limits.hooksPerIp,
     onLimited: (_req: express.Request, res: express.Response) => void res.status(429).json({ error: 'rate_limited' }),
   });
-  const storesLimit = createRefusalLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-stores-ip'));
-  const callsLimit = createLimiter({ redis: deps.redis, logger }, hooksLimit('hooks-ip'));
-  const limitHooks: express.RequestHandler = (req, res, next) => (/^\/(stores|carriers)\//.test(req.path) ? storesLimit : callsLimit)(req, res, next);
-  const hookLimits = { bodiesPerIp: config.limits.hookBodiesPerIp, bodyTimeoutMs: config.limits.hookBodyTimeoutMs };
-  app.use('/hooks', limitHooks, idLessHookBodies, hooksRouter(services, hookLimits), jsonNotFound, jsonErrors);
+  const storesLimit = createRefusalLimiter({ redis: deps.redis, logger }, inboundLimit('hooks-stores-ip'));
+  const callsLimit = createLimiter({ redis: deps.redis, logger }, inboundLimit('hooks-ip'));
+  const limitInbound: express.RequestHandler = (req, res, next) => (/^\/(stores|carriers)\//.test(req.path) ? storesLimit : callsLimit)(req, res, next);
+  const inboundLimits = { bodiesPerIp: config.limits.hookBodiesPerIp, bodyTimeoutMs: config.limits.hookBodyTimeoutMs };
+  app.use('/hooks', limitInbound, idLessInboundBodies, inboundRouter(services, inboundLimits), jsonNotFound, jsonErrors);
 
   const session = [sessionMiddleware(config, deps.sessionPool, logger), loadUser(services)];
   const crossSite = refuseCrossSite(config.publicBaseUrl);
@@ -119,7 +120,7 @@ export function createApp(deps: AppDeps): express.Express {
   const jsonUnlessCsv: express.RequestHandler = (req, res, next) => (CSV_ROUTE.test(req.path) ? next() : json(req, res, next));
   app.use(
     '/api',
-    apiSession(config.sessionSecret, deps.sessionPool, session),
+    apiSession(config.sessionSecret, new SessionService(deps.sessionPool), session),
     crossSite,
     jsonUnlessCsv,
     safeText,

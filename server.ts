@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const app = createApp({ config, knex, sessionPool, logger, redis });
   // A sender has 10 s to send its headers (Node cannot tell the path before they are in; no client
   // of ours needs longer), checked every second. Bodies keep Node's 300 s (an import's upload);
-  // /hooks sets its own, shorter limit (routes/middleware/hook-bodies.ts).
+  // /hooks sets its own, shorter limit (routes/middleware/inbound-bodies.ts).
   const server = http.createServer({ headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, app);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -7,8 +7,8 @@ import * as calls from './calls';
 import * as data from './data';
 import * as deliveries from './deliveries';
 import * as files from './files';
-import * as hooks from './hooks';
-import * as keys from './keys';
+import * as inbound from './inbound';
+import * as apiKeys from './api-keys';
 import * as orders from './orders';
 import * as settings from './settings';
 import * as stores from './stores';
@@ -24,14 +24,14 @@ const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   calls,
   agents,
   settings,
-  keys,
+  apiKeys,
   webhooks,
   stores,
   account,
   workspace,
   token,
   data,
-  hooks,
+  inbound,
 ];
 
 let built: Record<string, unknown> | undefined;

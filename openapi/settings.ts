@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { blockSchema } from '../services/orders';
-import { schema as callSettingsInput, TIMEZONE } from '../services/calls';
+import { schema as callSettingsInput } from '../services/calls';
+import { SHOP_TIME_ZONE } from '../services/shared';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, instant, SESSION_ERRORS } from './common';
@@ -11,7 +12,7 @@ export const CallSettingsBody = named(
     max_attempts: z.number().int(),
     retry_interval_minutes: z.number().int(),
     calling_hours: z.looseObject({ start: z.string(), end: z.string() }).meta({ description: 'HH:MM, Morocco time; start inclusive, end exclusive' }),
-    timezone: z.literal(TIMEZONE),
+    timezone: z.literal(SHOP_TIME_ZONE),
   }),
 );
 export const BlockedPhoneBody = named(
@@ -24,7 +25,7 @@ export const BlockedPhoneBody = named(
 );
 const BLOCKED = { phone: '+212612345678', reason: 'Refused delivery twice', created_at: '2026-11-24T10:00:00.000Z' };
 
-const EXAMPLE = { max_attempts: 3, retry_interval_minutes: 120, calling_hours: { start: '09:00', end: '21:00' }, timezone: TIMEZONE };
+const EXAMPLE = { max_attempts: 3, retry_interval_minutes: 120, calling_hours: { start: '09:00', end: '21:00' }, timezone: SHOP_TIME_ZONE };
 
 export function register(b: OpenApiBuilder): void {
   b.tag(

@@ -42,8 +42,8 @@ function sources(): string {
 
 /** Keys named through a computed suffix (`status.${s}`, `'layout.nav.' + key`): every key under these is in use. */
 const DYNAMIC_PREFIXES = [
-  'hookPage.status.',
-  'keysPage.state.',
+  'webhookPage.status.',
+  'apiKeysPage.state.',
   'workspacePage.role.',
   'status.',
   'flag.',
@@ -66,7 +66,7 @@ const DYNAMIC_PREFIXES = [
   'report.column.',
   'deliveryStats.by.',
   'deliveryStats.col.',
-  'team.kind.',
+  'statsTeam.kind.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

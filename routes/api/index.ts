@@ -7,7 +7,7 @@ import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
 import { carriersRouter } from './carriers';
 import { deliveriesRouter } from './deliveries';
-import { keysRouter } from './keys';
+import { apiKeysRouter } from './api-keys';
 import { addOrderFileRoutes, ordersRouter } from './orders';
 import { readPeriod } from '../../services/stats';
 import { settingsRouter } from './settings';
@@ -43,7 +43,7 @@ export function apiRouter(services: Services): Router {
   router.use('/deliveries', deliveriesRouter(services));
   router.use('/carriers', carriersRouter(services));
   router.use('/agents', agentsRouter(services));
-  router.use('/keys', keysRouter(services));
+  router.use('/keys', apiKeysRouter(services));
   router.use('/settings', settingsRouter(services));
   router.use('/calls', callsRouter(services));
   router.use('/webhooks', webhooksRouter(services));

@@ -1,4 +1,4 @@
-import { isLanguage } from '../../services/shared';
+import { isLanguage, shopDay } from '../../services/shared';
 import { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
@@ -101,11 +101,6 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
   return router;
 }
 
-/** The day's date for a file name, in Morocco. */
-function fileDate(): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca' }).format(new Date());
-}
-
 /**
  * CSV in and out (session API only): POST /api/orders/import and GET /api/orders/export.csv, added
  * as two routes of `router` (the /api router) ahead of the orders' `/:id` routes. As routes rather
@@ -128,7 +123,7 @@ export function addOrderFileRoutes(router: Router, services: Services): void {
     const rows = await firstThenRest(services.exportCsv(workspaceOf(req).workspace.id, filters, language));
     res.set({
       'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="orders-${fileDate()}.csv"`,
+      'Content-Disposition': `attachment; filename="orders-${shopDay()}.csv"`,
       'Cache-Control': 'no-store',
     });
     await sendChunks(res, rows);

@@ -52,7 +52,7 @@ export function apiKeyPages(services: Services): Router {
       // The full key is in this response only: never in the session, a URL, or a cache.
       res.set('Cache-Control', 'no-store');
       doNotCompress(res);
-      res.locals.notice = req.t('keysPage.notice.created');
+      res.locals.notice = req.t('apiKeysPage.notice.created');
       await renderKeys(req, res, 201, {}, { name: created.name, key: created.key });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
@@ -62,7 +62,7 @@ export function apiKeyPages(services: Services): Router {
 
   router.post('/api-keys/:id/revoke', async (req, res) => {
     await services.apiKeys.revoke(keyViewer(req), String(req.params.id));
-    await redirectWithNotice(req, res, '/api-keys', req.t('keysPage.notice.revoked'));
+    await redirectWithNotice(req, res, '/api-keys', req.t('apiKeysPage.notice.revoked'));
   });
   return router;
 }

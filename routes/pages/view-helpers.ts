@@ -1,12 +1,8 @@
-import { TIMEZONE } from '../../services/calls';
 import type { Outcome, OrderStatus, OrderFlag } from '../../services/orders';
 import type { TFunction } from 'i18next';
-import { LANGUAGES, decode } from '../../services/shared';
+import { LANGUAGES, decode, fromShopWallClock, SHOP_TIME_ZONE, shopWallClock } from '../../services/shared';
 import type { Coded, Language } from '../../services/shared';
 import { elide } from '../middleware/i18n';
-
-/** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
-const TIME_ZONE = TIMEZONE;
 
 /**
  * The `Intl` locale of each language: Moroccan French and Arabic, whose `ar-MA` writes Western digits
@@ -23,8 +19,9 @@ export const INTL_LOCALE: Record<Language, { date: string; number: string }> = {
 function formattersOf(lang: Language) {
   const locale = INTL_LOCALE[lang];
   return {
+    /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
     date: new Intl.DateTimeFormat(locale.date, {
-      timeZone: TIME_ZONE,
+      timeZone: SHOP_TIME_ZONE,
       day: 'numeric',
       month: 'short',
       year: 'numeric',
@@ -156,20 +153,9 @@ export function localeHelpers(lang: Language, t: TFunction) {
   };
 }
 
-const LOCAL_PARTS = new Intl.DateTimeFormat('en-GB', {
-  timeZone: TIME_ZONE,
-  hourCycle: 'h23',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-});
-
 /** An instant as a `datetime-local` value in Morocco time: "2026-11-22T19:30". */
 export function moroccoLocal(at: Date): string {
-  const p = Object.fromEntries(LOCAL_PARTS.formatToParts(at).map((part) => [part.type, part.value]));
-  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}`;
+  return new Date(shopWallClock(at)).toISOString().slice(0, 16);
 }
 
 /**
@@ -181,11 +167,8 @@ export function moroccoLocalToIso(value: string): string | null {
   if (!m) return null;
   const asUtc = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]));
   if (Number.isNaN(asUtc) || new Date(asUtc).getUTCDate() !== Number(m[3])) return null;
-  const offsetAt = (t: number) => Date.parse(`${moroccoLocal(new Date(t))}:00Z`) - t;
-  let at = asUtc - offsetAt(asUtc);
-  at = asUtc - offsetAt(at);
-  return new Date(at).toISOString();
+  return new Date(fromShopWallClock(asUtc)).toISOString();
 }
 
 /** Helpers every template may use whatever its language; none of them reads the request. */
-export const viewHelpers = { TIME_ZONE };
+export const viewHelpers = { SHOP_TIME_ZONE };

@@ -69,7 +69,7 @@ export function webhookPages(services: Services): Router {
         services.webhooks.create(workspace(req), { ...values, events }, db),
       );
       if (!endpoint) return;
-      await redirectWithNotice(req, res, `/webhooks/${endpoint.id}`, req.t('hooksPage.notice.added'));
+      await redirectWithNotice(req, res, `/webhooks/${endpoint.id}`, req.t('webhooksPage.notice.added'));
     } catch (err) {
       if (err instanceof ConflictError) return renderList(req, res, 409, { values, events, errors: { form: pageMessage(err) } });
       if (!(err instanceof ValidationError)) throw err;
@@ -84,7 +84,7 @@ export function webhookPages(services: Services): Router {
     const events = checkedEvents(req);
     try {
       await services.webhooks.update(workspace(req), String(req.params.id), { ...values, events });
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.saved'));
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('webhooksPage.notice.saved'));
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       await renderEndpoint(req, res, 400, { values, events, errors: errorsByInput(err) });
@@ -94,18 +94,18 @@ export function webhookPages(services: Services): Router {
   router.post('/webhooks/:id/enabled', async (req, res) => {
     const enabled = formValues(req, ['enabled'] as const).enabled === 'true';
     await services.webhooks.update(workspace(req), String(req.params.id), { enabled });
-    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t(enabled ? 'hooksPage.notice.enabled' : 'hooksPage.notice.disabled'));
+    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t(enabled ? 'webhooksPage.notice.enabled' : 'webhooksPage.notice.disabled'));
   });
 
   router.post('/webhooks/:id/rotate-secret', async (req, res) => {
     await services.webhooks.rotateSecret(workspace(req), String(req.params.id));
-    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.rotated'));
+    await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('webhooksPage.notice.rotated'));
   });
 
   router.post('/webhooks/:id/test', async (req, res) => {
     try {
       await services.webhooks.sendTest(workspace(req), String(req.params.id));
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.test'));
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('webhooksPage.notice.test'));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, translateMessage(req.t, pageMessage(err)));
@@ -115,7 +115,7 @@ export function webhookPages(services: Services): Router {
   router.post('/webhooks/:id/deliveries/:deliveryId/resend', async (req, res) => {
     try {
       await services.webhooks.resend(workspace(req), String(req.params.id), String(req.params.deliveryId));
-      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('hooksPage.notice.resent'));
+      await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, req.t('webhooksPage.notice.resent'));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       await redirectWithNotice(req, res, `/webhooks/${req.params.id}`, translateMessage(req.t, pageMessage(err)));
@@ -129,7 +129,7 @@ export function webhookPages(services: Services): Router {
   router.post('/webhooks/:id/delete', async (req, res) => {
     const endpoint = await services.webhooks.get(workspaceId(req), String(req.params.id));
     await services.webhooks.remove(workspace(req), endpoint.id);
-    await redirectWithNotice(req, res, '/webhooks', req.t('hooksPage.notice.deleted', { url: endpoint.url }));
+    await redirectWithNotice(req, res, '/webhooks', req.t('webhooksPage.notice.deleted', { url: endpoint.url }));
   });
   return router;
 }

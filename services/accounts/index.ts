@@ -5,3 +5,4 @@ export * from './invitations';
 export * from './api-keys';
 export * from './tokens';
 export * from './credits';
+export * from './sessions';

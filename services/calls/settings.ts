@@ -1,14 +1,12 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { msg, bodyFields, camelOrSnake, parse } from '../shared';
-
-export const TIMEZONE = 'Africa/Casablanca';
+import { msg, bodyFields, camelOrSnake, parse, SHOP_TIME_ZONE, shopWallClock } from '../shared';
 
 export interface CallSettings {
   max_attempts: number;
   retry_interval_minutes: number;
   calling_hours: { start: string; end: string };
-  timezone: typeof TIMEZONE;
+  timezone: typeof SHOP_TIME_ZONE;
 }
 
 const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: '09:00', hours_end: '21:00' };
@@ -52,30 +50,16 @@ function toSettings(row: Row): CallSettings {
     max_attempts: row.max_attempts,
     retry_interval_minutes: row.retry_interval_minutes,
     calling_hours: { start: row.hours_start, end: row.hours_end },
-    timezone: TIMEZONE,
+    timezone: SHOP_TIME_ZONE,
   };
 }
 
 /** Minutes since local midnight in Casablanca, and the UTC instant of that midnight. */
 function localClock(at: Date): { minutes: number; midnight: Date } {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-GB', {
-      timeZone: TIMEZONE,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-      .formatToParts(at)
-      .map((p) => [p.type, p.value]),
-  );
-  const minutes = Number(parts.hour) * 60 + Number(parts.minute);
-  const localAsUtc = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
-  const offset = localAsUtc - Math.floor(at.getTime() / 1000) * 1000;
-  return { minutes, midnight: new Date(Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day)) - offset) };
+  const wall = shopWallClock(at);
+  const minutes = Math.floor((wall % 86_400_000) / 60_000);
+  const offset = wall - Math.floor(at.getTime() / 1000) * 1000;
+  return { minutes, midnight: new Date(wall - (wall % 86_400_000) - offset) };
 }
 
 /** True when `at` falls inside the calling hours (start inclusive, end exclusive), Casablanca time. */
@@ -132,7 +116,7 @@ export class CallSettingsService {
              THEN call_due_at(workspace_id, now())
            ELSE call_due_at(workspace_id, next_attempt_at) END
          WHERE workspace_id = ? AND status = 'pending'`,
-        [TIMEZONE, `${current.calling_hours.start}:00`, workspaceId],
+        [SHOP_TIME_ZONE, `${current.calling_hours.start}:00`, workspaceId],
       );
       return toSettings(row);
     });

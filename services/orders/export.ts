@@ -1,7 +1,8 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
-import { applyFilters, applyPosition, POSITION_AT, SHOP_TIME_ZONE } from './filters';
+import { applyFilters, applyPosition, POSITION_AT } from './filters';
 import type { OrderFilters, Position } from './filters';
+import { SHOP_TIME_ZONE } from '../shared';
 import type { Language } from '../shared';
 import { amountText } from './model';
 import { CSV_COLUMNS } from '../../db/order-fields';

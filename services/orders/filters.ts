@@ -1,11 +1,8 @@
 import type { Knex } from 'knex';
-import { ValidationError, isUuid, msg } from '../shared';
+import { ValidationError, isUuid, msg, SHOP_TIME_ZONE } from '../shared';
 import type { FieldErrors } from '../shared';
 import { DELIVERY_STATUSES } from './delivery';
 import { ORDER_FLAGS } from './flags';
-
-/** Morocco's time zone: dates without an offset (filters, statistics, the export) are read in it. */
-export const SHOP_TIME_ZONE = 'Africa/Casablanca';
 
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;

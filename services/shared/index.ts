@@ -4,6 +4,7 @@ export * from './locks';
 export * from './idempotency';
 export * from './phone';
 export * from './languages';
+export * from './time';
 export * from './workspace-slots';
 export * from './messages';
 export * from './form-tokens';

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { deliveryStats, teamStats } from '../deliveries';
 import type { DeliveryStats, TeamStats } from '../deliveries';
-import { ValidationError, msg } from '../shared';
+import { ValidationError, msg, shopDay } from '../shared';
 import type { FieldErrors } from '../shared';
-import { SHOP_TIME_ZONE, ORDER_STATUSES, OUTCOMES } from '../orders';
+import { ORDER_STATUSES, OUTCOMES } from '../orders';
 import type { OrderStatus, Outcome } from '../orders';
 
 const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
@@ -61,11 +61,6 @@ function isoDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-/** Today's date in Morocco. */
-function shopToday(now = new Date()): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: SHOP_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
-}
-
 function readDay(query: Record<string, unknown>, name: 'from' | 'to', fields: FieldErrors): Date | null {
   const value = query[name];
   if (value === undefined || value === '') return null;
@@ -80,7 +75,7 @@ function readDay(query: Record<string, unknown>, name: 'from' | 'to', fields: Fi
 }
 
 /** The period asked for: dates in Morocco time, both included; by default the last 30 days. */
-export function readPeriod(query: Record<string, unknown>, today = shopToday()): { from: string; to: string } {
+export function readPeriod(query: Record<string, unknown>, today = shopDay()): { from: string; to: string } {
   const fields: FieldErrors = {};
   const from = readDay(query, 'from', fields);
   let to = readDay(query, 'to', fields);

@@ -1,29 +1,4 @@
-/** Where the shops are: a date or a time written without a zone is Morocco's. */
-const SHEET_TIME_ZONE = 'Africa/Casablanca';
-
-const WALL_CLOCK = new Intl.DateTimeFormat('en-GB', {
-  timeZone: SHEET_TIME_ZONE,
-  hourCycle: 'h23',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-});
-
-/** What Morocco's clocks read at a UTC instant, written as if it were UTC (ms since the epoch). */
-function moroccoClockAt(instant: number): number {
-  const p = Object.fromEntries(WALL_CLOCK.formatToParts(new Date(instant)).map((part) => [part.type, Number(part.value)]));
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-}
-
-/** A wall-clock time in Morocco as a UTC instant. Casablanca's offset changes around Ramadan: it is read at the instant itself. */
-function fromMoroccoClock(clock: number): number {
-  const offsetAt = (t: number) => moroccoClockAt(t) - Math.floor(t / 1000) * 1000;
-  const first = clock - offsetAt(clock);
-  return clock - offsetAt(first);
-}
+import { fromShopWallClock } from '../time';
 
 /** A wall-clock reading that exists (no 31 June, no 25:00), in ms since the epoch as if it were UTC. */
 function clock(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number | undefined {
@@ -44,7 +19,7 @@ const EXCEL_LAST_SERIAL = 2_958_465;
  * undefined when it is not a date: `24/11/2026`, `24/11/2026 14:30` (day first, as in France and
  * Morocco; `-` or `.` between its parts too), ISO 8601 (`2026-11-24`, `2026-11-24T14:30:00Z`) and
  * Excel's serial dates (`46350`, `46350.6` for 14:24). A date or time without a zone is Morocco
- * time; a date without a time is midnight there.
+ * time; a date without a time is midnight there (`SHOP_TIME_ZONE`).
  */
 export function parseSheetDate(typed: string): string | undefined {
   const text = typed.trim();
@@ -68,5 +43,5 @@ export function parseSheetDate(typed: string): string | undefined {
     const days = serial < 61 ? serial + 1 : serial;
     wall = EXCEL_EPOCH + Math.round((days * DAY_MS) / 1000) * 1000;
   }
-  return wall === undefined ? undefined : new Date(fromMoroccoClock(wall)).toISOString();
+  return wall === undefined ? undefined : new Date(fromShopWallClock(wall)).toISOString();
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ended } from '../routes/hooks';
+import { ended } from '../routes/inbound/calls';
 import { EVENT_RESULTS } from '../services/stores';
 import type { OpenApiBuilder } from './builder';
 import { errors, REQUEST_ERRORS } from './common';

@@ -4,7 +4,7 @@ import { keyViewer, requireApiWorkspace, workspaceOf } from '../middleware/auth'
 import { doNotCompress } from '../middleware/compression';
 
 /** /api/keys: session cookie only, so that credentials cannot mint more credentials. */
-export function keysRouter(services: Services): Router {
+export function apiKeysRouter(services: Services): Router {
   const router = Router();
   router.use(requireApiWorkspace);
 

@@ -1,8 +1,8 @@
 import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
-/** What a /hooks route may read, and how long a sender may take to send it. */
-export interface HookBodyLimits {
+/** What an inbound route (under /hooks: voice agents, stores, carriers, WhatsApp) may read, and how long a sender may take to send it. */
+export interface InboundBodyLimits {
   /** How long a body may take to arrive, from the moment its headers did. */
   bodyTimeoutMs: number;
   /** How many bodies one client address may be sending at once, before any signature holds. */
@@ -10,7 +10,7 @@ export interface HookBodyLimits {
 }
 
 /** Routes under /hooks without a connection or call id (a platform's privacy topics, a keys callback) read at most this. */
-const ID_LESS_HOOK_BODY_BYTES = 64 * 1024;
+const ID_LESS_INBOUND_BODY_BYTES = 64 * 1024;
 
 /**
  * Reading a stranger's body before its signature can be checked is the one thing at /hooks that
@@ -20,7 +20,7 @@ const ID_LESS_HOOK_BODY_BYTES = 64 * 1024;
  * `bodiesPerIp` bodies arriving at once (429 beyond, nothing read). A signed sender's throughput
  * is not bounded: each of its bodies arrives in a moment and frees its place.
  */
-export function hookBodies(limits: HookBodyLimits) {
+export function inboundBodies(limits: InboundBodyLimits) {
   const reading = new Map<string, number>();
 
   /** The raw bytes of the body, at most `limit` (413 beyond), read under the rules above. */
@@ -57,19 +57,22 @@ export function hookBodies(limits: HookBodyLimits) {
   return { raw };
 }
 
-/** The routes under /hooks that name a connection, a call or a WhatsApp agent: their bodies are read by `hookBodies`. */
+/** The body readers one inbound router shares between its routes (one count of bodies per client address). */
+export type InboundBodies = ReturnType<typeof inboundBodies>;
+
+/** The routes under /hooks that name a connection, a call or a WhatsApp agent: their bodies are read by `inboundBodies`. */
 const ID_ROUTES = /^\/(?:stores|carriers|calls|whatsapp)\/[^/]+\/?$/i;
 
 /**
- * For routes under /hooks that name no connection or call: a body over ID_LESS_HOOK_BODY_BYTES is
+ * For routes under /hooks that name no connection or call: a body over ID_LESS_INBOUND_BODY_BYTES is
  * refused from its declared length before anything is read (413), and one of unknown length (411),
  * so that whatever parser the route uses reads no more than that.
  */
-export const idLessHookBodies: RequestHandler = (req, res, next) => {
+export const idLessInboundBodies: RequestHandler = (req, res, next) => {
   if (ID_ROUTES.test(req.path)) return next();
   const declared = req.headers['content-length'];
   if (req.headers['transfer-encoding'] !== undefined && declared === undefined) return void refuse(res, 411, 'length_required');
-  if (declared !== undefined && Number(declared) > ID_LESS_HOOK_BODY_BYTES) return void refuse(res, 413, 'payload_too_large');
+  if (declared !== undefined && Number(declared) > ID_LESS_INBOUND_BODY_BYTES) return void refuse(res, 413, 'payload_too_large');
   next();
 };
 

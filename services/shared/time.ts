@@ -1,0 +1,35 @@
+/**
+ * The shops are in Morocco: a day, a calling hour, a time typed without a zone or shown to a person
+ * is Morocco's. Casablanca's offset changes around Ramadan, so it is always read at the instant
+ * itself, never assumed. (Old migrations write the zone as an SQL literal; new code uses this.)
+ */
+export const SHOP_TIME_ZONE = 'Africa/Casablanca';
+
+const WALL_CLOCK = new Intl.DateTimeFormat('en-GB', {
+  timeZone: SHOP_TIME_ZONE,
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
+
+/** What Morocco's clocks read at an instant (ms since the epoch or a Date), written as if it were UTC (ms since the epoch, whole seconds). */
+export function shopWallClock(at: number | Date): number {
+  const p = Object.fromEntries(WALL_CLOCK.formatToParts(at).map((part) => [part.type, Number(part.value)]));
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+}
+
+/** A wall-clock reading in Morocco (ms since the epoch as if it were UTC) as the instant it names. */
+export function fromShopWallClock(clock: number): number {
+  const offsetAt = (t: number) => shopWallClock(t) - Math.floor(t / 1000) * 1000;
+  const first = clock - offsetAt(clock);
+  return clock - offsetAt(first);
+}
+
+/** The day in Morocco at an instant: "2026-11-22". */
+export function shopDay(at: Date = new Date()): string {
+  return new Date(shopWallClock(at)).toISOString().slice(0, 10);
+}
