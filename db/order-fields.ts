@@ -2,8 +2,9 @@
  * An order's fields, each written once: its columns on `orders` and the representations that carry
  * it. Every list of an order's columns is made from this table: the selects, RETURNING and INSERT
  * column lists of services/orders/sql.ts, the CSV export's columns (services/orders/export.ts), the
- * order of a `call.requested`, webhook_order and the fields an `order.updated` names (migrations,
- * through the generators below). test/order-representations.test.ts holds each representation to it.
+ * order of a `call.requested` and its select (services/calls/queries.ts), webhook_order and the
+ * fields an `order.updated` names (migrations, through the generators below).
+ * test/order-representations.test.ts holds each representation to it.
  *
  * A field (its name is the name every representation gives it) says:
  * - `columns`: its columns on `orders` (its own name when not said; none for a field of the export
@@ -108,6 +109,9 @@ export const CALL_REQUESTED_FIELDS = carrying('callRequested').map(([name]) => n
 
 /** The columns the order's JSON is made from. */
 export const API_COLUMNS = carrying('api').flatMap(columnsOf);
+
+/** The columns a `call.requested`'s order is made from (services/calls/queries.ts). */
+export const CALL_REQUESTED_COLUMNS = carrying('callRequested').flatMap(columnsOf);
 
 /** The fields a caller writes: name, column and SQL type, in the order of the API's JSON. */
 export const INPUT_FIELDS = carrying('input').map(([name, spec]) => ({
