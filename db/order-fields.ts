@@ -137,12 +137,15 @@ export const CHANGED_FIELDS = FIELDS.filter(([, spec]) => spec.changed !== undef
 /**
  * webhook_order: the order a webhook event stores, with the webhook's fields (WEBHOOK_FIELDS), or
  * those of `fields`. A migration that calls it runs again on every new database: when a webhook
- * field with a column of its own is added later, such a migration is given the list of its time.
+ * field with a column of its own is added later, such a migration is given the list of its time,
+ * and `then` the SQL of a field whose SQL was another at its time (what it reads did not exist yet).
  */
-export function webhookOrderSql(fields: readonly string[] = WEBHOOK_FIELDS): string {
+export function webhookOrderSql(fields: readonly string[] = WEBHOOK_FIELDS, then: Readonly<Record<string, string>> = {}): string {
+  const unknown = [...fields, ...Object.keys(then)].filter((name) => !WEBHOOK_FIELDS.includes(name as ShapeField));
+  if (unknown.length > 0) throw new Error(`webhook_order has no field ${unknown.join(', ')}`);
   const pairs = carrying('webhook')
     .filter(([name]) => fields.includes(name))
-    .map(([name, spec]) => `'${name}', ${spec.webhook === true ? `o.${name}` : spec.webhook}`);
+    .map(([name, spec]) => `'${name}', ${then[name] ?? (spec.webhook === true ? `o.${name}` : spec.webhook)}`);
   return `
   CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(
