@@ -154,9 +154,10 @@ export function webhookOrderSql(fields: readonly string[] = WEBHOOK_FIELDS, then
 }
 
 /**
- * orders_webhook_events (migration 20261123_02): order.created, order.updated when one of `fields`
- * changed (named in `changed_fields`, in this order), order.deleted. Migrations 20261124_20 and
- * 20261125_40 call it with the lists of their time: what it writes for them must never change.
+ * orders_webhook_events: order.created, order.updated when one of `fields` changed (named in
+ * `changed_fields`, in this order), order.deleted. Migrations 20261123_02, 20261124_20 and
+ * 20261125_40 call it with the lists of their time, 20261126_44_01 with CHANGED_FIELDS: what it
+ * writes for them must never change.
  */
 export function ordersWebhookEventsSql(fields: readonly string[], options: { seqscanOff: boolean }): string {
   const rows = fields.map((name, i) => `(${i + 1}, '${name}', NEW.${name} IS DISTINCT FROM OLD.${name})`).join(',\n          ');
