@@ -37,7 +37,7 @@ export const QUEUES = {
   webhookEndpoint: { name: 'webhook-endpoint', policy: 'short', expireInSeconds: 200, retryLimit: 5, retryDelay: 5 },
   /**
    * Tell a store an order's outcome (two requests at most). Written by a trigger on orders (migration
-   * 20261124_22); the handler schedules the next try itself, on the webhooks' schedule. These
+   * 20261124_22, now 20261126_38_01's); the handler schedules the next try itself, on the webhooks' schedule. These
    * retries only cover a worker that failed mid-job (Postgres away, a crash).
    */
   storeWriteBack: { name: 'store-write-back', policy: 'standard', expireInSeconds: 300, retryLimit: 5, retryDelay: 30 },
@@ -146,10 +146,11 @@ export class Jobs {
  * SQL for a statement of ours that enqueues one job per row of `source` (a CTE or table name): the
  * row pg-boss's own `send(queue, data, { singletonKey })` inserts (plans.insertJob of pg-boss 10,
  * with the queue's settings and no per-job options), so a hot path can write its rows and their
- * jobs in one statement. `data` and `singletonKey` are SQL expressions over the source's columns.
- * test/jobs-sql.test.ts compares its rows with pg-boss's, column by column.
+ * jobs in one statement. `data` and `singletonKey` are SQL expressions over the source's columns;
+ * `where`, when given, a condition on them that picks the rows. test/jobs-sql.test.ts compares its
+ * rows with pg-boss's, column by column.
  */
-export function insertJobsSql(queue: QueueName, source: string, data: string, singletonKey: string): string {
+export function insertJobsSql(queue: QueueName, source: string, data: string, singletonKey: string, where?: string): string {
   return `INSERT INTO ${JOB_SCHEMA}.job (id, name, data, priority, start_after, singleton_key, singleton_on, dead_letter,
                                  expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy)
      SELECT gen_random_uuid(), q.name, ${data}, 0, now(), ${singletonKey}, NULL, q.dead_letter,
@@ -159,6 +160,11 @@ export function insertJobsSql(queue: QueueName, source: string, data: string, si
             CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(q.retry_delay, 1) ELSE COALESCE(q.retry_delay, 0) END,
             COALESCE(q.retry_backoff, false),
             q.policy
-       FROM ${source} JOIN ${JOB_SCHEMA}.queue q ON q.name = '${queue}'
+       FROM ${source} JOIN ${JOB_SCHEMA}.queue q ON q.name = '${queue}'${
+         where === undefined
+           ? ''
+           : `
+      WHERE ${where}`
+       }
      ON CONFLICT DO NOTHING`;
 }

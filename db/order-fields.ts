@@ -2,8 +2,9 @@
  * An order's fields, each written once: its columns on `orders` and the representations that carry
  * it. Every list of an order's columns is made from this table: the selects, RETURNING and INSERT
  * column lists of services/orders/sql.ts, the CSV export's columns (services/orders/export.ts), the
- * order of a `call.requested`, webhook_order and the fields an `order.updated` names (migrations,
- * through the generators below). test/order-representations.test.ts holds each representation to it.
+ * order of a `call.requested` and its select (services/calls/queries.ts), webhook_order and the
+ * fields an `order.updated` names (migrations, through the generators below).
+ * test/order-representations.test.ts holds each representation to it.
  *
  * A field (its name is the name every representation gives it) says:
  * - `columns`: its columns on `orders` (its own name when not said; none for a field of the export
@@ -109,6 +110,9 @@ export const CALL_REQUESTED_FIELDS = carrying('callRequested').map(([name]) => n
 /** The columns the order's JSON is made from. */
 export const API_COLUMNS = carrying('api').flatMap(columnsOf);
 
+/** The columns a `call.requested`'s order is made from (services/calls/queries.ts). */
+export const CALL_REQUESTED_COLUMNS = carrying('callRequested').flatMap(columnsOf);
+
 /** The fields a caller writes: name, column and SQL type, in the order of the API's JSON. */
 export const INPUT_FIELDS = carrying('input').map(([name, spec]) => ({
   input: spec.input as InputName,
@@ -133,12 +137,15 @@ export const CHANGED_FIELDS = FIELDS.filter(([, spec]) => spec.changed !== undef
 /**
  * webhook_order: the order a webhook event stores, with the webhook's fields (WEBHOOK_FIELDS), or
  * those of `fields`. A migration that calls it runs again on every new database: when a webhook
- * field with a column of its own is added later, such a migration is given the list of its time.
+ * field with a column of its own is added later, such a migration is given the list of its time,
+ * and `then` the SQL of a field whose SQL was another at its time (what it reads did not exist yet).
  */
-export function webhookOrderSql(fields: readonly string[] = WEBHOOK_FIELDS): string {
+export function webhookOrderSql(fields: readonly string[] = WEBHOOK_FIELDS, then: Readonly<Record<string, string>> = {}): string {
+  const unknown = [...fields, ...Object.keys(then)].filter((name) => !WEBHOOK_FIELDS.includes(name as ShapeField));
+  if (unknown.length > 0) throw new Error(`webhook_order has no field ${unknown.join(', ')}`);
   const pairs = carrying('webhook')
     .filter(([name]) => fields.includes(name))
-    .map(([name, spec]) => `'${name}', ${spec.webhook === true ? `o.${name}` : spec.webhook}`);
+    .map(([name, spec]) => `'${name}', ${then[name] ?? (spec.webhook === true ? `o.${name}` : spec.webhook)}`);
   return `
   CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(
@@ -147,9 +154,10 @@ export function webhookOrderSql(fields: readonly string[] = WEBHOOK_FIELDS): str
 }
 
 /**
- * orders_webhook_events (migration 20261123_02): order.created, order.updated when one of `fields`
- * changed (named in `changed_fields`, in this order), order.deleted. Migrations 20261124_20 and
- * 20261125_40 call it with the lists of their time: what it writes for them must never change.
+ * orders_webhook_events: order.created, order.updated when one of `fields` changed (named in
+ * `changed_fields`, in this order), order.deleted. Migrations 20261123_02, 20261124_20 and
+ * 20261125_40 call it with the lists of their time, 20261126_44_01 with CHANGED_FIELDS: what it
+ * writes for them must never change.
  */
 export function ordersWebhookEventsSql(fields: readonly string[], options: { seqscanOff: boolean }): string {
   const rows = fields.map((name, i) => `(${i + 1}, '${name}', NEW.${name} IS DISTINCT FROM OLD.${name})`).join(',\n          ');

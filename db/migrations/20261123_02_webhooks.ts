@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { ordersWebhookEventsSql, webhookOrderSql } from '../order-fields';
 
 /**
  * Outbound webhooks (docs/webhooks.md). Events are written by triggers in the transaction of the
@@ -67,44 +68,15 @@ export async function up(knex: Knex): Promise<void> {
     END $$`);
 
   // An order as GET /api/orders/:id shows it: its row and the id of its latest operation.
-  await knex.raw(`
-    CREATE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
-      SELECT to_jsonb(o) - 'search_text' || jsonb_build_object('operation_id',
-        (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1))
-    $$`);
+  // A later migration replaces it (20261124_20, and 20261126_44_01 last).
+  await knex.raw(
+    webhookOrderSql(['id', 'workspace_id', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'created_at', 'operation_id']),
+  );
 
   // Created and updated: at commit (deferred), when the order's operation exists and every change
   // of the transaction is in the row. Deleted: before the row goes, while its operation is still there.
-  await knex.raw(`
-    CREATE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE changed text[];
-    BEGIN
-      -- Most workspaces have no endpoint: one index probe, nothing built.
-      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
-        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-        RETURN NULL;
-      END IF;
-      IF TG_OP = 'INSERT' THEN
-        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
-      ELSIF TG_OP = 'UPDATE' THEN
-        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
-          (1, 'client_name', NEW.client_name IS DISTINCT FROM OLD.client_name),
-          (2, 'phone', NEW.phone IS DISTINCT FROM OLD.phone),
-          (3, 'store_name', NEW.store_name IS DISTINCT FROM OLD.store_name),
-          (4, 'products_name', NEW.products_name IS DISTINCT FROM OLD.products_name),
-          (5, 'address', NEW.address IS DISTINCT FROM OLD.address),
-          (6, 'status', NEW.status IS DISTINCT FROM OLD.status)) AS f(position, name, differs)
-        WHERE differs;
-        IF changed IS NOT NULL THEN
-          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
-            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
-        END IF;
-      ELSE
-        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
-        RETURN OLD;
-      END IF;
-      RETURN NULL;
-    END $$`);
+  // A later migration replaces the function (20261124_20, and 20261126_44_01 last).
+  await knex.raw(ordersWebhookEventsSql(['client_name', 'phone', 'store_name', 'products_name', 'address', 'status'], { seqscanOff: false }));
   await knex.raw(`
     CREATE CONSTRAINT TRIGGER orders_webhook_changes AFTER INSERT OR UPDATE ON orders
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION orders_webhook_events()`);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ordersWebhookEventsSql } from '../order-fields';
+import { ordersWebhookEventsSql, webhookOrderSql } from '../order-fields';
 
 /**
  * What a store knows about an order: where it came from, the store's own
@@ -13,23 +13,11 @@ import { ordersWebhookEventsSql } from '../order-fields';
 // Frozen here: a later change to the list needs a migration of its own.
 const SOURCES = ['form', 'api', 'data_api', 'import', 'shopify', 'woocommerce', 'youcan', 'custom'];
 
-/** webhook_order as GET /api/orders/:id shows an order, the amount as text with its two decimals. */
-const WEBHOOK_ORDER = `
-  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT jsonb_build_object(
-      'id', o.id, 'workspace_id', o.workspace_id, 'client_name', o.client_name, 'phone', o.phone,
-      'store_name', o.store_name, 'products_name', o.products_name, 'address', o.address,
-      'status', o.status, 'created_at', o.created_at, 'flags', to_jsonb(o.flags),
-      'source', o.source, 'store_connection_id', o.store_connection_id, 'external_id', o.external_id,
-      'external_ref', o.external_ref, 'total_amount', o.total_amount::text, 'currency', o.currency,
-      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1))
-  $$`;
-
-const OLD_WEBHOOK_ORDER = `
-  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT to_jsonb(o) - 'search_text' || jsonb_build_object('operation_id',
-      (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1))
-  $$`;
+/** webhook_order's fields before and after: an order as GET /api/orders/:id shows it. */
+const WEBHOOK_FIELDS_BEFORE = 'id workspace_id client_name phone store_name products_name address status created_at flags operation_id'.split(' ');
+const WEBHOOK_FIELDS = [...WEBHOOK_FIELDS_BEFORE, 'source', 'store_connection_id', 'external_id', 'external_ref', 'total_amount', 'currency'];
+/** The amount as text with its two decimals (each currency's own came with migration 20261125_40). */
+const AMOUNT_AS_STORED = { total_amount: 'o.total_amount::text' };
 
 /** The fields an order.updated names in `changed_fields`, in this order (status last, as before). */
 const CHANGED_FIELDS_BEFORE = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'status'];
@@ -47,13 +35,14 @@ export async function up(knex: Knex): Promise<void> {
       ADD COLUMN currency text CONSTRAINT orders_currency_check CHECK (currency ~ '^[A-Z]{3}$'),
       ADD CONSTRAINT orders_store_external_check CHECK (store_connection_id IS NULL OR external_id IS NOT NULL)`);
   await knex.raw('CREATE UNIQUE INDEX orders_store_external_idx ON orders (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL');
-  await knex.raw(WEBHOOK_ORDER);
+  // Later migrations replace both functions (20261126_44_01 last).
+  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS, AMOUNT_AS_STORED));
   await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS, { seqscanOff: false }));
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS_BEFORE, { seqscanOff: false }));
-  await knex.raw(OLD_WEBHOOK_ORDER);
+  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS_BEFORE));
   await knex.raw('DROP INDEX orders_store_external_idx');
   await knex.raw(
     'ALTER TABLE orders DROP COLUMN source, DROP COLUMN store_connection_id, DROP COLUMN external_id, DROP COLUMN external_ref, DROP COLUMN total_amount, DROP COLUMN currency',

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ordersWebhookEventsSql } from '../order-fields';
+import { ordersWebhookEventsSql, webhookOrderSql } from '../order-fields';
 
 /**
  * What the call and the courier need, and finding an order by what customers say:
@@ -33,28 +33,11 @@ const SEARCH_FUNCTIONS = `
   CREATE FUNCTION currency_minor_units(currency text) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT CASE WHEN currency IN (${list(THREE_DECIMALS)}) THEN 3 WHEN currency IN (${list(NO_DECIMALS)}) THEN 0 ELSE 2 END $$`;
 
-const WEBHOOK_ORDER = `
-  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT jsonb_build_object(
-      'id', o.id, 'workspace_id', o.workspace_id, 'client_name', o.client_name, 'phone', o.phone,
-      'store_name', o.store_name, 'products_name', o.products_name, 'address', o.address,
-      'city', o.city, 'note', o.note,
-      'status', o.status, 'created_at', o.created_at, 'placed_at', o.placed_at, 'flags', to_jsonb(o.flags),
-      'source', o.source, 'store_connection_id', o.store_connection_id, 'external_id', o.external_id,
-      'external_ref', o.external_ref, 'total_amount', round(o.total_amount, currency_minor_units(o.currency))::text, 'currency', o.currency,
-      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1))
-  $$`;
-
-const OLD_WEBHOOK_ORDER = `
-  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT jsonb_build_object(
-      'id', o.id, 'workspace_id', o.workspace_id, 'client_name', o.client_name, 'phone', o.phone,
-      'store_name', o.store_name, 'products_name', o.products_name, 'address', o.address,
-      'status', o.status, 'created_at', o.created_at, 'flags', to_jsonb(o.flags),
-      'source', o.source, 'store_connection_id', o.store_connection_id, 'external_id', o.external_id,
-      'external_ref', o.external_ref, 'total_amount', o.total_amount::text, 'currency', o.currency,
-      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1))
-  $$`;
+/** webhook_order's fields before and after; before, the amount was the stored one as text (migration 20261124_20). */
+const WEBHOOK_FIELDS_BEFORE = `id workspace_id client_name phone store_name products_name address status created_at
+  flags operation_id source store_connection_id external_id external_ref total_amount currency`.split(/\s+/);
+const WEBHOOK_FIELDS = [...WEBHOOK_FIELDS_BEFORE, 'city', 'note', 'placed_at'];
+const AMOUNT_BEFORE = { total_amount: 'o.total_amount::text' };
 
 const CHANGED_FIELDS_BEFORE = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'external_ref', 'total_amount', 'currency', 'status'];
 const CHANGED_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'external_ref', 'total_amount', 'currency', 'status'];
@@ -77,13 +60,14 @@ export async function up(knex: Knex): Promise<void> {
       ADD COLUMN search_text text GENERATED ALWAYS AS
         (order_search_document(client_name, store_name, products_name, phone, external_ref, city, address, note)) STORED`);
   await knex.raw(SEARCH_INDEXES);
-  await knex.raw(WEBHOOK_ORDER);
+  // Later migrations replace both functions (20261126_44_01 last).
+  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS));
   await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS, { seqscanOff: true }));
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS_BEFORE, { seqscanOff: true }));
-  await knex.raw(OLD_WEBHOOK_ORDER);
+  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS_BEFORE, AMOUNT_BEFORE));
   await knex.raw(`
     ALTER TABLE orders
       DROP COLUMN search_text,

@@ -21,8 +21,14 @@ import type { FormState } from './forms';
 import { formatDate, INTL_LOCALE } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
 
-const ORDER_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'total_amount', 'currency'] as const;
-type OrderFormValues = Record<(typeof ORDER_FIELDS)[number], string>;
+/**
+ * The inputs of the new-order and edit forms (views/partials/order-fields.ejs), named after the
+ * columns they write: not the order's columns, but some of the fields a caller may write
+ * (db/order-fields.ts; the status has a form of its own). The form's values hold them to that.
+ */
+const ORDER_FORM_INPUTS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'total_amount', 'currency'] as const;
+type WritableColumn<C extends (typeof FIELD_COLUMNS)[keyof typeof FIELD_COLUMNS]> = C;
+type OrderFormValues = Record<WritableColumn<(typeof ORDER_FORM_INPUTS)[number]>, string>;
 
 /** The service names bad fields in camelCase; the form's inputs are named after the columns. */
 const FORM_FIELD: Record<string, string> = FIELD_COLUMNS;
@@ -204,7 +210,7 @@ export function orderPages(services: Services): Router {
   router.get('/orders/new', (req, res) => renderNew(req, res));
 
   router.post('/orders', async (req, res) => {
-    const values = formValues(req, ORDER_FIELDS);
+    const values = formValues(req, ORDER_FORM_INPUTS);
     try {
       const { order } = await services.orders.create(workspaceId(req), withTypedAmount(values), { source: 'form' });
       // A blocked number's order is declined at once: the notice says so, not "waiting for confirmation".
@@ -247,7 +253,7 @@ export function orderPages(services: Services): Router {
   router.get('/orders/:id', (req, res) => renderOrder(req, res));
 
   router.post('/orders/:id', async (req, res) => {
-    const values = formValues(req, ORDER_FIELDS);
+    const values = formValues(req, ORDER_FORM_INPUTS);
     try {
       const order = await services.orders.update(workspaceId(req), String(req.params.id), withTypedAmount(values));
       await redirectWithNotice(req, res, `/orders/${order.id}`, req.t('orders.notice.updated'));

@@ -4,6 +4,7 @@
  * recording an agent's report, the credits left, and what a call.requested carries.
  */
 import type { Knex } from 'knex';
+import { CALL_REQUESTED_COLUMNS } from '../../db/order-fields';
 import { lockOrderOfCall } from '../shared';
 import { checkDecimals, DEFAULT_CURRENCY } from '../orders';
 import type { OutcomeDetails } from './reports';
@@ -131,20 +132,8 @@ export async function requestContexts(knex: Knex, callIds: string[]) {
       'c.operation_id',
       'a.endpoint_url',
       'a.secret',
-      'o.id as order_id',
-      'o.client_name',
-      'o.phone',
-      'o.store_name',
-      'o.products_name',
-      'o.address',
-      'o.city',
-      'o.note',
-      'o.status',
-      'o.created_at',
-      'o.placed_at',
-      'o.external_ref',
-      'o.total_amount',
-      'o.currency',
+      // The order's columns are the call.requested's (db/order-fields.ts); its id is named apart from the call's.
+      ...CALL_REQUESTED_COLUMNS.map((column) => (column === 'id' ? 'o.id as order_id' : `o.${column}`)),
       'w.id as workspace_id',
       'w.name as workspace_name',
     );
