@@ -5,7 +5,7 @@ import type { OrderStatus } from './status';
 import type { OrderFlag } from './flags';
 import { deliveryOf } from './delivery';
 import type { Delivery, DeliveryColumns } from './delivery';
-import { INPUT_FIELDS } from '../../db/order-fields';
+import { CALL_REQUESTED_FIELDS, INPUT_FIELDS } from '../../db/order-fields';
 import type { ApiField, CallRequestedField, InputColumns } from '../../db/order-fields';
 
 /**
@@ -228,23 +228,14 @@ export type CallRequestedRow = Pick<Order, 'id' | 'client_name' | 'phone' | 'sto
     total_amount?: number | string | null;
   };
 
-/** The order a `call.requested` tells a voice agent about: its fields are the definition's (db/order-fields.ts). */
-export function callRequestedOrder(row: CallRequestedRow) {
-  return {
-    id: row.id,
-    client_name: row.client_name,
-    phone: row.phone,
-    store_name: row.store_name,
-    products_name: row.products_name,
-    address: row.address ?? null,
-    city: row.city ?? null,
-    note: row.note ?? null,
-    status: row.status,
-    created_at: new Date(row.created_at).toISOString(),
-    placed_at: row.placed_at ? new Date(row.placed_at).toISOString() : null,
-    // What the agent asks the client to have ready at delivery, and the shop's order number.
-    external_ref: row.external_ref ?? null,
-    total_amount: amountText(row.total_amount, row.currency),
-    currency: row.currency ?? null,
-  } satisfies Record<CallRequestedField, unknown>;
+/**
+ * The order a `call.requested` tells a voice agent about: the API's order cut to the fields the
+ * definition gives it (db/order-fields.ts), among them what the agent asks the client to have ready
+ * at delivery and the shop's order number.
+ */
+export function callRequestedOrder(row: CallRequestedRow): Pick<Order, CallRequestedField> {
+  // The fields a call.requested leaves out are not read: their defaults stand in. (toOrder reads
+  // placed_at as a Date or its text alike; its row type names only the text.)
+  const order = toOrder({ workspace_id: '', operation_id: null, ...row, address: row.address ?? null } as Parameters<typeof toOrder>[0]);
+  return Object.fromEntries(CALL_REQUESTED_FIELDS.map((field) => [field, order[field]])) as Pick<Order, CallRequestedField>;
 }
