@@ -79,16 +79,42 @@ export class OrderSearch {
   /** The matches among the search index's candidates; null when they are more than `candidates`. */
   private async indexed<Row>(workspaceId: string, filters: OrderFilters, page: SearchPage): Promise<Row[] | null> {
     // Materialized, from the search keys alone: beside the workspace or a status, the planner would
-    // AND a 100,000-row index scan to a key that names 50 orders. Whole rows, so the page needs no
-    // second read.
-    const candidates = this.first(searchCandidates(this.knex, workspaceId, filters.q!)!.select('o.*'), this.limits.candidates + 1);
-    const matches = this.columns(
-      applySearch(applyBounds(this.knex, this.knex.from('candidates as o').where('o.workspace_id', workspaceId), filters), filters.q!),
-    );
-    applyPosition(matches, page.position, page.direction).limit(page.limit + 1);
+    // AND a 100,000-row index scan to a key that names 50 orders. Of each candidate only its
+    // position and whether it matches: the page's columns are read for the page's rows alone.
+    const position = page.position
+      ? [this.knex.raw(`(o.created_at, o.id) ${page.direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, [page.position.at, page.position.id])]
+      : [];
+    const keyed = searchCandidates(this.knex, workspaceId, filters.q!)!.select('o.id', 'o.created_at', this.hit(workspaceId, filters, position));
+    const candidates = this.first(keyed, this.limits.candidates + 1);
+    const order = page.direction === 'older' ? 'desc' : 'asc';
+    const found = this.knex
+      .from('candidates as k')
+      .where('k.hit', true)
+      .orderBy([
+        { column: 'k.created_at', order },
+        { column: 'k.id', order },
+      ])
+      .limit(page.limit + 1)
+      .select('k.id');
+    const matches = this.columns(this.knex.from(found.as('k')).join('orders as o', 'o.id', 'k.id').where('o.workspace_id', workspaceId));
     const read = this.knex.from('candidates').select(this.knex.raw('count(*)::int AS read'));
-    const { count, found } = await this.withCount<Row>(read, matches, page.direction, candidates);
-    return count > this.limits.candidates ? null : found;
+    const { count, found: rows } = await this.withCount<Row>(read, matches, page.direction, candidates);
+    return count > this.limits.candidates ? null : rows;
+  }
+
+  /**
+   * Whether an order `o` matches the workspace, the search, the filters' bounds and `more`, as a
+   * column `hit`: selected beside the search keys, it leaves their plan alone.
+   */
+  private hit(workspaceId: string, filters: OrderFilters, more: Knex.Raw[]): Knex.Raw {
+    const search = searchCondition(filters.q!);
+    const conditions = [
+      this.knex.raw('o.workspace_id = ?', [workspaceId]),
+      this.knex.raw(search.sql, search.bindings),
+      ...boundConditions(this.knex, filters),
+      ...more,
+    ];
+    return this.knex.raw(`(${conditions.map(() => '?').join(' AND ')}) AS hit`, conditions);
   }
 
   /** The newest orders from the position, filtered, until a page is full. */
@@ -108,13 +134,7 @@ export class OrderSearch {
     const keyed = searchCandidates(this.knex, workspaceId, filters.q!);
     if (keyed) {
       // One pass over the candidates, keeping of each one only whether it matches.
-      const conditions = [
-        this.knex.raw('o.workspace_id = ?', [workspaceId]),
-        this.knex.raw(search.sql, search.bindings),
-        ...boundConditions(this.knex, filters),
-        ...newer,
-      ];
-      const matches = this.knex.raw(`(${conditions.map(() => '?').join(' AND ')}) AS hit`, conditions);
+      const matches = this.hit(workspaceId, filters, newer);
       const candidates = this.first(keyed.select(matches), this.limits.countCandidates + 1);
       const [row] = await this.knex.from(candidates.as('c')).select(this.knex.raw('count(*)::int AS read, (count(*) FILTER (WHERE c.hit))::int AS n'));
       if (row.read <= this.limits.countCandidates) return Math.min(row.n, cap + 1);
