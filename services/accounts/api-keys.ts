@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Prepared } from '../../db/prepared';
 import { queryPrepared } from '../../db/prepared';
-import { NotFoundError, bodyFields, camelOrSnake, isUuid, parse, msg } from '../shared';
+import { NotFoundError, bodyFields, camelOrSnake, isUuid, parse, msg } from '../../services/shared';
 
 const KEY_PREFIX = 'sk_live_';
 /** 32 random bytes are 43 base64url characters: 256 bits, hashed with SHA-256 and looked up by hash. */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { NotFoundError, ValidationError, msg } from '../shared';
+import { NotFoundError, ValidationError, msg } from '../../services/shared';
 
 export interface CreditBalance {
   credits: number;

@@ -1,8 +1,20 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ConflictError, ForbiddenError, GoneError, NotFoundError, ownerOnly, ValidationError, bodyFields, email, isUuid, parse, msg } from '../shared';
-import type { WorkspaceActor } from '../shared';
+import {
+  ConflictError,
+  ForbiddenError,
+  GoneError,
+  NotFoundError,
+  ownerOnly,
+  ValidationError,
+  bodyFields,
+  email,
+  isUuid,
+  parse,
+  msg,
+} from '../../services/shared';
+import type { WorkspaceActor } from '../../services/shared';
 
 /**
  * Joining a workspace takes a link the owner hands over (WhatsApp, SMS): we send no e-mail, so an

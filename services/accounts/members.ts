@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { CallService } from '../calls';
-import { ConflictError, ForbiddenError, NotFoundError, isUuid, msg } from '../shared';
+import { ConflictError, ForbiddenError, NotFoundError, isUuid, msg } from '../../services/shared';
 
 export interface RemovedMember {
   user_id: string;

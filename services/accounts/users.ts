@@ -3,9 +3,9 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Prepared } from '../../db/prepared';
 import { queryPrepared } from '../../db/prepared';
-import { ValidationError, isLanguage, languageSchema, email, parse, requiredText, msg } from '../shared';
+import { ValidationError, isLanguage, languageSchema, email, parse, requiredText, msg } from '../../services/shared';
 import type { InvitationService } from './invitations';
-import type { Language } from '../shared';
+import type { Language } from '../../services/shared';
 import type { WorkspaceService } from './workspaces';
 
 const PASSWORD_MIN_CHARS = 8;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ConflictError, parse, requiredText, msg } from '../shared';
-import type { Language } from '../shared';
+import { ConflictError, parse, requiredText, msg } from '../../services/shared';
+import type { Language } from '../../services/shared';
 
 const workspaceName = z.object({ name: requiredText('Workspace name', 200) });
 

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import type { JobData, Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import { newMessageId } from '../../integrations/signing';
-import { lockOrdersOfNonHumanOperations } from '../shared';
+import { lockOrdersOfNonHumanOperations } from '../../services/shared';
 import type { OrderStatus } from '../orders';
 import { CANCELLING_STATUSES } from '../orders';
 import { messagesWeCanPay } from './queries';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { ValidationError, isUuid, msg } from '../shared';
-import type { Message } from '../shared';
+import { ValidationError, isUuid, msg } from '../../services/shared';
+import type { Message } from '../../services/shared';
 
 /** A ladder is the first agent and at most two fallbacks. */
 export const MAX_LADDER_AGENTS = 3;

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { CALL_REQUESTED_COLUMNS } from '../../db/order-fields';
-import { lockOrderOfCall } from '../shared';
+import { lockOrderOfCall } from '../../services/shared';
 import { checkDecimals, DEFAULT_CURRENCY } from '../orders';
 import type { OutcomeDetails } from './reports';
 

@@ -3,8 +3,8 @@
  * the schema of an outcome a member or an agent sends, and the summaries the service writes itself.
  */
 import { z } from 'zod';
-import { decode, msg, plain } from '../shared';
-import type { Coded, Message } from '../shared';
+import { decode, msg, plain } from '../../services/shared';
+import type { Coded, Message } from '../../services/shared';
 import type { Outcome } from '../orders';
 import { OUTCOMES, amountFields } from '../orders';
 

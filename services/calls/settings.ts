@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { msg, bodyFields, camelOrSnake, parse, SHOP_TIME_ZONE, shopWallClock } from '../shared';
+import { msg, bodyFields, camelOrSnake, parse, SHOP_TIME_ZONE, shopWallClock } from '../../services/shared';
 
 export interface CallSettings {
   max_attempts: number;

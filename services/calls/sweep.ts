@@ -1,4 +1,4 @@
-import { msg } from '../shared';
+import { msg } from '../../services/shared';
 import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';

@@ -3,10 +3,10 @@
  * and the read-only queries of the dashboard's pages (an order's calls, a call's page).
  */
 import type { Knex } from 'knex';
-import { NotFoundError, isUuid, msg, recode } from '../shared';
+import { NotFoundError, isUuid, msg, recode } from '../../services/shared';
 import type { Call, Operation, Order, Outcome } from '../orders';
 import { CALL_FIELDS, operationWithCalls, toCall, toOrder } from '../orders';
-import type { Message } from '../shared';
+import type { Message } from '../../services/shared';
 
 /** A call as the dashboard shows it: who made it (the member, or the voice agent). */
 interface CallLine extends Call {

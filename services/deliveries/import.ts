@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../shared';
-import type { FieldErrors, SheetRow } from '../shared';
+import { ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../../services/shared';
+import type { FieldErrors, SheetRow } from '../../services/shared';
 import { batchesOf, columnKey, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../orders';
 import { applyDeliveryEvents } from './apply';
 import type { DeliveryStatus } from '../orders';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { NotFoundError, ValidationError, msg, bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../shared';
-import type { FieldErrors } from '../shared';
+import { NotFoundError, ValidationError, msg, bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../../services/shared';
+import type { FieldErrors } from '../../services/shared';
 import type { Order, OrderService, DeliverySource, DeliveryStatus } from '../orders';
 import { applyDeliveryEvent } from './apply';
 import { eventTime } from './time';

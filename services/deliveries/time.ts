@@ -1,4 +1,4 @@
-import { ValidationError, msg } from '../shared';
+import { ValidationError, msg } from '../../services/shared';
 
 /** How far ahead of our clock an event's time may be (a carrier's clock a little fast), and no more. */
 const CLOCK_SKEW_MS = 5 * 60_000;

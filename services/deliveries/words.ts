@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { ValidationError, msg } from '../shared';
-import type { FieldErrors } from '../shared';
+import { ValidationError, msg } from '../../services/shared';
+import type { FieldErrors } from '../../services/shared';
 import type { DeliveryStatus } from '../orders';
 import { DELIVERY_STATUSES, isDeliveryStatus } from '../orders';
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ConflictError, NotFoundError, moroccanPhone, normalizeMoroccanPhone, bodyFields, optionalText, parse, msg } from '../shared';
+import { ConflictError, NotFoundError, moroccanPhone, normalizeMoroccanPhone, bodyFields, optionalText, parse, msg } from '../../services/shared';
 
 /** A number of the workspace's block list: its orders are created unconfirmed, never called. */
 export interface BlockedPhone {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { ValidationError, isUuid, msg, SHOP_TIME_ZONE } from '../shared';
-import type { FieldErrors } from '../shared';
+import { ValidationError, isUuid, msg, SHOP_TIME_ZONE } from '../../services/shared';
+import type { FieldErrors } from '../../services/shared';
 import { DELIVERY_STATUSES } from './delivery';
 import { ORDER_FLAGS } from './flags';
 

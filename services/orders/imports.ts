@@ -14,8 +14,8 @@ import {
   msg,
   plain,
   recode,
-} from '../shared';
-import type { FieldErrors, IdempotencyService, OpenedSheet, SheetRow, Message } from '../shared';
+} from '../../services/shared';
+import type { FieldErrors, IdempotencyService, OpenedSheet, SheetRow, Message } from '../../services/shared';
 import { ORDER_STATUSES } from './status';
 import { InvalidStatusError, validNewOrder } from './model';
 import type { OrderField, OrderInput, ValidOrder } from './model';

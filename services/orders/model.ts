@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, ValidationError, moroccanPhone, bodyFields, camelOrSnake, optionalText, parse, requiredText, msg } from '../shared';
+import { AppError, ValidationError, moroccanPhone, bodyFields, camelOrSnake, optionalText, parse, requiredText, msg } from '../../services/shared';
 import { ORDER_STATUSES } from './status';
 import type { OrderStatus } from './status';
 import type { OrderFlag } from './flags';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
-import { AppError, ConflictError, NotFoundError, isUuid, msg } from '../shared';
+import { AppError, ConflictError, NotFoundError, isUuid, msg } from '../../services/shared';
 
 export const OUTCOMES = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed'] as const;
 export type Outcome = (typeof OUTCOMES)[number];

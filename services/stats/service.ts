@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { deliveryStats, teamStats } from '../deliveries';
 import type { DeliveryStats, TeamStats } from '../deliveries';
-import { ValidationError, msg, shopDay } from '../shared';
-import type { FieldErrors } from '../shared';
+import { ValidationError, msg, shopDay } from '../../services/shared';
+import type { FieldErrors } from '../../services/shared';
 import { ORDER_STATUSES, OUTCOMES } from '../orders';
 import type { OrderStatus, Outcome } from '../orders';
 

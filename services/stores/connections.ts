@@ -2,8 +2,20 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { newSigningSecret } from '../../integrations/signing';
-import { ConflictError, NotFoundError, ownerOnly, ValidationError, bodyFields, isUuid, parse, requiredText, issueMessage, msg, recode } from '../shared';
-import type { FieldErrors, WorkspaceActor, Coded, Message } from '../shared';
+import {
+  ConflictError,
+  NotFoundError,
+  ownerOnly,
+  ValidationError,
+  bodyFields,
+  isUuid,
+  parse,
+  requiredText,
+  issueMessage,
+  msg,
+  recode,
+} from '../../services/shared';
+import type { FieldErrors, WorkspaceActor, Coded, Message } from '../../services/shared';
 
 export const STORE_KINDS = ['shopify', 'woocommerce', 'youcan', 'custom'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];

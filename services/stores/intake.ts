@@ -10,11 +10,11 @@ import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } f
 import { applyDeliveryEvent } from '../deliveries';
 import type { DeliveryEvent } from '../deliveries';
 import { parseStoreJson, UnreadableMessage } from '../../integrations/stores/types';
-import { AppError, ValidationError, isUuid, jsonTooDeep, unsafeTextAt, decode, msg, plain, recode } from '../shared';
+import { AppError, ValidationError, isUuid, jsonTooDeep, unsafeTextAt, decode, msg, plain, recode } from '../../services/shared';
 import type { OperationService, OrderStatus, Order, OrderService, ValidOrder } from '../orders';
 import { amountText, validNewOrder } from '../orders';
 import type { EventResult, StoreKind } from './connections';
-import type { Message } from '../shared';
+import type { Message } from '../../services/shared';
 
 const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
 

@@ -5,8 +5,8 @@ import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { Outcome, WriteBackFailure, WriteBackStep } from '../../integrations/stores/write-back';
 import { pathSegment, shopifySteps, wooCommerceSteps } from '../../integrations/stores/write-back';
 import { RETRY_DELAYS_SECONDS } from '../webhooks';
-import { decode, msg, plain } from '../shared';
-import type { Message } from '../shared';
+import { decode, msg, plain } from '../../services/shared';
+import type { Message } from '../../services/shared';
 
 /** A `store-write-back` job, as the orders trigger writes it and each later try re-sends it. */
 export interface WriteBackJob {

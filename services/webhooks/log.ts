@@ -3,8 +3,8 @@
  * code), an endpoint's last deliveries, and the pruning that keeps the last LOG_SIZE of each.
  */
 import type { Knex } from 'knex';
-import { NotFoundError, decode, msg, plain, recode } from '../shared';
-import type { Message } from '../shared';
+import { NotFoundError, decode, msg, plain, recode } from '../../services/shared';
+import type { Message } from '../../services/shared';
 import type { WebhookEvent } from './endpoints';
 import { iso } from './endpoints';
 

@@ -6,8 +6,8 @@ import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { newSigningSecret } from '../../integrations/signing';
 import type { UrlPolicy } from '../../integrations/url-guard';
-import { ConflictError, ownerOnly, bodyFields, isUuid, msg, recode } from '../shared';
-import type { WorkspaceActor, Message } from '../shared';
+import { ConflictError, ownerOnly, bodyFields, isUuid, msg, recode } from '../../services/shared';
+import type { WorkspaceActor, Message } from '../../services/shared';
 import type { Endpoint } from './endpoints';
 import {
   createSchema,

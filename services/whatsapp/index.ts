@@ -5,7 +5,7 @@ import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { CallService } from '../calls';
 import { systemSummary } from '../calls';
-import { msg, isUuid } from '../shared';
+import { msg, isUuid } from '../../services/shared';
 import type { MessageContext, SendAnswer } from './cloud-api';
 import { readSendAnswer, templateRequest } from './cloud-api';
 import type { WhatsAppEvent } from './webhook';

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ValidationError, camelOrSnake, parse, msg } from '../shared';
-import type { FieldErrors } from '../shared';
+import { ValidationError, camelOrSnake, parse, msg } from '../../services/shared';
+import type { FieldErrors } from '../../services/shared';
 
 /** What a WhatsApp agent's JSON shows of its connection (never the token or the app secret). */
 export interface WhatsAppAgentFields {

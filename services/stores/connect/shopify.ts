@@ -4,7 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
-import type { WorkspaceActor } from '../../shared';
+import type { WorkspaceActor } from '../../../services/shared';
 import { activate, discard, pendingConnection, takeState } from './approvals';
 import type { ConnectConfig, Connector } from './connector';
 import { ConnectError } from './connector';

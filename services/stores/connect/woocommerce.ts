@@ -3,8 +3,8 @@
  * three webhooks are made with our secret.
  */
 import { z } from 'zod';
-import { isUuid } from '../../shared';
-import type { WorkspaceActor } from '../../shared';
+import { isUuid } from '../../../services/shared';
+import type { WorkspaceActor } from '../../../services/shared';
 import { activate, discard, sha256, STATE_MINUTES, takeState } from './approvals';
 import type { Connector } from './connector';
 import { ConnectError } from './connector';

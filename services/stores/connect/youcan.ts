@@ -1,5 +1,5 @@
 /** YouCan's step: its OAuth callback (the state checked, the token, the webhook subscriptions). */
-import type { WorkspaceActor } from '../../shared';
+import type { WorkspaceActor } from '../../../services/shared';
 import { activate, discard, pendingConnection, takeState } from './approvals';
 import type { Connector } from './connector';
 import { ConnectError, YOUCAN_API } from './connector';
