@@ -59,7 +59,7 @@ async function double(handler: Handler) {
 }
 
 /** Shopify's answers: the token for a code, a subscription id per webhookSubscriptionCreate (the n-th may fail). */
-function shopifyHandler(options: { tokenStatus?: number; failAt?: number } = {}): Handler {
+function shopifyHandler(options: { tokenStatus?: number; failAt?: number; failStatus?: number } = {}): Handler {
   let created = 0;
   return (hit) => {
     if (hit.url === '/admin/oauth/access_token') {
@@ -72,6 +72,7 @@ function shopifyHandler(options: { tokenStatus?: number; failAt?: number } = {})
       if (query.includes('webhookSubscriptionDelete'))
         return { status: 200, body: { data: { webhookSubscriptionDelete: { deletedWebhookSubscriptionId: variables.id, userErrors: [] } } } };
       created += 1;
+      if (created === options.failAt && options.failStatus) return { status: options.failStatus, body: { errors: 'Internal error' } };
       if (created === options.failAt)
         return {
           status: 200,
@@ -139,6 +140,9 @@ function shopifyCallbackQuery(params: Record<string, string>, secret = SHOPIFY_S
 }
 
 const connectionsOf = (s: Owner) => testKnex()('store_connections').where({ workspace_id: s.workspaceId });
+const statesOf = (s: Owner) => testKnex()('oauth_states').where({ workspace_id: s.workspaceId });
+/** Makes the owner's approvals under way `minutes` old. */
+const ageStates = (s: Owner, minutes: number) => statesOf(s).update({ created_at: testKnex().raw(`now() - make_interval(mins => ?)`, [minutes]) });
 const ordersOf = (s: Owner) => testKnex()('orders').where({ workspace_id: s.workspaceId });
 const errorOf = (location: string) => new URL(location, BASE).searchParams.get('connect_error');
 
@@ -277,6 +281,55 @@ describe('connecting a store in one click', () => {
       shopify.current = shopifyHandler();
     });
 
+    it('a subscription answered 5xx midway: the ones made are deleted again, no connection and no approval are left', async () => {
+      shopify.current = shopifyHandler({ failAt: 2, failStatus: 502 });
+      const s = await owner();
+      const state = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      const before = shopify.hits.length;
+      const res = await s.agent
+        .get(`/stores/shopify/callback?${shopifyCallbackQuery({ code: 'c', shop: 'atlas.myshopify.com', state, timestamp: '1' })}`)
+        .expect(303);
+      expect(res.headers.location).to.equal('/stores/new?kind=shopify&connect_error=registration');
+      const deleted = shopify.hits
+        .slice(before)
+        .map((h) => JSON.parse(h.body || '{}'))
+        .filter((b) => b.query?.includes('webhookSubscriptionDelete'))
+        .map((b) => b.variables.id);
+      expect(deleted).to.deep.equal(['gid://shopify/WebhookSubscription/1']);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      expect(await statesOf(s)).to.deep.equal([]);
+      const page = await s.agent.get(res.headers.location).set('Accept-Language', 'ar').expect(200);
+      expect(page.text).to.contain('رفض المتجر تسجيل webhooks الخاصة بنا: لم يبقَ أي شيء.');
+      shopify.current = shopifyHandler();
+    });
+
+    it('an approval older than 10 minutes is refused at the callback, before anything is sent to Shopify; one of 9 minutes connects', async () => {
+      shopify.current = shopifyHandler();
+      const s = await owner();
+      const late = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      await ageStates(s, 11);
+      const before = shopify.hits.length;
+      const refused = await s.agent
+        .get(`/stores/shopify/callback?${shopifyCallbackQuery({ code: 'c', shop: 'atlas.myshopify.com', state: late, timestamp: '1' })}`)
+        .expect(303);
+      expect(errorOf(refused.headers.location)).to.equal('state');
+      expect(shopify.hits.length, 'no code exchanged').to.equal(before);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      const page = await s.agent.get(refused.headers.location).set('Accept-Language', 'fr').expect(200);
+      expect(page.text).to.contain('Cette autorisation a expiré ou a déjà servi');
+
+      await statesOf(s).delete();
+      const inTime = (await start(s, { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' })).searchParams.get('state')!;
+      await ageStates(s, 9);
+      const back = await s.agent
+        .get(`/stores/shopify/callback?${shopifyCallbackQuery({ code: 'c', shop: 'atlas.myshopify.com', state: inTime, timestamp: '1' })}`)
+        .expect(303);
+      const [connection] = await connectionsOf(s);
+      expect(back.headers.location).to.equal(`/stores/${connection.id}`);
+      expect(connection).to.include({ enabled: true, pending: false });
+      expect(await statesOf(s)).to.deep.equal([]);
+    });
+
     it('app/uninstalled disables the connection and its page says so; the privacy topics are answered and redact', async () => {
       shopify.current = shopifyHandler();
       const s = await owner();
@@ -410,6 +463,60 @@ describe('connecting a store in one click', () => {
       expect(page.text).to.contain('The store refused to register our webhooks');
     });
 
+    it('keys are taken only for a live nonce naming their connection; the return only once, from the session that started it; a pending intake answers 404', async () => {
+      woo.current = wooHandler();
+      const first = await owner();
+      const second = await owner();
+      const a = await approved(first);
+      const b = await approved(second);
+      // A pending connection is listed as being connected, and its intake refuses a signed order.
+      expect((await second.agent.get('/stores').expect(200)).text).to.contain('Being connected');
+      const [pendingB] = await connectionsOf(second);
+      const signature = crypto.createHmac('sha256', pendingB.secret).update(WOO_ORDER).digest('base64');
+      const early = await request(connectApp)
+        .post(`/hooks/stores/${b.connectionId}`)
+        .set('Content-Type', 'application/json')
+        .set('X-WC-Webhook-Topic', 'order.created')
+        .set('X-WC-Webhook-Signature', signature)
+        .send(WOO_ORDER)
+        .expect(404);
+      expect(early.body).to.deep.equal({ error: 'not_found' });
+      expect(await ordersOf(second)).to.deep.equal([]);
+      // Another approval's nonce, a nonce of nobody's, keys of an approval over 10 minutes old: refused, nothing kept.
+      await postKeys(b.connectionId, a.nonce).expect(404);
+      await postKeys(b.connectionId, 'no-such-nonce').expect(404);
+      await ageStates(first, 11);
+      await postKeys(a.connectionId, a.nonce).expect(404);
+      const kept = await testKnex()('store_connections').whereIn('id', [a.connectionId, b.connectionId]).select('write_back');
+      expect(kept).to.deep.equal([{ write_back: null }, { write_back: null }]);
+      // The return: an unknown user_id, or another owner's session, is refused and leaves the approval alone.
+      const unknown = await second.agent.get('/stores/woocommerce/return?success=1&user_id=no-such-nonce').expect(303);
+      expect(errorOf(unknown.headers.location)).to.equal('state');
+      const stranger = await first.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(b.nonce)}`).expect(303);
+      expect(errorOf(stranger.headers.location)).to.equal('state');
+      await postKeys(b.connectionId, b.nonce).expect(200);
+      const back = await second.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(b.nonce)}`).expect(303);
+      expect(back.headers.location).to.equal(`/stores/${b.connectionId}`);
+      // Used once: the same return again is refused, and the connection made stays as it is.
+      const again = await second.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(b.nonce)}`).expect(303);
+      expect(errorOf(again.headers.location)).to.equal('state');
+      expect((await connectionsOf(second)).map((c) => [c.pending, c.enabled])).to.deep.equal([[false, true]]);
+      expect(await statesOf(second)).to.deep.equal([]);
+    });
+
+    it('the first webhook answered 5xx: nothing registered, nothing left', async () => {
+      woo.current = wooHandler({ failAt: 1 });
+      const s = await owner();
+      const { nonce, connectionId } = await approved(s);
+      await postKeys(connectionId, nonce).expect(200);
+      const before = woo.hits.length;
+      const failed = await s.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(nonce)}`).expect(303);
+      expect(failed.headers.location).to.equal('/stores/new?kind=woocommerce&connect_error=registration');
+      expect(woo.hits.slice(before).map((h) => h.method)).to.deep.equal(['POST']);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      expect(await statesOf(s)).to.deep.equal([]);
+    });
+
     it('an approval lives 10 minutes; the worker removes older ones and connections left pending over an hour', async () => {
       woo.current = wooHandler();
       const age = (table: string, where: Record<string, string>, minutes: number) =>
@@ -484,7 +591,8 @@ describe('connecting a store in one click', () => {
   });
 
   describe('YouCan (OAuth, POST /resthooks/subscribe)', () => {
-    function youcanHandler(options: { tokenStatus?: number } = {}): Handler {
+    /** YouCan's answers; `refuse` answers a subscription to that event with its status. */
+    function youcanHandler(options: { tokenStatus?: number; refuse?: Record<string, number> } = {}): Handler {
       let n = 0;
       return (hit) => {
         if (hit.url === '/oauth/token')
@@ -492,6 +600,8 @@ describe('connecting a store in one click', () => {
             ? { status: options.tokenStatus, body: {} }
             : { status: 200, body: { token_type: 'Bearer', access_token: 'yc_token_1', expires_in: 31536000 } };
         if (hit.url === '/resthooks/subscribe') {
+          const refused = options.refuse?.[JSON.parse(hit.body).event];
+          if (refused) return { status: refused, body: { message: 'refused' } };
           n += 1;
           return { status: 201, body: { id: `sub-${n}`, event: JSON.parse(hit.body).event } };
         }
@@ -552,6 +662,44 @@ describe('connecting a store in one click', () => {
       expect(errorOf(failed.headers.location)).to.equal('platform');
       expect(await connectionsOf(s)).to.deep.equal([]);
     });
+    it('order.create made, then order.update answered 5xx: order.create is unsubscribed again and nothing is left', async () => {
+      youcan.current = youcanHandler({ refuse: { 'order.update': 500 } });
+      const s = await owner();
+      const state = (await start(s, { kind: 'youcan', name: 'Atlas YouCan' })).searchParams.get('state')!;
+      const before = youcan.hits.length;
+      const failed = await s.agent.get(`/stores/youcan/callback?code=x&state=${encodeURIComponent(state)}`).expect(303);
+      expect(failed.headers.location).to.equal('/stores/new?kind=youcan&connect_error=registration');
+      const removed = youcan.hits.slice(before).filter((h) => h.method === 'DELETE');
+      expect(removed.map((h) => [h.url, h.headers.authorization])).to.deep.equal([['/resthooks/unsubscribe/sub-1', 'Bearer yc_token_1']]);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      expect(await statesOf(s)).to.deep.equal([]);
+    });
+
+    it('order.update not offered (refused 4xx): connected with order.create alone', async () => {
+      youcan.current = youcanHandler({ refuse: { 'order.update': 422 } });
+      const s = await owner();
+      const state = (await start(s, { kind: 'youcan', name: 'Atlas YouCan' })).searchParams.get('state')!;
+      const back = await s.agent.get(`/stores/youcan/callback?code=x&state=${encodeURIComponent(state)}`).expect(303);
+      const [connection] = await connectionsOf(s);
+      expect(back.headers.location).to.equal(`/stores/${connection.id}`);
+      expect(connection).to.include({ enabled: true, pending: false });
+    });
+
+    it('an approval over 10 minutes old, or another owner’s, is refused before the code is exchanged', async () => {
+      youcan.current = youcanHandler();
+      const s = await owner();
+      const other = await owner();
+      const state = (await start(s, { kind: 'youcan', name: 'Atlas YouCan' })).searchParams.get('state')!;
+      const before = youcan.hits.length;
+      const stranger = await other.agent.get(`/stores/youcan/callback?code=x&state=${encodeURIComponent(state)}`).expect(303);
+      expect(errorOf(stranger.headers.location)).to.equal('state');
+      await ageStates(s, 11);
+      const late = await s.agent.get(`/stores/youcan/callback?code=x&state=${encodeURIComponent(state)}`).expect(303);
+      expect(errorOf(late.headers.location)).to.equal('state');
+      expect(youcan.hits.length, 'no code exchanged').to.equal(before);
+      expect(await connectionsOf(s)).to.deep.equal([]);
+      expect(await connectionsOf(other)).to.deep.equal([]);
+    });
   });
 
   it('without app credentials: /stores/new says what to ask the host, keeps the manual way for Shopify, and says YouCan has none', async () => {
@@ -573,5 +721,48 @@ describe('connecting a store in one click', () => {
     const configured = await owner();
     const first = (await configured.agent.get('/stores/new?kind=shopify').expect(200)).text;
     expect(first.indexOf('action="/stores/connect"')).to.be.below(first.indexOf('action="/stores"'));
+  });
+
+  it('WooCommerce by hand, the second choice: we make the key, shown once, and the guide says to paste it into WooCommerce’s Secret field; an order signed with it is created', async () => {
+    const s = await owner();
+    const page = await s.agent.get('/stores/new?kind=woocommerce').expect(200);
+    // One click first, then the manual way with its guide.
+    expect(page.text.indexOf('action="/stores/connect"')).to.be.above(-1).and.below(page.text.indexOf('action="/stores"'));
+    expect(page.text).to.contain('Leave it empty: we make one, shown once, for you to paste into WooCommerce’s Secret field.');
+    expect(page.text).to.contain('<strong><bdi>Secret</bdi></strong>: paste the signing key we made');
+    const made = await s.agent
+      .post('/stores')
+      .type('form')
+      .send({
+        _csrf: csrfFrom(page.text),
+        _once: /name="_once" value="([^"]+)"/.exec(page.text)![1],
+        kind: 'woocommerce',
+        name: 'Boutique',
+        shop: '',
+        secret: '',
+        cod_only: 'true',
+      })
+      .expect(200);
+    const [connection] = await connectionsOf(s);
+    expect(connection).to.include({ kind: 'woocommerce', enabled: true, pending: false });
+    expect(connection.connected_by).to.not.equal('oauth');
+    expect(made.text)
+      .to.contain(connection.secret)
+      .and.contain(`${BASE}/hooks/stores/${connection.id}`)
+      .and.contain('<strong><bdi>Secret</bdi></strong>: paste the signing key we made');
+    const signature = crypto.createHmac('sha256', connection.secret).update(WOO_ORDER).digest('base64');
+    const res = await request(connectApp)
+      .post(`/hooks/stores/${connection.id}`)
+      .set('Content-Type', 'application/json')
+      .set('X-WC-Webhook-Topic', 'order.created')
+      .set('X-WC-Webhook-Signature', signature)
+      .send(WOO_ORDER)
+      .expect(200);
+    expect(res.body.result).to.equal('created');
+    // The guide's French and Arabic say the same.
+    const fr = await s.agent.get('/stores/new?kind=woocommerce').set('Accept-Language', 'fr').expect(200);
+    expect(fr.text).to.contain('<strong><bdi>Clé secrète</bdi></strong> : collez la clé de signature que nous avons créée');
+    const ar = await s.agent.get('/stores/new?kind=woocommerce').set('Accept-Language', 'ar').expect(200);
+    expect(ar.text).to.contain('الصق مفتاح التوقيع الذي أنشأناه');
   });
 });
