@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../config';
 import type { SignedIn } from './helpers/app';
-import { app, signUp } from './helpers/app';
+import { app, csrfOf, signUp } from './helpers/app';
+import { openAllDay } from './helpers/loop';
 import { testKnex } from './helpers/db';
 
 /**
@@ -127,6 +128,15 @@ describe('store intake: what real stores send', () => {
       expect(await onlyOrder(s)).to.include({ city: 'Rabat' });
     });
 
+    it('an update of the same updated_at with other content is applied; the same content again changes nothing', async () => {
+      const s = await shop('shopify');
+      const at = { ...SHOPIFY, updated_at: '2026-11-24T10:30:00+01:00' };
+      expect(await send(s, at, 'orders/updated')).to.equal('created');
+      expect(await send(s, { ...at, note: 'Livrer après 18h' }, 'orders/updated')).to.equal('updated');
+      expect(await send(s, { ...at, note: 'Livrer après 18h' }, 'orders/updated')).to.equal('ignored_unchanged');
+      expect(await onlyOrder(s)).to.include({ note: 'Livrer après 18h' });
+    });
+
     it('the customer note and the city; a billing-only checkout uses the billing address', async () => {
       const s = await shop('shopify');
       const billingOnly = { ...SHOPIFY, note: 'Livrer après 18h', shipping_address: null };
@@ -202,6 +212,17 @@ describe('store intake: what real stores send', () => {
       expect(await onlyOrder(s)).to.include({ client_name: 'Hélène Ouazzani', phone: '+212661234567', note: 'Livrer après 18h', city: 'Marrakech' });
     });
 
+    it('with no phone on the customer nor the shipping address, the billing address’s phone', async () => {
+      const s = await shop('youcan');
+      const order = {
+        ...YOUCAN,
+        customer: { ...YOUCAN.customer, phone: null },
+        billing: { address: { ...YOUCAN.shipping.address, phone: '0677123456' } },
+      };
+      expect(await send(s, order)).to.equal('created');
+      expect(await onlyOrder(s)).to.include({ phone: '+212677123456', client_name: 'Hélène Ouazzani', city: 'Marrakech' });
+    });
+
     it('paid is read from payment.status_text as well as the status code; anything else is cash on delivery', async () => {
       const paid = await shop('youcan');
       expect(await send(paid, { ...YOUCAN, payment: { status: 1, status_text: 'paid' } })).to.equal('ignored_paid');
@@ -224,6 +245,31 @@ describe('store intake: what real stores send', () => {
       expect(await send(s, at('2026-11-24 10:50:00', 'Safi'), 'order.update')).to.equal('ignored_unchanged');
       expect(await onlyOrder(s)).to.include({ city: 'Agadir' });
     });
+  });
+
+  it('the note on the order form, in the import under note, remarque or ملاحظة, and on the call page', async () => {
+    const s = await shop('shopify');
+    await openAllDay(s);
+    const csrf = await csrfOf(s.agent, '/orders/new');
+    expect((await s.agent.get('/orders/new').expect(200)).text).to.contain('name="note"');
+    await s.agent
+      .post('/orders')
+      .type('form')
+      .send({ _csrf: csrf, client_name: 'Amina', phone: '0612345678', store_name: 'Atlas', products_name: 'Thé', city: 'Fès', note: 'Livrer après 18h' })
+      .expect(303);
+    expect(await ordersOf(s).select('note', 'city')).to.deep.equal([{ note: 'Livrer après 18h', city: 'Fès' }]);
+    for (const header of ['note', 'remarque', 'ملاحظة']) {
+      const file = `nom,téléphone,boutique,produit,ville,${header}\nYoussef,0698765432,Atlas,Savon,Rabat,Appeler le soir (${header})\n`;
+      const res = await s.agent.post('/api/orders/import').set('Content-Type', 'text/csv').send(Buffer.from(file)).expect(200);
+      expect(res.body, header).to.include({ imported: 1, skipped: 0 });
+      const [row] = await testKnex()('orders').whereIn('id', res.body.order_ids).select('note', 'city');
+      expect(row, header).to.deep.equal({ note: `Appeler le soir (${header})`, city: 'Rabat' });
+    }
+    // The first order's call: the agent reads the note before dialling.
+    const claimed = (await s.agent.post('/api/calls/next').expect(200)).body;
+    expect(claimed.order).to.include({ note: 'Livrer après 18h' });
+    const page = await s.agent.get(`/calls/${claimed.call.id}`).expect(200);
+    expect(page.text).to.contain('Livrer après 18h');
   });
 
   it('POST /api/orders takes a 3-decimal amount, a note and a city; MAD shows two decimals', async () => {
