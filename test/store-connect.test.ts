@@ -765,4 +765,56 @@ describe('connecting a store in one click', () => {
     const ar = await s.agent.get('/stores/new?kind=woocommerce').set('Accept-Language', 'ar').expect(200);
     expect(ar.text).to.contain('الصق مفتاح التوقيع الذي أنشأناه');
   });
+
+  it('docs/stores.md and the pages in en, fr and ar put one click first, with what the operator sets up once, what each platform shows on approval, and Shopify’s distribution', async () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'stores.md'), 'utf8');
+    const oneClick = doc.slice(doc.indexOf('### In one click'), doc.indexOf('### By hand'));
+    expect(doc.indexOf('### In one click')).to.be.above(-1).and.below(doc.indexOf('### By hand'));
+    // The operator's part: the Shopify Dev Dashboard app and its redirect URL, the YouCan Partners app.
+    for (const words of [
+      'Dev Dashboard',
+      '{PUBLIC_BASE_URL}/stores/shopify/callback',
+      'YouCan Partners',
+      '{PUBLIC_BASE_URL}/stores/youcan/callback',
+      'SHOPIFY_CLIENT_ID',
+      'YOUCAN_CLIENT_ID',
+    ])
+      expect(oneClick, words).to.contain(words);
+    // What each platform shows the owner, and its button.
+    expect(oneClick).to.match(/\| Shopify \|[^\n]*\*\*Install\*\*/);
+    expect(oneClick).to.match(/\| WooCommerce \|[^\n]*\*\*Approve\*\*/);
+    expect(oneClick).to.match(/\| YouCan \|[^\n]*\*\*Authorize\*\*/);
+    // Shopify's distribution: the operator's choice.
+    for (const words of [
+      '*custom distribution*',
+      'one store (or the stores of one Plus organisation)',
+      '*public distribution*',
+      'app review',
+      'protected customer data',
+    ])
+      expect(oneClick, words).to.contain(words);
+    expect(doc).to.contain('No manual way: connect YouCan');
+
+    const s = await owner();
+    const texts = {
+      en: {
+        shopify: '<strong><bdi>Install</bdi></strong>',
+        woocommerce: '<strong><bdi>Approve</bdi></strong>',
+        youcan: '<strong><bdi>Authorize</bdi></strong>',
+      },
+      fr: { shopify: 'Shopify affiche le nom de notre application', woocommerce: 'WooCommerce affiche', youcan: 'YouCan affiche notre application' },
+      ar: { shopify: 'يعرض Shopify اسم تطبيقنا', woocommerce: 'يعرض WooCommerce', youcan: 'يعرض YouCan تطبيقنا' },
+    };
+    for (const [language, approvals] of Object.entries(texts)) {
+      for (const [kind, approval] of Object.entries(approvals)) {
+        const page = (await s.agent.get(`/stores/new?kind=${kind}`).set('Accept-Language', language).expect(200)).text;
+        expect(page, `${language} ${kind}`).to.contain(`<html lang="${language}"`);
+        const connect = page.indexOf('action="/stores/connect"');
+        expect(connect, `${language} ${kind}: one click`).to.be.above(-1);
+        expect(page.indexOf(approval, connect), `${language} ${kind}: what the platform shows`).to.be.above(connect);
+        if (kind === 'youcan') expect(page, `${language}: no manual way`).to.not.contain('action="/stores"');
+        else expect(page.indexOf('action="/stores"'), `${language} ${kind}: by hand after`).to.be.above(connect);
+      }
+    }
+  });
 });
