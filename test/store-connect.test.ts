@@ -590,6 +590,35 @@ describe('connecting a store in one click', () => {
     });
   });
 
+  it('in production the outbound guard refuses a platform at a loopback address: nothing is sent and nothing is left (refused as a platform error)', async () => {
+    shopify.current = shopifyHandler();
+    const s = await owner();
+    const production = new StoreConnectService(testKnex(), new SignedSender(false), {
+      publicBaseUrl: 'https://ocs.example',
+      isProduction: true,
+      shopifyApp: { clientId: 'shopify-client-id', clientSecret: SHOPIFY_SECRET },
+      shopifyApiOrigin: shopify.url,
+      shopifyApiVersion: '2025-10',
+      youcanApp: { clientId: 'youcan-client-id', clientSecret: YOUCAN_SECRET },
+      youcanAdminOrigin: youcan.url,
+      youcanApiOrigin: youcan.url,
+    });
+    const workspace = { id: s.workspaceId, role: 'owner' as const };
+    const before = { shopify: shopify.hits.length, youcan: youcan.hits.length };
+    const shopifyState = new URL(
+      await production.start(workspace, 'session-1', { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com' }),
+    ).searchParams.get('state')!;
+    const query = new URLSearchParams(shopifyCallbackQuery({ code: 'c', shop: 'atlas.myshopify.com', state: shopifyState, timestamp: '1' }));
+    const refused = await production.shopifyCallback(workspace, 'session-1', query).catch((err) => err);
+    expect(refused).to.include({ code: 'platform', kind: 'shopify' });
+    const youcanState = new URL(await production.start(workspace, 'session-1', { kind: 'youcan', name: 'Atlas' })).searchParams.get('state')!;
+    const refusedYoucan = await production.youcanCallback(workspace, 'session-1', new URLSearchParams({ code: 'c', state: youcanState })).catch((err) => err);
+    expect(refusedYoucan).to.include({ code: 'platform', kind: 'youcan' });
+    expect({ shopify: shopify.hits.length, youcan: youcan.hits.length }).to.deep.equal(before);
+    expect(await connectionsOf(s)).to.deep.equal([]);
+    expect(await statesOf(s)).to.deep.equal([]);
+  });
+
   describe('YouCan (OAuth, POST /resthooks/subscribe)', () => {
     /** YouCan's answers; `refuse` answers a subscription to that event with its status. */
     function youcanHandler(options: { tokenStatus?: number; refuse?: Record<string, number> } = {}): Handler {
