@@ -289,7 +289,8 @@ describe('connecting a store in one click', () => {
       const res = await s.agent
         .get(`/stores/shopify/callback?${shopifyCallbackQuery({ code: 'c', shop: 'atlas.myshopify.com', state, timestamp: '1' })}`)
         .expect(303);
-      expect(res.headers.location).to.equal('/stores/new?kind=shopify&connect_error=registration');
+      // The reason, and what the owner typed, so that trying again is one press.
+      expect(res.headers.location).to.equal('/stores/new?kind=shopify&connect_error=registration&name=Atlas&shop=atlas.myshopify.com');
       const deleted = shopify.hits
         .slice(before)
         .map((h) => JSON.parse(h.body || '{}'))
@@ -300,6 +301,9 @@ describe('connecting a store in one click', () => {
       expect(await statesOf(s)).to.deep.equal([]);
       const page = await s.agent.get(res.headers.location).set('Accept-Language', 'ar').expect(200);
       expect(page.text).to.contain('رفض المتجر تسجيل webhooks الخاصة بنا: لم يبقَ أي شيء.');
+      expect(page.text)
+        .to.contain('id="c-name" name="name" type="text" value="Atlas"')
+        .and.contain('id="c-shop" name="shop" type="text" value="atlas.myshopify.com"');
       shopify.current = shopifyHandler();
     });
 
@@ -511,7 +515,12 @@ describe('connecting a store in one click', () => {
       await postKeys(connectionId, nonce).expect(200);
       const before = woo.hits.length;
       const failed = await s.agent.get(`/stores/woocommerce/return?success=1&user_id=${encodeURIComponent(nonce)}`).expect(303);
-      expect(failed.headers.location).to.equal('/stores/new?kind=woocommerce&connect_error=registration');
+      expect(Object.fromEntries(new URL(failed.headers.location, BASE).searchParams)).to.deep.equal({
+        kind: 'woocommerce',
+        connect_error: 'registration',
+        name: 'Boutique',
+        shop: woo.url,
+      });
       expect(woo.hits.slice(before).map((h) => h.method)).to.deep.equal(['POST']);
       expect(await connectionsOf(s)).to.deep.equal([]);
       expect(await statesOf(s)).to.deep.equal([]);
@@ -697,7 +706,7 @@ describe('connecting a store in one click', () => {
       const state = (await start(s, { kind: 'youcan', name: 'Atlas YouCan' })).searchParams.get('state')!;
       const before = youcan.hits.length;
       const failed = await s.agent.get(`/stores/youcan/callback?code=x&state=${encodeURIComponent(state)}`).expect(303);
-      expect(failed.headers.location).to.equal('/stores/new?kind=youcan&connect_error=registration');
+      expect(failed.headers.location).to.equal('/stores/new?kind=youcan&connect_error=registration&name=Atlas+YouCan&shop=');
       const removed = youcan.hits.slice(before).filter((h) => h.method === 'DELETE');
       expect(removed.map((h) => [h.url, h.headers.authorization])).to.deep.equal([['/resthooks/unsubscribe/sub-1', 'Bearer yc_token_1']]);
       expect(await connectionsOf(s)).to.deep.equal([]);

@@ -36,6 +36,9 @@ export function storePages(services: Services): Router {
   router.use('/stores', requirePageWorkspace);
   const workspace = (req: Request) => workspaceOf(req).workspace;
 
+  /** A value typed on the one-click form, given back in the query after a failed approval (shown escaped in its field). */
+  const typedBack = (value: unknown, max: number) => (typeof value === 'string' && value.length <= max ? value : '');
+
   function renderNew(req: Request, res: Response, status = 200, form: FormState = {}, connectForm: FormState = {}) {
     const given = connectForm.values?.kind ?? form.values?.kind ?? req.query.kind;
     const kind = typeof given === 'string' && (STORE_KINDS as readonly string[]).includes(given) ? given : 'shopify';
@@ -49,7 +52,7 @@ export function storePages(services: Services): Router {
       errors: form.errors ?? {},
       // One click for the platforms: whether the operator set up its app, and why the last try failed.
       connect: (CONNECT_KINDS as readonly string[]).includes(kind) ? { available: services.storeConnect.available()[kind as ConnectKind], error } : null,
-      connectValues: connectForm.values ?? { name: '', shop: '', cod_only: 'true' },
+      connectValues: connectForm.values ?? { name: typedBack(req.query.name, 120), shop: typedBack(req.query.shop, 300), cod_only: 'true' },
       connectErrors: connectForm.errors ?? {},
     });
   }
@@ -61,7 +64,9 @@ export function storePages(services: Services): Router {
       await redirectWithNotice(req, res, `/stores/${id}`, req.t('storeConnect.connected', { kind: req.t(`storesPage.kind.${kind}`) }));
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
-      res.redirect(303, `/stores/new?kind=${err.kind}&connect_error=${err.code}`);
+      // What the owner typed comes back with the reason, so that trying again is one press.
+      const typed = err.typed ? `&${new URLSearchParams({ name: err.typed.name, shop: err.typed.shop ?? '' })}` : '';
+      res.redirect(303, `/stores/new?kind=${err.kind}&connect_error=${err.code}${typed}`);
     }
   }
 

@@ -132,6 +132,10 @@ describe('connecting Shopify in one click, in French at 390 px (headless Chromiu
       await page.click('#cancel');
       await page.waitForURL(/connect_error=refused/);
       expect(await page.locator('[role=alert]').first().innerText()).to.contain('L’autorisation a été refusée');
+      // What the owner typed is there again: trying again is one press.
+      expect(await page.inputValue('#c-name')).to.equal('Atlas Maroc 2');
+      expect(await page.inputValue('#c-shop')).to.equal('atlas-maroc.myshopify.com');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).to.equal(0);
       await shoot(page, 'refused');
       expect(await testKnex()('store_connections').where({ workspace_id: owner.workspaceId })).to.have.length(1);
     } finally {

@@ -34,6 +34,16 @@ export async function takeState(knex: Knex, kind: ConnectKind, sessionId: string
   return row;
 }
 
+/** The steps after the state is taken: a ConnectError then carries what the owner typed, for the form to show again. */
+export async function afterState<T>(state: StateRow, steps: () => Promise<T>): Promise<T> {
+  try {
+    return await steps();
+  } catch (err) {
+    if (err instanceof ConnectError) err.typed = { name: state.name, shop: state.shop };
+    throw err;
+  }
+}
+
 /** The connection of a Shopify or YouCan approval, pending until its webhooks are made; signed with the app's client secret. */
 export async function pendingConnection(knex: Knex, state: StateRow, kind: 'shopify' | 'youcan', secret: string): Promise<string> {
   const [row] = await knex('store_connections')

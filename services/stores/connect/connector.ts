@@ -14,6 +14,9 @@ export const CONNECT_ERRORS = ['refused', 'hmac', 'state', 'shop', 'platform', '
 export type ConnectErrorCode = (typeof CONNECT_ERRORS)[number];
 
 export class ConnectError extends Error {
+  /** What the owner typed on the form, once the approval's state names it: the form shows it again. */
+  typed?: { name: string; shop: string | null };
+
   constructor(
     readonly code: ConnectErrorCode,
     readonly kind: ConnectKind,

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
 import type { WorkspaceActor } from '../../../services/shared';
-import { activate, discard, pendingConnection, takeState } from './approvals';
+import { activate, afterState, discard, pendingConnection, takeState } from './approvals';
 import type { ConnectConfig, Connector } from './connector';
 import { ConnectError } from './connector';
 import {
@@ -38,29 +38,31 @@ export async function shopifyCallback(connector: Connector, workspace: Workspace
   const shop = query.get('shop') ?? '';
   if (!SHOPIFY_SHOP.test(shop)) throw new ConnectError('shop', 'shopify');
   const state = await takeState(connector.knex, 'shopify', sessionId, query.get('state'));
-  // The state names the shop the owner typed: a callback for another shop is not theirs.
-  if (state.shop !== shop.toLowerCase() || state.workspace_id !== workspace.id) throw new ConnectError('shop', 'shopify');
-  if (query.get('error') || !query.get('code')) throw new ConnectError('refused', 'shopify');
-  const origin = shopifyOrigin(connector.config, state.shop);
-  const grant = await connector.send(shopifyTokenRequest(origin, app, query.get('code')!));
-  const token = idOf(jsonOf(grant.body).access_token);
-  if (!grant.delivered || !token) throw new ConnectError('platform', 'shopify');
-  const id = await pendingConnection(connector.knex, state, 'shopify', app.clientSecret);
-  const made: string[] = [];
-  try {
-    for (const topic of SHOPIFY_TOPICS) {
-      const answer = await connector.send(shopifySubscribe(origin, connector.config.shopifyApiVersion, token, topic, connector.url(`/hooks/stores/${id}`)));
-      const subscription = answer.delivered ? shopifySubscriptionId(answer.body) : null;
-      if (!subscription) throw new ConnectError('registration', 'shopify');
-      made.push(subscription);
+  return afterState(state, async () => {
+    // The state names the shop the owner typed: a callback for another shop is not theirs.
+    if (state.shop !== shop.toLowerCase() || state.workspace_id !== workspace.id) throw new ConnectError('shop', 'shopify');
+    if (query.get('error') || !query.get('code')) throw new ConnectError('refused', 'shopify');
+    const origin = shopifyOrigin(connector.config, state.shop);
+    const grant = await connector.send(shopifyTokenRequest(origin, app, query.get('code')!));
+    const token = idOf(jsonOf(grant.body).access_token);
+    if (!grant.delivered || !token) throw new ConnectError('platform', 'shopify');
+    const id = await pendingConnection(connector.knex, state, 'shopify', app.clientSecret);
+    const made: string[] = [];
+    try {
+      for (const topic of SHOPIFY_TOPICS) {
+        const answer = await connector.send(shopifySubscribe(origin, connector.config.shopifyApiVersion, token, topic, connector.url(`/hooks/stores/${id}`)));
+        const subscription = answer.delivered ? shopifySubscriptionId(answer.body) : null;
+        if (!subscription) throw new ConnectError('registration', 'shopify');
+        made.push(subscription);
+      }
+    } catch (err) {
+      await Promise.all(made.map((sub) => connector.send(shopifyUnsubscribe(origin, connector.config.shopifyApiVersion, token, sub))));
+      await discard(connector.knex, id);
+      throw err;
     }
-  } catch (err) {
-    await Promise.all(made.map((sub) => connector.send(shopifyUnsubscribe(origin, connector.config.shopifyApiVersion, token, sub))));
-    await discard(connector.knex, id);
-    throw err;
-  }
-  await activate(connector.knex, id, { access_token: token });
-  return id;
+    await activate(connector.knex, id, { access_token: token });
+    return id;
+  });
 }
 
 /**

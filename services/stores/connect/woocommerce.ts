@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { isUuid } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
-import { activate, discard, sha256, STATE_MINUTES, takeState } from './approvals';
+import { activate, afterState, discard, sha256, STATE_MINUTES, takeState } from './approvals';
 import type { Connector } from './connector';
 import { ConnectError } from './connector';
 import { idOf, jsonOf, WOOCOMMERCE_TOPICS, wooWebhookCreate, wooWebhookDelete } from './platforms';
@@ -55,39 +55,41 @@ export async function wooKeys(connector: Connector, connectionId: string, raw: B
  */
 export async function wooReturn(connector: Connector, workspace: WorkspaceActor, sessionId: string, query: URLSearchParams): Promise<string> {
   const state = await takeState(connector.knex, 'woocommerce', sessionId, query.get('user_id'));
-  const id = state.connection_id;
-  if (!id || state.workspace_id !== workspace.id) throw new ConnectError('state', 'woocommerce');
-  const connection = await connector.knex('store_connections').where({ id, pending: true }).first('shop', 'secret', 'write_back');
-  if (!connection) throw new ConnectError('state', 'woocommerce');
-  if (query.get('success') !== '1') {
-    await discard(connector.knex, id);
-    throw new ConnectError('refused', 'woocommerce');
-  }
-  const keys = connection.write_back as { consumer_key: string; consumer_secret: string } | null;
-  if (!keys) {
-    await discard(connector.knex, id);
-    throw new ConnectError('keys', 'woocommerce');
-  }
-  const made: string[] = [];
-  try {
-    for (const topic of WOOCOMMERCE_TOPICS) {
-      const answer = await connector.send(
-        wooWebhookCreate(connection.shop, keys, {
-          name: `${APP_NAME}: ${topic}`,
-          topic,
-          deliveryUrl: connector.url(`/hooks/stores/${id}`),
-          secret: connection.secret,
-        }),
-      );
-      const webhook = answer.delivered ? idOf(jsonOf(answer.body).id) : null;
-      if (!webhook) throw new ConnectError('registration', 'woocommerce');
-      made.push(webhook);
+  return afterState(state, async () => {
+    const id = state.connection_id;
+    if (!id || state.workspace_id !== workspace.id) throw new ConnectError('state', 'woocommerce');
+    const connection = await connector.knex('store_connections').where({ id, pending: true }).first('shop', 'secret', 'write_back');
+    if (!connection) throw new ConnectError('state', 'woocommerce');
+    if (query.get('success') !== '1') {
+      await discard(connector.knex, id);
+      throw new ConnectError('refused', 'woocommerce');
     }
-  } catch (err) {
-    await Promise.all(made.map((webhook) => connector.send(wooWebhookDelete(connection.shop, keys, webhook))));
-    await discard(connector.knex, id);
-    throw err;
-  }
-  await activate(connector.knex, id, { ...keys, set_status: false });
-  return id;
+    const keys = connection.write_back as { consumer_key: string; consumer_secret: string } | null;
+    if (!keys) {
+      await discard(connector.knex, id);
+      throw new ConnectError('keys', 'woocommerce');
+    }
+    const made: string[] = [];
+    try {
+      for (const topic of WOOCOMMERCE_TOPICS) {
+        const answer = await connector.send(
+          wooWebhookCreate(connection.shop, keys, {
+            name: `${APP_NAME}: ${topic}`,
+            topic,
+            deliveryUrl: connector.url(`/hooks/stores/${id}`),
+            secret: connection.secret,
+          }),
+        );
+        const webhook = answer.delivered ? idOf(jsonOf(answer.body).id) : null;
+        if (!webhook) throw new ConnectError('registration', 'woocommerce');
+        made.push(webhook);
+      }
+    } catch (err) {
+      await Promise.all(made.map((webhook) => connector.send(wooWebhookDelete(connection.shop, keys, webhook))));
+      await discard(connector.knex, id);
+      throw err;
+    }
+    await activate(connector.knex, id, { ...keys, set_status: false });
+    return id;
+  });
 }
