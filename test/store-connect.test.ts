@@ -360,6 +360,14 @@ describe('connecting a store in one click', () => {
       const redact = `{"shop_id":954889,"shop_domain":"privacy.myshopify.com","customer":{"id":191167,"email":"amina.benali@example.com"},"orders_to_redact":[${bigId}]}`;
       await privacy('customers/redact', redact).expect(200);
       expect((await ordersOf(s)).map((o) => o.external_id)).to.deep.equal(['5678901234']);
+      // A customer Shopify names by phone alone: their orders of this shop go, another shop's stay.
+      const other = await owner();
+      await testKnex()('orders').insert({ workspace_id: other.workspaceId, client_name: 'Amina', phone: '+212612345678', store_name: 'Elsewhere', products_name: 'Tea' });
+      const byPhone = '{"shop_id":954889,"shop_domain":"privacy.myshopify.com","customer":{"id":191168,"phone":"+212 6 12 34 56 78"},"orders_to_redact":[]}';
+      await privacy('customers/redact', byPhone).expect(200);
+      expect(await ordersOf(s)).to.deep.equal([]);
+      expect(await testKnex()('orders').where({ workspace_id: other.workspaceId }).pluck('phone')).to.deep.equal(['+212612345678']);
+      await signedShopify(connection.id, SHOPIFY_ORDER).expect(200);
 
       expect((await signedShopify(connection.id, '{"id":1,"domain":"privacy.myshopify.com"}', 'app/uninstalled').expect(200)).body.result).to.equal('ignored');
       const [stopped] = await connectionsOf(s);

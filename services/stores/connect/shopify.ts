@@ -4,6 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
+import { normalizeMoroccanPhone } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
 import { activate, afterState, discard, pendingConnection, takeState } from './approvals';
 import type { ConnectConfig, Connector } from './connector';
@@ -68,7 +69,8 @@ export async function shopifyCallback(connector: Connector, workspace: Workspace
 /**
  * Shopify's privacy topics, signed with the app's client secret (X-Shopify-Hmac-Sha256):
  * `customers/data_request` is answered (we keep nothing beyond the orders the shop sees in its own
- * admin), `customers/redact` deletes that customer's orders of the shop's connections, and
+ * admin), `customers/redact` deletes that customer's orders of the shop's connections (those it names, and
+ * those with the customer's phone), and
  * `shop/redact` deletes the shop's connections and their orders. 401 when the signature is wrong.
  */
 export async function shopifyPrivacy(connector: Connector, raw: Buffer, headers: IncomingHttpHeaders): Promise<200 | 400 | 401 | 404> {
@@ -89,7 +91,19 @@ export async function shopifyPrivacy(connector: Connector, raw: Buffer, headers:
   const connections = connector.knex('store_connections').where({ kind: 'shopify', shop }).select('id');
   if (topic === 'customers/redact') {
     const named = (Array.isArray(body.orders_to_redact) ? body.orders_to_redact : []).map(idOf).filter((id): id is string => !!id && id.length <= 200);
-    if (named.length > 0) await connector.knex('orders').whereIn('store_connection_id', connections).whereIn('external_id', named).delete();
+    // The orders Shopify names, and the customer's other orders of these connections by their phone
+    // (the one thing of the customer we keep): Shopify leaves out orders of the last six months.
+    const customer = body.customer && typeof body.customer === 'object' ? (body.customer as Record<string, unknown>) : {};
+    const phone = typeof customer.phone === 'string' ? normalizeMoroccanPhone(customer.phone.slice(0, 40)) : null;
+    if (named.length > 0 || phone)
+      await connector
+        .knex('orders')
+        .whereIn('store_connection_id', connections)
+        .where((which) => {
+          if (named.length > 0) which.orWhereIn('external_id', named);
+          if (phone) which.orWhere('phone', phone);
+        })
+        .delete();
   } else if (topic === 'shop/redact') {
     await connector.knex.transaction(async (trx) => {
       const ids = (await trx('store_connections').where({ kind: 'shopify', shop }).select('id')).map((row) => row.id);
