@@ -362,7 +362,13 @@ describe('connecting a store in one click', () => {
       expect((await ordersOf(s)).map((o) => o.external_id)).to.deep.equal(['5678901234']);
       // A customer Shopify names by phone alone: their orders of this shop go, another shop's stay.
       const other = await owner();
-      await testKnex()('orders').insert({ workspace_id: other.workspaceId, client_name: 'Amina', phone: '+212612345678', store_name: 'Elsewhere', products_name: 'Tea' });
+      await testKnex()('orders').insert({
+        workspace_id: other.workspaceId,
+        client_name: 'Amina',
+        phone: '+212612345678',
+        store_name: 'Elsewhere',
+        products_name: 'Tea',
+      });
       const byPhone = '{"shop_id":954889,"shop_domain":"privacy.myshopify.com","customer":{"id":191168,"phone":"+212 6 12 34 56 78"},"orders_to_redact":[]}';
       await privacy('customers/redact', byPhone).expect(200);
       expect(await ordersOf(s)).to.deep.equal([]);
