@@ -9,8 +9,7 @@ import type { Knex } from 'knex';
  * neighbouring words meet, each hashed with its workspace id: a search reads only its own shop's
  * lists, and only for a few keys of what was typed (see search_pattern_keys). `search_text LIKE`
  * stays the condition that decides; the keys only find the candidates, so a hash collision costs a
- * row read, never a wrong answer. The pg_trgm index stays for a `LIKE` that Postgres plans on its
- * own (an export's search walks it for a rare name rather than every order of the workspace).
+ * row read, never a wrong answer. The pg_trgm index stayed until 20261126_45_01 dropped it.
  *
  * Words are runs of characters other than ASCII spaces and punctuation, whatever the database's
  * locale: Arabic and accented letters are word characters everywhere. hashtext() is Postgres's
