@@ -162,13 +162,18 @@ describe('WhatsApp agents', function () {
           .and.match(new RegExp(`${words[lng].subscribe}\\s+messages\\b`));
         expect(text, lng).to.contain('WhatsApp → API Setup').and.contain('whatsapp_business_messaging');
         // The template, in French and in Arabic, each with its two quick-reply buttons, Confirm first.
-        const rows = [...html.matchAll(/<tr lang="(\w+)" dir="(\w+)">([\s\S]*?)<\/tr>/g)].map((m) => [m[1], m[2], pageText(m[3])]);
+        const rows = [...html.matchAll(/<tr>\s*<td data-label="[^"]*"><code>(\w+)<\/code><\/td>([\s\S]*?)<\/tr>/g)].map((m) => [
+          m[1],
+          [...m[2].matchAll(/ lang="(\w+)" dir="(\w+)"/g)].map((d) => `${d[1]} ${d[2]}`).join(', '),
+          pageText(m[2]),
+        ]);
+        // Each template's text in its own language and direction, the row's labels in the page's.
         expect(
-          rows.map(([language, dir]) => [language, dir]),
+          rows.map(([language, dirs]) => [language, dirs]),
           lng,
         ).to.deep.equal([
-          ['fr', 'ltr'],
-          ['ar', 'rtl'],
+          ['fr', 'fr ltr, fr ltr'],
+          ['ar', 'ar rtl, ar rtl'],
         ]);
         expect(rows[0][2]).to.contain('Bonjour {{1}}').and.contain('{{5}}').and.contain('Confirmer · Annuler');
         expect(rows[1][2]).to.contain('السلام {{1}}').and.contain('{{5}}').and.contain('تأكيد · إلغاء');
