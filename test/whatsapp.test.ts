@@ -1,10 +1,13 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { decodeHTML } from 'entities';
 import request from 'supertest';
-import { loadConfig } from '../config';
+import { loadConfig, ROOT } from '../config';
 import { Jobs } from '../db/jobs';
 import { createServices } from '../services';
+import { TEMPLATE_TEXTS } from '../services/whatsapp';
 import { CallService, CallSettingsService } from '../services/calls';
 import type { RunningWorker } from '../worker';
 import { app, csrfFrom, signUp, TEST_ENV } from './helpers/app';
@@ -549,6 +552,19 @@ describe('WhatsApp agents', function () {
         expect(await callOf(third.order.id)).to.include({ ended_at: null });
       });
 
+      it('a person’s status change while the message waits cancels the ladder: a late reply or silence hands nothing on', async () => {
+        const shop = await whatsappShop();
+        const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345689' });
+        await shop.agent.put(`/api/orders/${order.id}`).send({ status: 'order-changed' }).expect(200);
+        expect((await operationsOf(order.id)).map((op) => op.status)).to.deep.equal(['cancelled']);
+        await deliver(shop.whatsappId, envelope({ messages: [textMessage('Bghit nzid wa7ed', call.message_id, '212612345689')] })).expect(200);
+        const services = createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex()));
+        await services.whatsapp.sweep(new Date(call.result_due_at.getTime() + 1000));
+        expect((await operationsOf(order.id)).map((op) => op.status)).to.deep.equal(['cancelled']);
+        expect((await orderRow(order.id)).status).to.equal('order-changed');
+        await shop.agent.post('/api/calls/next').expect(204);
+      });
+
       it('an image → "[image]"', async () => {
         const shop = await whatsappShop();
         const { order } = await sentOrder(shop, { ...ORDER, phone: '0612345678' });
@@ -771,5 +787,49 @@ describe('WhatsApp agents', function () {
         await worker.stop();
       }
     });
+  });
+
+  it('docs/whatsapp.md: connecting a real number, the template the agent page shows (French and Arabic), what a message costs the shop, and the ladder', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'whatsapp.md'), 'utf8');
+    const flat = doc.replace(/\n> ?/g, ' ').replace(/\s+/g, ' ');
+    const section = (title: string) => {
+      const start = doc.indexOf(`\n## ${title}\n`);
+      expect(start, title).to.be.greaterThan(-1);
+      const end = doc.indexOf('\n## ', start + 4);
+      return doc.slice(start, end === -1 ? undefined : end).replace(/\s+/g, ' ');
+    };
+    expect(section('Connect a number'))
+      .to.contain('Meta Business → your app → WhatsApp → API Setup')
+      .and.contain('Phone number ID')
+      .and.contain('Business settings → Users → System users')
+      .and.contain('`whatsapp_business_messaging`')
+      .and.contain('expiry **Never**')
+      .and.contain('App secret')
+      .and.contain('WhatsApp → Configuration → Webhook')
+      .and.contain('Verify and save')
+      .and.contain('`callback_url`')
+      .and.contain('`verify_token`');
+    const template = section('The message template');
+    expect(template).to.contain('Utility').and.contain('Quick reply').and.contain('Confirm first, Cancel second').and.contain('sent as `-`');
+    for (const [n, what] of ['client', 'products', 'amount to collect', 'store', 'reference'].entries())
+      expect(template).to.match(new RegExp(`\\{\\{${n + 1}\\}\\}\` \\| [^|]*${what}`));
+    // The same template as the agent's page asks the shop to submit, word for word.
+    for (const tpl of TEMPLATE_TEXTS) {
+      expect(flat, tpl.language).to.contain(tpl.body);
+      expect(flat, tpl.language).to.contain(`**${tpl.confirm}** · **${tpl.cancel}**`);
+    }
+    expect(section('What a message costs'))
+      .to.contain('Meta bills the shop')
+      .and.contain('per delivered template message')
+      .and.contain('utility')
+      .and.contain("Morocco's rates change in October 2026")
+      .and.contain('`WHATSAPP_COST`')
+      .and.contain('delivered rate');
+    expect(section('The ladder'))
+      .to.contain('`fallbackAgentId`')
+      .and.contain('in the same transaction')
+      .and.contain('at most **three agents**')
+      .and.contain('no loop')
+      .and.contain('WhatsApp (4 hours for a reply) → a voice agent');
   });
 });
