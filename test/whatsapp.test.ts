@@ -1,12 +1,19 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
+import { decodeHTML } from 'entities';
 import request from 'supertest';
-import { loadConfig } from '../config';
+import { loadConfig, ROOT } from '../config';
 import { Jobs } from '../db/jobs';
 import { createServices } from '../services';
+import { TEMPLATE_TEXTS } from '../services/whatsapp';
+import { CallService, CallSettingsService } from '../services/calls';
 import type { RunningWorker } from '../worker';
 import { app, csrfFrom, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
-import { ORDER, orderRow, testWorker, waitFor } from './helpers/loop';
+import { agentDouble, grant, ORDER, openAllDay, orderRow, testWorker, waitFor } from './helpers/loop';
+import { newMessageId, signedHeaders } from '../integrations/signing';
 import {
   ACCESS_TOKEN,
   APP_SECRET,
@@ -25,6 +32,8 @@ import {
   whatsappShop,
 } from './helpers/whatsapp';
 
+/** A page's words: tags dropped (each ends a line), entities decoded. */
+const pageText = (html: string) => decodeHTML(html.replace(/<(script|style)[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, '\n')).replace(/[ \t]*\n[\n\s]*/g, '\n');
 const operationsOf = (orderId: string) => testKnex()('operations').where({ order_id: orderId }).orderBy('ladder_step');
 const AMINA = { ...ORDER, productsName: '2 × Babouches', storeName: 'Atlas', totalAmount: '349.00', externalRef: '#1001' };
 
@@ -121,6 +130,101 @@ describe('WhatsApp agents', function () {
       const youssef = await testKnex()('agents').where({ workspace_id: shop.workspaceId, name: 'Youssef' }).first();
       expect(youssef).to.include({ kind: 'human' });
       expect(await testKnex()('whatsapp_agents').where({ agent_id: youssef.id })).to.deep.equal([]);
+    });
+
+    it('its page guides the owner in the staff’s language: callback URL, verify token, where in Meta’s dashboard, the template in French and Arabic with two quick-reply buttons and its parameters in order', async () => {
+      const shop = await whatsappShop();
+      const callbackUrl = `${TEST_ENV.PUBLIC_BASE_URL}/hooks/whatsapp/${shop.whatsappId}`;
+      const words = {
+        en: {
+          heading: 'Connect it in Meta’s dashboard',
+          subscribe: 'subscribe to',
+          params: ['client name', 'products', 'amount to collect', 'store name', 'order reference'],
+        },
+        fr: {
+          heading: 'Le relier dans le tableau de bord de Meta',
+          subscribe: 'abonnez-vous à',
+          params: ['nom du client', 'produits', 'montant à encaisser', 'nom de la boutique', 'référence de la commande'],
+        },
+        ar: {
+          heading: 'ربطو من لوحة التحكم ديال Meta',
+          subscribe: 'اشترك ف',
+          params: ['سمية الكليان', 'المنتوجات', 'المبلغ اللي غادي يتخلص', 'سمية المتجر', 'مرجع الطلبية'],
+        },
+      };
+      for (const lng of ['en', 'fr', 'ar'] as const) {
+        await shop.agent.put('/api/account').send({ language: lng }).expect(200);
+        const html = (await shop.agent.get(`/agents/${shop.whatsappId}`).expect(200)).text;
+        expect(html).to.contain(`<html lang="${lng}"`);
+        const text = pageText(html);
+        expect(text, lng).to.contain(words[lng].heading.replace('’', "'")).and.contain(callbackUrl).and.contain(shop.verifyToken);
+        // Where to paste them, and the field to subscribe to.
+        expect(text, lng)
+          .to.contain('WhatsApp → Configuration')
+          .and.contain('Verify and save')
+          .and.match(new RegExp(`${words[lng].subscribe}\\s+messages\\b`));
+        expect(text, lng).to.contain('WhatsApp → API Setup').and.contain('whatsapp_business_messaging');
+        // The template, in French and in Arabic, each with its two quick-reply buttons, Confirm first.
+        const rows = [...html.matchAll(/<tr>\s*<td data-label="[^"]*"><code>(\w+)<\/code><\/td>([\s\S]*?)<\/tr>/g)].map((m) => [
+          m[1],
+          [...m[2].matchAll(/ lang="(\w+)" dir="(\w+)"/g)].map((d) => `${d[1]} ${d[2]}`).join(', '),
+          pageText(m[2]),
+        ]);
+        // Each template's text in its own language and direction, the row's labels in the page's.
+        expect(
+          rows.map(([language, dirs]) => [language, dirs]),
+          lng,
+        ).to.deep.equal([
+          ['fr', 'fr ltr, fr ltr'],
+          ['ar', 'ar rtl, ar rtl'],
+        ]);
+        expect(rows[0][2]).to.contain('Bonjour {{1}}').and.contain('{{5}}').and.contain('Confirmer · Annuler');
+        expect(rows[1][2]).to.contain('السلام {{1}}').and.contain('{{5}}').and.contain('تأكيد · إلغاء');
+        // The body's five variables, in the order they are sent.
+        const params = [...text.matchAll(/\{\{(\d)\}\}\n([^\n]+)/g)].map((m) => `${m[1]} ${m[2].trim()}`);
+        expect(params, lng).to.deep.equal(words[lng].params.map((p, i) => `${i + 1} ${p}`));
+      }
+      // A member sees the connection, never the verify token or the guide.
+      const member = await signUp({ invitedBy: shop });
+      const theirs = await member.agent.get(`/agents/${shop.whatsappId}`).expect(200);
+      expect(theirs.text).not.to.contain(shop.verifyToken);
+      expect(pageText(theirs.text)).to.contain(callbackUrl).and.not.to.contain('WhatsApp → Configuration');
+    });
+
+    it('outside the calling hours nothing is sent: a due operation waits for their opening (no call, no message); inside them, a whatsapp call and its send queued', async () => {
+      const shop = await whatsappShop();
+      const order = (
+        await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone: '0612345691' })
+          .expect(201)
+      ).body;
+      const now = new Date();
+      const minutes = now.getUTCHours() * 60 + now.getUTCMinutes();
+      // A one-hour window twelve hours away from now (Morocco is UTC+0/+1): the operation moves to its opening.
+      const start = (minutes + 12 * 60) % (23 * 60);
+      const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+      await shop.agent
+        .put('/api/settings/calls')
+        .send({ callingHours: { start: hhmm(start), end: hhmm(start + 60) } })
+        .expect(200);
+      const opening: Date = (await testKnex()('operations').where({ id: order.operation_id }).first()).next_attempt_at;
+      expect(opening.getTime()).to.be.greaterThan(now.getTime());
+      // A worker's clock two hours after the opening: the operation is due, the hours are closed.
+      const at = (time: Date) => new CallService(testKnex(), new Jobs(testKnex()), new CallSettingsService(testKnex()), loadConfig(TEST_ENV).calls, () => time);
+      const sends = () =>
+        testKnex()('pgboss.job')
+          .where({ name: 'whatsapp-send' })
+          .whereRaw("data->>'callId' IN (SELECT id::text FROM calls WHERE operation_id = ?)", [order.operation_id]);
+      expect(await at(new Date(opening.getTime() + 2 * 3_600_000)).dispatch(order.operation_id)).to.equal('waiting');
+      expect(await testKnex()('calls').where({ operation_id: order.operation_id })).to.deep.equal([]);
+      expect(await sends()).to.have.length(0);
+      expect((await testKnex()('operations').where({ id: order.operation_id }).first()).status).to.equal('pending');
+      // A minute after the opening: sent.
+      expect(await at(new Date(opening.getTime() + 60_000)).dispatch(order.operation_id)).to.equal('dispatched');
+      const [call] = await testKnex()('calls').where({ operation_id: order.operation_id });
+      expect(call).to.include({ kind: 'whatsapp', attempt: 1, message_id: null, ended_at: null });
+      expect((await sends()).map((job) => job.data)).to.deep.equal([{ callId: call.id, try: 1 }]);
     });
 
     it('a member → 403, nothing created', async () => {
@@ -247,6 +351,33 @@ describe('WhatsApp agents', function () {
       expect(call).to.include({ outcome: 'failed', summary: '(#132001) Template name does not exist in the translation', message_id: null });
       expect((await orderRow(res.body.id)).status).to.equal('pending');
       expect(graph.received.filter((r) => r.json.to === '212612345673')).to.have.length(1);
+      // The fallback's operation is due at once (the calling hours are open all day here), on the ladder's second step.
+      expect(ops[1].ladder_step).to.equal(2);
+      expect(ops[1].next_attempt_at.getTime()).to.be.at.most(Date.now());
+    });
+
+    it('Meta’s error message is kept to 200 characters, without NUL; a 4xx without one keeps its status', async () => {
+      const shop = await whatsappShop();
+      const long = `(#131009) Parameter value is not valid\u0000 ${'x'.repeat(300)}`;
+      answers.set('212612345693', [{ status: 400, body: { error: { message: long, code: 131009 } } }]);
+      answers.set('212612345694', [{ status: 401, body: { nothing: true } }]);
+      const first = (
+        await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone: '0612345693' })
+          .expect(201)
+      ).body;
+      const second = (
+        await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone: '0612345694' })
+          .expect(201)
+      ).body;
+      const ended = (id: string) => waitFor('call failed', async () => ((await callOf(id))?.outcome === 'failed' ? callOf(id) : undefined));
+      const summary = (await ended(first.id)).summary;
+      expect(summary).to.have.length(200);
+      expect(summary).to.equal(long.replace('\u0000', '').slice(0, 200));
+      expect(await ended(second.id)).to.include({ outcome: 'failed', summary: 'HTTP 401' });
     });
 
     it('a 5xx and a time-out are tried again, about 10 s later (the same call, one message in the end)', async () => {
@@ -266,6 +397,82 @@ describe('WhatsApp agents', function () {
       }
     });
 
+    it('an edited access token and app secret take over: the next message carries the new bearer, the old secret no longer signs', async () => {
+      const shop = await whatsappShop();
+      const token = `EAAG${'y'.repeat(40)}`;
+      const secret = 'f0e1d2c3b4a5968778695a4b3c2d1e0f';
+      await shop.agent.put(`/api/agents/${shop.whatsappId}`).send({ accessToken: token, appSecret: secret }).expect(200);
+      const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345695' });
+      expect(graph.received.find((r) => r.json.to === '212612345695')!.headers.authorization).to.equal(`Bearer ${token}`);
+      const body = JSON.stringify(envelope({ messages: [buttonMessage(`confirm:${call.id}`, 'Confirmer')] }));
+      await deliver(shop.whatsappId, body).expect(401); // signed with the old secret
+      expect(await callOf(order.id)).to.include({ ended_at: null });
+      const signature = `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
+      await deliver(shop.whatsappId, body, signature).expect(200);
+      expect(await callOf(order.id)).to.include({ outcome: 'confirmed' });
+    });
+
+    it('a ladder of three, WhatsApp → voice → person: the reply hands the order to the voice agent, its no-answer to the human queue; the timeline shows the three steps', async () => {
+      const voice = await agentDouble();
+      try {
+        const shop = await signUp();
+        await openAllDay(shop);
+        await grant(shop, 100);
+        await shop.agent.put('/api/settings/calls').send({ maxAttempts: 1 }).expect(200);
+        const human = (await shop.agent.post('/api/agents').send({ name: 'Salma' }).expect(201)).body;
+        const robot = (
+          await shop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: voice.url, fallbackAgentId: human.id }).expect(201)
+        ).body;
+        const whatsapp = (
+          await shop.agent
+            .post('/api/agents')
+            .send({
+              name: 'WhatsApp Atlas',
+              kind: 'whatsapp',
+              orderHandler: true,
+              phoneNumberId: PHONE_NUMBER_ID,
+              accessToken: ACCESS_TOKEN,
+              appSecret: APP_SECRET,
+              templateName: 'order_confirmation',
+              templateLanguage: 'fr',
+              fallbackAgentId: robot.id,
+            })
+            .expect(201)
+        ).body;
+        const { order } = await sentOrder(shop, { ...ORDER, phone: '0612345698' });
+        await deliver(whatsapp.id, envelope({ messages: [textMessage('3ayet li men ba3d', undefined, '212612345698')] })).expect(200);
+        const requested = await waitFor('call.requested', async () => voice.received.find((r) => r.json.data.order.id === order.id));
+        const body = JSON.stringify({ type: 'call.ended', data: { call_id: requested.json.data.call_id, outcome: 'no-answer', duration_seconds: 0 } });
+        await request(app())
+          .post(`/hooks/calls/${requested.json.data.call_id}`)
+          .set(signedHeaders(robot.secret, newMessageId(), body))
+          .set('Content-Type', 'application/json')
+          .send(body)
+          .expect(200);
+        const ops = await operationsOf(order.id);
+        expect(ops.map((op) => [op.ladder_step, op.agent_id, op.status])).to.deep.equal([
+          [1, whatsapp.id, 'completed'],
+          [2, robot.id, 'completed'],
+          [3, human.id, 'pending'],
+        ]);
+        expect((await orderRow(order.id)).status).to.equal('pending');
+        const api = await shop.agent.get(`/api/orders/${order.id}/operations`).expect(200);
+        expect(api.body.operations.map((op: { calls: Array<{ kind: string; outcome: string }> }) => op.calls.map((c) => [c.kind, c.outcome]))).to.deep.equal([
+          [['whatsapp', 'no-answer']],
+          [['voice', 'no-answer']],
+          [],
+        ]);
+        const page = pageText((await shop.agent.get(`/orders/${order.id}`).expect(200)).text);
+        expect(page).to.contain('3ayet li men ba3d').and.contain('step 2').and.contain('step 3').and.contain('Robot').and.contain('WhatsApp Atlas');
+        // The person at the top of the ladder reads what the customer wrote.
+        const claimed = await shop.agent.post('/api/calls/next').expect(200);
+        expect(claimed.body.operation.id).to.equal(ops[2].id);
+        expect((await shop.agent.get(`/calls/${claimed.body.call.id}`).expect(200)).text).to.contain('3ayet li men ba3d');
+      } finally {
+        await voice.close();
+      }
+    });
+
     describe('the webhook', () => {
       it('GET: the challenge back as plain text for the agent’s verify token; 403 otherwise; 404 for an unknown agent', async () => {
         const shop = await whatsappShop();
@@ -279,6 +486,11 @@ describe('WhatsApp agents', function () {
           .get(`/hooks/whatsapp/${shop.whatsappId}`)
           .query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': '1' })
           .expect(403);
+        await request(app())
+          .get(`/hooks/whatsapp/${shop.whatsappId}`)
+          .query({ 'hub.mode': 'unsubscribe', 'hub.verify_token': shop.verifyToken, 'hub.challenge': '1' })
+          .expect(403);
+        await request(app()).get(`/hooks/whatsapp/${shop.whatsappId}`).query({ 'hub.mode': 'subscribe', 'hub.challenge': '1' }).expect(403);
         await request(app()).get(`/hooks/whatsapp/${shop.humanId}`).query({ 'hub.verify_token': shop.verifyToken }).expect(404);
       });
 
@@ -323,6 +535,34 @@ describe('WhatsApp agents', function () {
         expect(claimed.body.order.id).to.equal(order.id);
         const callPage = await shop.agent.get(`/calls/${claimed.body.call.id}`).expect(200);
         expect(callPage.text).to.contain('Bghit nbeddel l’adresse');
+      });
+
+      it('a reply quoting a message answers that message’s call; one quoting nothing answers the customer’s call sent last', async () => {
+        const shop = await whatsappShop();
+        const older = await sentOrder(shop, { ...ORDER, phone: '0612345696' });
+        const newer = await sentOrder(shop, { ...ORDER, phone: '0612345696' });
+        await deliver(shop.whatsappId, envelope({ messages: [textMessage('Hadi dyal l’bare7', older.call.message_id, '212612345696')] })).expect(200);
+        expect(await callOf(older.order.id)).to.include({ outcome: 'no-answer', reply: 'Hadi dyal l’bare7' });
+        expect(await callOf(newer.order.id)).to.include({ ended_at: null });
+        await deliver(shop.whatsappId, envelope({ messages: [textMessage('w hadi?', undefined, '212612345696')] })).expect(200);
+        expect(await callOf(newer.order.id)).to.include({ outcome: 'no-answer', reply: 'w hadi?' });
+        // Another customer's words answer neither.
+        const third = await sentOrder(shop, { ...ORDER, phone: '0612345697' });
+        await deliver(shop.whatsappId, envelope({ messages: [textMessage('salam', undefined, '212699999999')] })).expect(200);
+        expect(await callOf(third.order.id)).to.include({ ended_at: null });
+      });
+
+      it('a person’s status change while the message waits cancels the ladder: a late reply or silence hands nothing on', async () => {
+        const shop = await whatsappShop();
+        const { order, call } = await sentOrder(shop, { ...ORDER, phone: '0612345689' });
+        await shop.agent.put(`/api/orders/${order.id}`).send({ status: 'order-changed' }).expect(200);
+        expect((await operationsOf(order.id)).map((op) => op.status)).to.deep.equal(['cancelled']);
+        await deliver(shop.whatsappId, envelope({ messages: [textMessage('Bghit nzid wa7ed', call.message_id, '212612345689')] })).expect(200);
+        const services = createServices(testKnex(), loadConfig(TEST_ENV), new Jobs(testKnex()));
+        await services.whatsapp.sweep(new Date(call.result_due_at.getTime() + 1000));
+        expect((await operationsOf(order.id)).map((op) => op.status)).to.deep.equal(['cancelled']);
+        expect((await orderRow(order.id)).status).to.equal('order-changed');
+        await shop.agent.post('/api/calls/next').expect(204);
       });
 
       it('an image → "[image]"', async () => {
@@ -479,5 +719,117 @@ describe('WhatsApp agents', function () {
       await deliver(shop.whatsappId, envelope({ messages: [buttonMessage(`confirm:${call.id}`, 'Confirmer')] })).expect(200);
       expect((await orderRow(order.id)).status).to.equal('pending');
     });
+  });
+
+  describe('when Meta cannot be reached (a worker of its own for each case)', () => {
+    const sendJobs = (callId: string) => testKnex()('pgboss.job').where({ name: 'whatsapp-send' }).whereRaw("data->>'callId' = ?", [callId]);
+    /** The order's call once its first try is over and its second is queued. */
+    async function triedOnce(orderId: string) {
+      return waitFor('a second try queued', async () => {
+        const call = await callOf(orderId);
+        if (!call) return undefined;
+        const jobs = await sendJobs(call.id);
+        return jobs.some((job) => job.data.try === 2) ? call : undefined;
+      });
+    }
+
+    it('through the outbound guard: with private addresses refused, nothing reaches a double on 127.0.0.1; the send is tried again later', async () => {
+      const graph = await graphDouble();
+      const worker = await testWorker({ WHATSAPP_API_ORIGIN: graph.origin, ALLOW_PRIVATE_URLS: 'false' });
+      try {
+        const shop = await whatsappShop();
+        const order = (
+          await shop.agent
+            .post('/api/orders')
+            .send({ ...ORDER, phone: '0612345699' })
+            .expect(201)
+        ).body;
+        const call = await triedOnce(order.id);
+        expect(graph.received).to.deep.equal([]);
+        expect(call).to.include({ kind: 'whatsapp', message_id: null, ended_at: null });
+      } finally {
+        await worker.stop();
+        await graph.close();
+      }
+    });
+
+    it('a refused connection is tried again like a call.requested; after the last try the call is failed ("WhatsApp unreachable") and the fallback has the order', async () => {
+      const closed = await graphDouble();
+      await closed.close(); // its port now refuses connections
+      const worker = await testWorker({ WHATSAPP_API_ORIGIN: closed.origin });
+      try {
+        const shop = await whatsappShop();
+        const order = (
+          await shop.agent
+            .post('/api/orders')
+            .send({ ...ORDER, phone: '0612345690' })
+            .expect(201)
+        ).body;
+        const call = await triedOnce(order.id);
+        expect(call).to.include({ message_id: null, ended_at: null });
+        // The fifth try is the last (after about 10 s, 1 min, 5 min and 15 min): brought forward to now.
+        await testKnex()('pgboss.job')
+          .where({ name: 'whatsapp-send', state: 'created' })
+          .whereRaw("data->>'callId' = ?", [call.id])
+          .update({ data: testKnex().raw(`jsonb_set(data, '{try}', '5')`), start_after: testKnex().fn.now() });
+        const ended = await waitFor('the call failed', async () => {
+          const row = await callOf(order.id);
+          return row?.ended_at ? row : undefined;
+        });
+        expect(ended).to.include({ outcome: 'failed', summary: 'WhatsApp unreachable', ended_by: 'system', message_id: null });
+        expect((await operationsOf(order.id)).map((op) => [op.status, op.agent_id])).to.deep.equal([
+          ['completed', shop.whatsappId],
+          ['pending', shop.humanId],
+        ]);
+        expect((await orderRow(order.id)).status).to.equal('pending');
+        expect(await testKnex()('calls').where({ operation_id: call.operation_id })).to.have.length(1);
+      } finally {
+        await worker.stop();
+      }
+    });
+  });
+
+  it('docs/whatsapp.md: connecting a real number, the template the agent page shows (French and Arabic), what a message costs the shop, and the ladder', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'whatsapp.md'), 'utf8');
+    const flat = doc.replace(/\n> ?/g, ' ').replace(/\s+/g, ' ');
+    const section = (title: string) => {
+      const start = doc.indexOf(`\n## ${title}\n`);
+      expect(start, title).to.be.greaterThan(-1);
+      const end = doc.indexOf('\n## ', start + 4);
+      return doc.slice(start, end === -1 ? undefined : end).replace(/\s+/g, ' ');
+    };
+    expect(section('Connect a number'))
+      .to.contain('Meta Business → your app → WhatsApp → API Setup')
+      .and.contain('Phone number ID')
+      .and.contain('Business settings → Users → System users')
+      .and.contain('`whatsapp_business_messaging`')
+      .and.contain('expiry **Never**')
+      .and.contain('App secret')
+      .and.contain('WhatsApp → Configuration → Webhook')
+      .and.contain('Verify and save')
+      .and.contain('`callback_url`')
+      .and.contain('`verify_token`');
+    const template = section('The message template');
+    expect(template).to.contain('Utility').and.contain('Quick reply').and.contain('Confirm first, Cancel second').and.contain('sent as `-`');
+    for (const [n, what] of ['client', 'products', 'amount to collect', 'store', 'reference'].entries())
+      expect(template).to.match(new RegExp(`\\{\\{${n + 1}\\}\\}\` \\| [^|]*${what}`));
+    // The same template as the agent's page asks the shop to submit, word for word.
+    for (const tpl of TEMPLATE_TEXTS) {
+      expect(flat, tpl.language).to.contain(tpl.body);
+      expect(flat, tpl.language).to.contain(`**${tpl.confirm}** · **${tpl.cancel}**`);
+    }
+    expect(section('What a message costs'))
+      .to.contain('Meta bills the shop')
+      .and.contain('per delivered template message')
+      .and.contain('utility')
+      .and.contain("Morocco's rates change in October 2026")
+      .and.contain('`WHATSAPP_COST`')
+      .and.contain('delivered rate');
+    expect(section('The ladder'))
+      .to.contain('`fallbackAgentId`')
+      .and.contain('in the same transaction')
+      .and.contain('at most **three agents**')
+      .and.contain('no loop')
+      .and.contain('WhatsApp (4 hours for a reply) → a voice agent');
   });
 });
