@@ -4,7 +4,7 @@ import { newMessageId, signedHeaders } from '../integrations/signing';
 import type { RunningWorker } from '../worker';
 import { app, csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
-import { agentDouble, createOrder, ORDER, orderRow, testWorker, voiceShop, waitFor } from './helpers/loop';
+import { agentDouble, createOrder, humanShop, ORDER, orderRow, testWorker, voiceShop, waitFor } from './helpers/loop';
 
 const operationsOf = (orderId: string) => testKnex()('operations').where({ order_id: orderId }).orderBy('created_at');
 
@@ -130,6 +130,28 @@ describe('the ladder: fallback agents', function () {
       } finally {
         await double.close();
       }
+    });
+
+    it('a human queue’s exhausted no-answers go to its fallback, in the transaction of the outcome', async () => {
+      const shop = await humanShop();
+      await shop.agent.put('/api/settings/calls').send({ maxAttempts: 1 }).expect(200);
+      const evening = await shop.agent.post('/api/agents').send({ name: 'Evening team' }).expect(201);
+      await shop.agent.put(`/api/agents/${shop.handlerId}`).send({ fallbackAgentId: evening.body.id }).expect(200);
+      const order = await createOrder(shop, { ...ORDER, phone: '0612345606' });
+      const claimed = await shop.agent.post('/api/calls/next').expect(200);
+      expect(claimed.body.order.id).to.equal(order.id);
+      await shop.agent.post(`/api/calls/${claimed.body.call.id}/outcome`).send({ outcome: 'no-answer' }).expect(200);
+      const [first, second] = await operationsOf(order.id);
+      expect(first).to.include({ status: 'completed', agent_id: shop.handlerId, ladder_step: 1 });
+      expect(second).to.include({ status: 'pending', agent_id: evening.body.id, ladder_step: 2 });
+      expect((await orderRow(order.id)).status).to.equal('pending');
+      const next = await shop.agent.post('/api/calls/next').expect(200);
+      expect(next.body.order.id).to.equal(order.id);
+      expect(next.body.operation.id).to.equal(second.id);
+      // The last step's no-answer ends the ladder: the order is no-answer, no third step.
+      await shop.agent.post(`/api/calls/${next.body.call.id}/outcome`).send({ outcome: 'no-answer' }).expect(200);
+      expect((await operationsOf(order.id)).map((op) => op.status)).to.deep.equal(['completed', 'completed']);
+      expect((await orderRow(order.id)).status).to.equal('no-answer');
     });
 
     it('a person’s status change cancels the next step, and no step is added after it', async () => {
