@@ -87,8 +87,10 @@ export async function deliveriesAtScale(options: {
   // What the worker's housekeeping does every minute: the counters' deltas folded.
   await compactDeliveryCounts(knex);
   // Statistics of every table the seed wrote (calls and operations too: their stale counts once made
-  // the planner read every call of the database for /stats).
-  await knex.raw('ANALYZE');
+  // the planner read every call of the database for /stats), and the folded deltas' dead rows gone, as
+  // autovacuum leaves the counters in steady state (the orders bench does the same): without it, the
+  // 30 days' 1,900 counter rows of the large workspace were read from 1,340 pages instead of 320.
+  await knex.raw('VACUUM ANALYZE');
 
   const get = (cookie: string, path: string): Target => ({ method: 'GET', path, headers: { ...BEHIND_ROUTER, cookie } });
   const cases: Array<[string, string]> = [
