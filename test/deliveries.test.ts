@@ -229,4 +229,35 @@ describe('the order pages', () => {
     expect(csv.split('\r\n')[0]).to.match(/,delivery_status,carrier,tracking_number,carrier_status$/);
     expect(csv).to.include(',returned,Sendit,SD-9,Retour');
   });
+
+  it('the list filtered by a delivery: its caption and pager agree on the count; an empty filter says so and offers any delivery', async () => {
+    const s = await shop();
+    const delivered = await create(s, { phone: '0611111111' });
+    await create(s, { phone: '0622222222' });
+    await s.agent.put(`/api/orders/${delivered.id}/delivery`).send({ status: 'delivered' }).expect(200);
+    const caption = (html: string) => /<caption>([^<]*)<\/caption>/.exec(html)?.[1];
+    const fr = (await s.agent.get('/orders?delivery=delivered').set('Accept-Language', 'fr').expect(200)).text;
+    // Not "2 commandes": the workspace has two, the filter keeps one.
+    expect(caption(fr)).to.equal('Commandes trouvées, les plus récentes en premier');
+    expect(fr).to.include('1–1 sur 1');
+    // With a status chosen too, the caption does not count that status's orders regardless of the delivery.
+    const both = (await s.agent.get('/orders?status=pending&delivery=delivered').expect(200)).text;
+    expect(caption(both)).to.equal('Matching orders, newest first');
+    expect(both).to.include('1–1 of 1');
+    const none = (await s.agent.get('/orders?delivery=none').expect(200)).text;
+    expect(caption(none)).to.equal('Matching orders, newest first');
+    expect(none).to.include('1–1 of 1');
+    const lost = (await s.agent.get('/orders?delivery=lost').set('Accept-Language', 'fr').expect(200)).text;
+    expect(lost).not.to.include('<caption>');
+    expect(lost).to.match(
+      /Aucune commande dont la livraison est <span class="badge badge-delivery badge-delivery-lost">colis perdu<\/span>\s+pour ces filtres\./,
+    );
+    expect(lost).to.include('Voir les commandes quelle que soit leur livraison');
+    const other = await shop();
+    await create(other);
+    const ar = (await other.agent.get('/orders?delivery=delivered').set('Accept-Language', 'ar').expect(200)).text;
+    expect(ar).to.include('لا يوجد طلب حالة توصيله');
+    const undelivered = (await other.agent.get('/orders?delivery=none').expect(200)).text;
+    expect(undelivered).to.include('Matching orders, newest first');
+  });
 });
