@@ -240,6 +240,12 @@ describe('the order pages', () => {
     // Not "2 commandes": the workspace has two, the filter keeps one.
     expect(caption(fr)).to.equal('Commandes trouvées, les plus récentes en premier');
     expect(fr).to.include('1–1 sur 1');
+    // The export link says it takes these orders, and its file holds only them.
+    const exported = /<a href="([^"]+)" download>Exporter ces commandes en CSV<\/a>/.exec(fr);
+    expect(exported?.[1]).to.equal('/api/orders/export.csv?delivery=delivered&amp;lang=fr');
+    const file = (await s.agent.get('/api/orders/export.csv?delivery=delivered').expect(200)).text.trim().split(/\r?\n/);
+    expect(file).to.have.length(2);
+    expect(file[1]).to.include(delivered.id);
     // With a status chosen too, the caption does not count that status's orders regardless of the delivery.
     const both = (await s.agent.get('/orders?status=pending&delivery=delivered').expect(200)).text;
     expect(caption(both)).to.equal('Matching orders, newest first');
