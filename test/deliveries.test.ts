@@ -135,6 +135,16 @@ describe('the Data API: PUT /data/v1/orders/:id/delivery and its events', () => 
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
     expect(events.body.events).to.have.length(1);
+    // The Data API's order carries the delivery, and its list filters by it.
+    const read = await request(target).get(`/data/v1/orders/${order.id}`).set('apikey', PUBLISHABLE_KEY).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(read.body.delivery).to.include({ status: 'in_transit', carrier: 'Amana', tracking_number: null });
+    const listed = await request(target)
+      .get('/data/v1/orders?delivery=in_transit')
+      .set('apikey', PUBLISHABLE_KEY)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(listed.body.orders.map((o: { id: string }) => o.id)).to.deep.equal([order.id]);
+    expect(listed.body.orders[0].delivery.status).to.equal('in_transit');
     const other = await shop();
     const theirs = await create(other);
     await request(target)
@@ -143,6 +153,37 @@ describe('the Data API: PUT /data/v1/orders/:id/delivery and its events', () => 
       .set('Authorization', `Bearer ${token}`)
       .send({ status: 'delivered' })
       .expect(404);
+  });
+});
+
+describe("another workspace's order: 404 on every delivery route, nothing written", () => {
+  it('the session API, the Data API and the order page', async () => {
+    const a = await shop();
+    const b = await shop();
+    const theirs = await create(b);
+    await b.agent.put(`/api/orders/${theirs.id}/delivery`).send({ status: 'shipped', trackingNumber: 'B-1' }).expect(200);
+    await a.agent.put(`/api/orders/${theirs.id}/delivery`).send({ status: 'delivered' }).expect(404);
+    await a.agent.get(`/api/orders/${theirs.id}/delivery/events`).expect(404);
+    const { key } = await createKey(a);
+    const token = (await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+      .access_token;
+    const data = (method: 'get' | 'put', path: string) =>
+      request(target)[method](`/data/v1${path}`).set('apikey', PUBLISHABLE_KEY).set('Authorization', `Bearer ${token}`);
+    await data('put', `/orders/${theirs.id}/delivery`).send({ status: 'delivered' }).expect(404);
+    await data('get', `/orders/${theirs.id}/delivery/events`).expect(404);
+    await data('get', `/orders/${theirs.id}`).expect(404);
+    // The order page and its delivery form.
+    const page = (await a.agent.get('/orders').expect(200)).text;
+    await a.agent.get(`/orders/${theirs.id}`).expect(404);
+    await a.agent
+      .post(`/orders/${theirs.id}/delivery`)
+      .type('form')
+      .send({ _csrf: csrfFrom(page), status: 'delivered', carrier: '', tracking_number: '', carrier_status: '' })
+      .expect(404);
+    // Their tracking number is theirs: a's list filter and search do not see it.
+    expect((await a.agent.get('/api/orders?delivery=shipped').expect(200)).body.orders).to.deep.equal([]);
+    expect((await knex()('orders').where({ id: theirs.id }).first()).delivery_status).to.equal('shipped');
+    expect(await knex()('delivery_events').where({ order_id: theirs.id })).to.have.length(1);
   });
 });
 
