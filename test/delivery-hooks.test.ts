@@ -79,6 +79,28 @@ describe('/api/carriers', () => {
   });
 });
 
+describe('a new kind of carrier is one adapter file (docs/delivery.md, For maintainers)', () => {
+  it('the table takes any adapter-shaped kind without a migration; a connection of a kind without an adapter answers 401, never 5xx', async () => {
+    const s = await shop();
+    const [row] = await knex()('carrier_connections')
+      .insert({ workspace_id: s.workspaceId, kind: 'sendit', name: 'Sendit', secret: `whsec_${Buffer.alloc(32, 2).toString('base64')}` })
+      .returning(['id', 'secret']);
+    const o = await create(s, { status: 'confirmed' });
+    await push(row.id, { type: 'delivery.updated', data: { order_id: o.id, status: 'delivered' } }, row.secret).expect(401);
+    expect(await deliveryOf(o.id)).to.equal(null);
+    expect(await logOf(row.id)).to.have.length(0);
+    // The kinds a person may make stay the adapters' own.
+    await s.agent.post('/api/carriers').send({ kind: 'sendit', name: 'Sendit' }).expect(400);
+    let refused: unknown = null;
+    await knex()('carrier_connections')
+      .insert({ workspace_id: s.workspaceId, kind: 'Not a kind!', name: 'X', secret: 'whsec_x' })
+      .catch((err: unknown) => {
+        refused = err;
+      });
+    expect(String(refused)).to.match(/carrier_connections_kind_check/);
+  });
+});
+
 describe('POST /hooks/carriers/:id', () => {
   it('200: a signed delivery.updated applies by tracking number, external_ref or order_id; the log says so', async () => {
     const s = await shop();
