@@ -135,6 +135,16 @@ describe('the Data API: PUT /data/v1/orders/:id/delivery and its events', () => 
       .set('Authorization', `Bearer ${token}`)
       .expect(200);
     expect(events.body.events).to.have.length(1);
+    // The Data API's order carries the delivery, and its list filters by it.
+    const read = await request(target).get(`/data/v1/orders/${order.id}`).set('apikey', PUBLISHABLE_KEY).set('Authorization', `Bearer ${token}`).expect(200);
+    expect(read.body.delivery).to.include({ status: 'in_transit', carrier: 'Amana', tracking_number: null });
+    const listed = await request(target)
+      .get('/data/v1/orders?delivery=in_transit')
+      .set('apikey', PUBLISHABLE_KEY)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(listed.body.orders.map((o: { id: string }) => o.id)).to.deep.equal([order.id]);
+    expect(listed.body.orders[0].delivery.status).to.equal('in_transit');
     const other = await shop();
     const theirs = await create(other);
     await request(target)
@@ -143,6 +153,37 @@ describe('the Data API: PUT /data/v1/orders/:id/delivery and its events', () => 
       .set('Authorization', `Bearer ${token}`)
       .send({ status: 'delivered' })
       .expect(404);
+  });
+});
+
+describe("another workspace's order: 404 on every delivery route, nothing written", () => {
+  it('the session API, the Data API and the order page', async () => {
+    const a = await shop();
+    const b = await shop();
+    const theirs = await create(b);
+    await b.agent.put(`/api/orders/${theirs.id}/delivery`).send({ status: 'shipped', trackingNumber: 'B-1' }).expect(200);
+    await a.agent.put(`/api/orders/${theirs.id}/delivery`).send({ status: 'delivered' }).expect(404);
+    await a.agent.get(`/api/orders/${theirs.id}/delivery/events`).expect(404);
+    const { key } = await createKey(a);
+    const token = (await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+      .access_token;
+    const data = (method: 'get' | 'put', path: string) =>
+      request(target)[method](`/data/v1${path}`).set('apikey', PUBLISHABLE_KEY).set('Authorization', `Bearer ${token}`);
+    await data('put', `/orders/${theirs.id}/delivery`).send({ status: 'delivered' }).expect(404);
+    await data('get', `/orders/${theirs.id}/delivery/events`).expect(404);
+    await data('get', `/orders/${theirs.id}`).expect(404);
+    // The order page and its delivery form.
+    const page = (await a.agent.get('/orders').expect(200)).text;
+    await a.agent.get(`/orders/${theirs.id}`).expect(404);
+    await a.agent
+      .post(`/orders/${theirs.id}/delivery`)
+      .type('form')
+      .send({ _csrf: csrfFrom(page), status: 'delivered', carrier: '', tracking_number: '', carrier_status: '' })
+      .expect(404);
+    // Their tracking number is theirs: a's list filter and search do not see it.
+    expect((await a.agent.get('/api/orders?delivery=shipped').expect(200)).body.orders).to.deep.equal([]);
+    expect((await knex()('orders').where({ id: theirs.id }).first()).delivery_status).to.equal('shipped');
+    expect(await knex()('delivery_events').where({ order_id: theirs.id })).to.have.length(1);
   });
 });
 
@@ -228,5 +269,42 @@ describe('the order pages', () => {
     const csv = (await s.agent.get('/api/orders/export.csv').expect(200)).text;
     expect(csv.split('\r\n')[0]).to.match(/,delivery_status,carrier,tracking_number,carrier_status$/);
     expect(csv).to.include(',returned,Sendit,SD-9,Retour');
+  });
+
+  it('the list filtered by a delivery: its caption and pager agree on the count; an empty filter says so and offers any delivery', async () => {
+    const s = await shop();
+    const delivered = await create(s, { phone: '0611111111' });
+    await create(s, { phone: '0622222222' });
+    await s.agent.put(`/api/orders/${delivered.id}/delivery`).send({ status: 'delivered' }).expect(200);
+    const caption = (html: string) => /<caption>([^<]*)<\/caption>/.exec(html)?.[1];
+    const fr = (await s.agent.get('/orders?delivery=delivered').set('Accept-Language', 'fr').expect(200)).text;
+    // Not "2 commandes": the workspace has two, the filter keeps one.
+    expect(caption(fr)).to.equal('Commandes trouvées, les plus récentes en premier');
+    expect(fr).to.include('1–1 sur 1');
+    // The export link says it takes these orders, and its file holds only them.
+    const exported = /<a href="([^"]+)" download>Exporter ces commandes en CSV<\/a>/.exec(fr);
+    expect(exported?.[1]).to.equal('/api/orders/export.csv?delivery=delivered&amp;lang=fr');
+    const file = (await s.agent.get('/api/orders/export.csv?delivery=delivered').expect(200)).text.trim().split(/\r?\n/);
+    expect(file).to.have.length(2);
+    expect(file[1]).to.include(delivered.id);
+    // With a status chosen too, the caption does not count that status's orders regardless of the delivery.
+    const both = (await s.agent.get('/orders?status=pending&delivery=delivered').expect(200)).text;
+    expect(caption(both)).to.equal('Matching orders, newest first');
+    expect(both).to.include('1–1 of 1');
+    const none = (await s.agent.get('/orders?delivery=none').expect(200)).text;
+    expect(caption(none)).to.equal('Matching orders, newest first');
+    expect(none).to.include('1–1 of 1');
+    const lost = (await s.agent.get('/orders?delivery=lost').set('Accept-Language', 'fr').expect(200)).text;
+    expect(lost).not.to.include('<caption>');
+    expect(lost).to.match(
+      /Aucune commande dont la livraison est <span class="badge badge-delivery badge-delivery-lost">colis perdu<\/span>\s+pour ces filtres\./,
+    );
+    expect(lost).to.include('Voir les commandes quelle que soit leur livraison');
+    const other = await shop();
+    await create(other);
+    const ar = (await other.agent.get('/orders?delivery=delivered').set('Accept-Language', 'ar').expect(200)).text;
+    expect(ar).to.include('لا يوجد طلب حالة توصيله');
+    const undelivered = (await other.agent.get('/orders?delivery=none').expect(200)).text;
+    expect(undelivered).to.include('Matching orders, newest first');
   });
 });

@@ -79,6 +79,28 @@ describe('/api/carriers', () => {
   });
 });
 
+describe('a new kind of carrier is one adapter file (docs/delivery.md, For maintainers)', () => {
+  it('the table takes any adapter-shaped kind without a migration; a connection of a kind without an adapter answers 401, never 5xx', async () => {
+    const s = await shop();
+    const [row] = await knex()('carrier_connections')
+      .insert({ workspace_id: s.workspaceId, kind: 'sendit', name: 'Sendit', secret: `whsec_${Buffer.alloc(32, 2).toString('base64')}` })
+      .returning(['id', 'secret']);
+    const o = await create(s, { status: 'confirmed' });
+    await push(row.id, { type: 'delivery.updated', data: { order_id: o.id, status: 'delivered' } }, row.secret).expect(401);
+    expect(await deliveryOf(o.id)).to.equal(null);
+    expect(await logOf(row.id)).to.have.length(0);
+    // The kinds a person may make stay the adapters' own.
+    await s.agent.post('/api/carriers').send({ kind: 'sendit', name: 'Sendit' }).expect(400);
+    let refused: unknown = null;
+    await knex()('carrier_connections')
+      .insert({ workspace_id: s.workspaceId, kind: 'Not a kind!', name: 'X', secret: 'whsec_x' })
+      .catch((err: unknown) => {
+        refused = err;
+      });
+    expect(String(refused)).to.match(/carrier_connections_kind_check/);
+  });
+});
+
 describe('POST /hooks/carriers/:id', () => {
   it('200: a signed delivery.updated applies by tracking number, external_ref or order_id; the log says so', async () => {
     const s = await shop();
@@ -164,6 +186,14 @@ describe('POST /hooks/carriers/:id', () => {
     await push(c.id, '[1,2]', c.secret).expect(400);
     await push(c.id, { type: 'delivery.updated', data: 'x' }, c.secret).expect(400);
     await push(c.id, `${'['.repeat(100)}${']'.repeat(100)}`, c.secret).expect(400);
+    // A NUL byte as it is in the body (not escaped): not JSON, 400.
+    await push(c.id, Buffer.from('{"type":"delivery.updated","data":{"tracking_number":"A\u0000B","status":"delivered"}}'), c.secret).expect(400);
+    const nulWords = await push(
+      c.id,
+      { type: 'delivery.updated', data: { tracking_number: 'A', status: 'delivered', carrier_status: 'Livr\u0000é' } },
+      c.secret,
+    ).expect(200);
+    expect(nulWords.body.result).to.equal('rejected');
     const nul = await push(c.id, { type: 'delivery.updated', data: { tracking_number: 'A\u0000B', status: 'delivered' } }, c.secret).expect(200);
     expect(nul.body.result).to.equal('rejected');
     const unknown = await push(c.id, { type: 'delivery.updated', data: { tracking_number: 'A', status: 'teleported' } }, c.secret).expect(200);
@@ -212,6 +242,15 @@ describe('the /deliveries page', () => {
     expect(seen).to.include('Amana');
     expect(seen).not.to.include('action="/deliveries/carriers"');
     const [row] = await knex()('carrier_connections').where({ workspace_id: owner.workspaceId });
+    // Another workspace's owner cannot remove it: 404, as for an unknown one.
+    const stranger = await shop();
+    const theirPage = (await stranger.agent.get('/deliveries').expect(200)).text;
+    await stranger.agent
+      .post(`/deliveries/carriers/${row.id}/delete`)
+      .type('form')
+      .send({ _csrf: csrfFrom(theirPage) })
+      .expect(404);
+    expect(theirPage).not.to.include('Amana');
     await member.agent
       .post(`/deliveries/carriers/${row.id}/delete`)
       .type('form')
@@ -305,6 +344,33 @@ describe('Shopify fulfillments/create and fulfillments/update', () => {
         200,
       );
       expect(await knex()('orders').where({ id: orderId }).first()).to.include({ delivery_status: ours, delivery_carrier_status: shipment });
+    });
+  }
+
+  // A first fulfillment may already say where the parcel is: fulfillments/create for each shipment_status.
+  const onCreate: Array<[string | null, string]> = [
+    [null, 'shipped'],
+    ['in_transit', 'in_transit'],
+    ['out_for_delivery', 'out_for_delivery'],
+    ['delivered', 'delivered'],
+    ['failure', 'refused'],
+    ['attempted_delivery', 'shipped'],
+    ['label_printed', 'shipped'],
+    ['label_purchased', 'shipped'],
+    ['confirmed', 'shipped'],
+    ['ready_for_pickup', 'shipped'],
+  ];
+  for (const [shipment, ours] of onCreate) {
+    it(`fulfillments/create with shipment_status ${shipment} → ${ours}, with the carrier and tracking number`, async () => {
+      const { storeId, orderId, externalId } = await shopifyOrder();
+      const res = await shopify(storeId, 'fulfillments/create', fulfillment(externalId, { shipment_status: shipment })).expect(200);
+      expect(res.body.result).to.equal('updated');
+      expect(await knex()('orders').where({ id: orderId }).first()).to.include({
+        delivery_status: ours,
+        delivery_carrier: 'Amana',
+        delivery_tracking_number: 'AM123456789MA',
+        delivery_carrier_status: shipment,
+      });
     });
   }
 

@@ -112,6 +112,29 @@ describe('matching a row to an order', () => {
     expect(await deliveryOf(byPhone)).to.equal('shipped');
   });
 
+  it('the columns by their French and Arabic names; the carrier from a column, else from the form', async () => {
+    const s = await shop();
+    const fr = await shipped(s, { phone: '0611111111' }, 'FR-1');
+    const frRef = (await create(s, { phone: '0622222222', externalRef: '#3003', status: 'confirmed' })).id;
+    const csv = "code d'envoi;commande;état;société\nFR-1;;Livrée;Sendit\n;#3003;Refusé;\n";
+    expect((await upload(s, Buffer.from(csv, 'latin1'), 'fr.csv', 'Amana').expect(200)).body).to.include({ updated: 2 });
+    expect(await knex()('orders').where({ id: fr }).first()).to.include({ delivery_status: 'delivered', delivery_carrier: 'Sendit' });
+    expect(await knex()('orders').where({ id: frRef }).first()).to.include({ delivery_status: 'refused', delivery_carrier: 'Amana' });
+    const ar = await shipped(s, { phone: '0633333333' }, 'AR-1');
+    const arPhone = (await create(s, { phone: '0644444444', status: 'confirmed' })).id;
+    const file = xlsx([
+      ['رقم التتبع', 'الهاتف', 'الحالة'],
+      ['AR-1', '', 'تم التسليم'],
+      ['', '0644444444', 'مرتجع'],
+    ]);
+    expect((await upload(s, file, 'ar.xlsx').expect(200)).body).to.include({ updated: 2 });
+    expect(await deliveryOf(ar)).to.equal('delivered');
+    expect(await deliveryOf(arPhone)).to.equal('returned');
+    const referenced = (await create(s, { phone: '0655555555', externalRef: 'R-9', status: 'confirmed' })).id;
+    await upload(s, Buffer.from('référence,statut\nR-9,Ramassé\n'), 'r.csv').expect(200);
+    expect(await deliveryOf(referenced)).to.equal('shipped');
+  });
+
   it('a tracking number in the file is kept on an order matched by reference', async () => {
     const s = await shop();
     const id = (await create(s, { externalRef: '#2002', status: 'confirmed' })).id;
@@ -183,6 +206,12 @@ describe('status words', () => {
     ['Shipped', 'shipped'],
     ['Arrivé au centre', 'in_transit'],
     ['Reçu', 'in_transit'],
+    ['Livré', 'delivered'],
+    ['Refusé', 'refused'],
+    ['Retourné', 'returned'],
+    ['Expédié', 'shipped'],
+    ['En transit', 'in_transit'],
+    ['  en TRANSIT ', 'in_transit'],
   ];
   it('French, Arabic and English words, case and accents aside', async () => {
     const s = await shop();

@@ -167,6 +167,9 @@ describe('GET /api/stats: delivery (hand-computed)', () => {
     const fr = (await world.owner.agent.get('/stats?from=2026-11-01&to=2026-11-10').set('Accept-Language', 'fr').expect(200)).text;
     expect(fr).to.include('Taux de livraison');
     expect(fr).to.include('Expédiées sans appel confirmé');
+    // The figures are named as counts ("Retournées"), not with a parcel's badge words ("colis retourné").
+    expect(fr).to.include('<dt>Retournées</dt><dd>2</dd>');
+    expect(fr).to.include('<dt>Refusées</dt><dd>2</dd>');
     const ar = (await world.owner.agent.get('/stats?from=2026-11-01&to=2026-11-10').set('Accept-Language', 'ar').expect(200)).text;
     expect(ar).to.include('نسبة التسليم');
   });
@@ -259,7 +262,9 @@ describe('GET /api/stats/team (hand-computed)', () => {
     const page = (await world.owner.agent.get(`/stats/team?${period()}`).expect(200)).text;
     expect(page).to.include('Robot');
     expect(page).to.include('/api/stats/team.csv?from=2026-11-01');
-    expect((await world.owner.agent.get('/stats/team').set('Accept-Language', 'fr').expect(200)).text).to.include('Taux de confirmation');
+    const fr = (await world.owner.agent.get('/stats/team').set('Accept-Language', 'fr').expect(200)).text;
+    expect(fr).to.include('Taux de confirmation');
+    expect(fr).to.include('data-label="Sans réponse"');
     expect((await world.owner.agent.get('/stats/team').set('Accept-Language', 'ar').expect(200)).text).to.include('نسبة التأكيد');
     await world.owner.agent.get('/stats/team?from=nope').expect(400);
     const stranger = await signUp();

@@ -57,6 +57,14 @@ describe('refused_before', () => {
     const recent = await create(s, { phone: '0666666666', productsName: 'A' });
     await deliver(s, recent.id, 'refused', 179);
     expect((await create(s, { phone: '0666666666', productsName: 'B' })).flags).to.deep.equal(['refused_before']);
+    // At the edge: two hours inside the 180 days flags, two hours past them does not (hours, not
+    // minutes: a database whose time zone changes its clock counts a day of 23 or 25 hours).
+    const inside = await create(s, { phone: '0656565656', productsName: 'A' });
+    await deliver(s, inside.id, 'returned', 180 - 2 / 24);
+    expect((await create(s, { phone: '0656565656', productsName: 'B' })).flags).to.deep.equal(['refused_before']);
+    const outside = await create(s, { phone: '0657575757', productsName: 'A' });
+    await deliver(s, outside.id, 'returned', 180 + 2 / 24);
+    expect((await create(s, { phone: '0657575757', productsName: 'B' })).flags).to.deep.equal([]);
   });
 
   it('with the other flags: a duplicate of a refused customer has both; an imported file is flagged too', async () => {
@@ -92,6 +100,15 @@ describe('refused_before', () => {
     expect(page).to.include(`href="/orders/${c.id}"`);
     const fr = (await s.agent.get(next.headers.location).set('Accept-Language', 'fr').expect(200)).text;
     expect(fr).to.include('2 sur les 3 derniers colis refusés ou retournés');
+    // One parcel, refused: said so, not "1 of the last parcel".
+    const single = await create(s, { phone: '0689898989', productsName: 'A', status: 'confirmed' });
+    await deliver(s, single.id, 'refused', 5);
+    const lone = await create(s, { phone: '0689898989', productsName: 'B' });
+    const lonePage = (await s.agent.get(`/orders/${lone.id}`).expect(200)).text;
+    expect(lonePage).to.include('The last parcel was refused or returned (180 days)');
+    expect((await s.agent.get(`/orders/${lone.id}`).set('Accept-Language', 'fr').expect(200)).text).to.include(
+      'Le dernier colis a été refusé ou retourné (180 jours)',
+    );
     // The order page says the same.
     expect((await s.agent.get(`/orders/${order.id}`).expect(200)).text).to.include('2 of the last 3 parcels refused or returned');
   });

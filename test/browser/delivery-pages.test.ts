@@ -3,6 +3,7 @@ import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
 import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
+import { openAllDay } from '../helpers/loop';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
 
@@ -54,12 +55,46 @@ describe('delivery pages in three languages at 390 px (headless Chromium)', func
       .send({ status: 'shipped', carrier: 'Ozon Express', trackingNumber: 'OZ123456789MA', carrierStatus: 'Ramassé' })
       .expect(200);
     await api.put(`/api/orders/${order.id}/delivery`).send({ status: 'refused', carrierStatus: 'Refusé par le client' }).expect(200);
+    // A call Salma made and its parcel delivered: a row of figures on /stats/team.
+    await openAllDay(owner);
+    const called = (await api.post('/api/orders').send({ clientName: 'Youssef', phone: '0677777777', storeName: 'Atlas', productsName: 'Tajine' }).expect(201))
+      .body;
+    const call = (await api.post('/api/calls/next').expect(200)).body;
+    expect(call.order.id).to.equal(called.id);
+    await api.post(`/api/calls/${call.call.id}/outcome`).send({ outcome: 'confirmed' }).expect(200);
+    await api.put(`/api/orders/${called.id}/delivery`).send({ status: 'delivered', carrier: 'Amana' }).expect(200);
     const again = (
       await api.post('/api/orders').send({ clientName: 'فاطمة الزهراء', phone: '0612345678', storeName: 'Atlas', productsName: 'Savon noir' }).expect(201)
     ).body;
     expect(again.flags).to.include('refused_before');
+    // The call page of that customer's new order, claimed: the refusals and their links.
+    const riskCall = (await api.post('/api/calls/next').expect(200)).body;
+    expect(riskCall.order.id).to.equal(again.id);
     await api.post('/api/carriers').send({ kind: 'custom', name: 'Ozon Express' }).expect(201);
-    const report = Buffer.from('N° de suivi;Statut\nOZ123456789MA;Retourné\nOZ-404;Livré\nOZ123456789MA;Colis en souffrance\n', 'latin1');
+    // Each language's report has a parcel of its own to deliver, so that each result page shows a change.
+    const parcels: Record<string, string> = {};
+    for (const lng of ['en', 'fr', 'ar']) {
+      const parcel = (
+        await api
+          .post('/api/orders')
+          .send({
+            clientName: `Client ${lng}`,
+            phone: `06660000${lng === 'en' ? 10 : lng === 'fr' ? 20 : 30}`,
+            storeName: 'Souk',
+            productsName: 'P',
+            city: 'Rabat',
+            status: 'confirmed',
+          })
+          .expect(201)
+      ).body;
+      await api
+        .put(`/api/orders/${parcel.id}/delivery`)
+        .send({ status: 'shipped', carrier: 'Ozon Express', trackingNumber: `OZ-${lng}` })
+        .expect(200);
+      parcels[lng] = parcel.id;
+    }
+    const report = (lng: string) =>
+      Buffer.from(`N° de suivi;Statut\nOZ123456789MA;Retourné\nOZ-${lng};Livré\nOZ-404;Livré\nOZ123456789MA;Colis en souffrance\n`, 'latin1');
 
     const expected = {
       en: ['Delivery history', 'parcel returned', 'matched no order', 'Delivered rate', 'Team results', 'Carriers that send their news'],
@@ -101,12 +136,14 @@ describe('delivery pages in three languages at 390 px (headless Chromium)', func
         // A carrier's report through the page's own form: the result page.
         expect((await page.goto('/deliveries/import'))?.status()).to.equal(200);
         await check('import-form');
-        await page.setInputFiles('#f-file', { name: 'ozon.csv', mimeType: 'text/csv', buffer: report });
+        await page.setInputFiles('#f-file', { name: 'ozon.csv', mimeType: 'text/csv', buffer: report(lng) });
         await Promise.all([page.waitForNavigation(), page.locator('form[action="/deliveries/import"] button[type=submit]').click()]);
         await check('import-result');
+        expect((await api.get(`/api/orders/${parcels[lng]}`).expect(200)).body.delivery.status, lng).to.equal('delivered');
         for (const [label, url] of [
           ['order', `/orders/${order.id}`],
-          ['call-risk', `/orders/${again.id}`],
+          ['order-risk', `/orders/${again.id}`],
+          ['call-risk', `/calls/${riskCall.call.id}`],
           ['orders-filtered', '/orders?delivery=returned'],
           ['deliveries', '/deliveries'],
           ['stats', '/stats'],

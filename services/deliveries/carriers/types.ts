@@ -20,6 +20,8 @@ export interface CarrierAdapter {
   verify(raw: Buffer, headers: IncomingHttpHeaders, secret: string): boolean;
   /** The news in a signed body; null for a message type that is not delivery news. Throws CarrierMessageError when unreadable. */
   read(body: unknown, headers: IncomingHttpHeaders): CarrierNews | null;
+  /** What names one message, the same on its retries (a replay changes nothing); absent: the `webhook-id` header. */
+  messageId?(headers: IncomingHttpHeaders, raw: Buffer): string | undefined;
 }
 
 /** A signed body that is not a message of this carrier we understand (400). */
