@@ -232,7 +232,10 @@ describe('calls pages', () => {
     const order = await createOrder(owner);
     const callId = await startCall(owner);
     // The hours change while the call is open: 10:00–20:30 from now on.
-    await owner.agent.put('/api/settings/calls').send({ callingHours: { start: '10:00', end: '20:30' } }).expect(200);
+    await owner.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '10:00', end: '20:30' } })
+      .expect(200);
     const before = await testKnex()('calls').where({ id: callId }).first();
     const tomorrow = casablancaLocal(new Date(Date.now() + 86_400_000)).slice(0, 10);
     const late = `${tomorrow}T22:45`;
