@@ -356,6 +356,16 @@ describe('settings page', () => {
     const owner = await shop();
     const page = await owner.agent.get('/settings').expect(200);
     expect(page.text).to.contain('value="3"').and.contain('value="120"').and.contain('value="00:00"').and.contain('value="24:00"');
+    // The calling hours are chosen from lists (every half hour), not typed: many phone keypads have no ":".
+    for (const name of ['hours_start', 'hours_end']) {
+      expect(page.text).to.match(new RegExp(`<select id="f-${name}" name="${name}"`));
+      expect(page.text).not.to.match(new RegExp(`<input[^>]*name="${name}"`));
+      const options = page.text
+        .slice(page.text.indexOf(`name="${name}"`))
+        .split('</select>')[0]
+        .match(/<option value="\d\d:\d\d"/g);
+      expect(options).to.have.length(49);
+    }
     await owner
       .post('/settings', { max_attempts: '5', retry_interval_minutes: '30', hours_start: '08:30', hours_end: '20:00' })
       .expect(303)
