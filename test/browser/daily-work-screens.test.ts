@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROOT } from '../../config';
 import { TEST_ENV, uniqueEmail } from '../helpers/app';
-import { launchChromium, requireChromium } from '../helpers/browser';
+import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { testKnex } from '../helpers/db';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -129,4 +130,70 @@ describe('daily work at phone width, in French and Arabic (screenshots)', functi
       await shoot(page, `daily-work-import-${language}`);
     }
   });
+  for (const language of ['fr', 'ar'] as const) {
+    it(`${language}: the first hour and a call — the empty list, the first-order form, the queue, the call page and the agents page (test-artifacts/screenshots/first-hour-${language}-*)`, async () => {
+      const own = await browser!.newContext({
+        viewport: PHONE,
+        deviceScaleFactor: 1,
+        baseURL: server!.url,
+        locale: `${language}-MA`,
+        timezoneId: 'Africa/Casablanca',
+      });
+      const shot = screenshots(`first-hour-${language}`);
+      try {
+        const page = await own.newPage();
+        page.setDefaultTimeout(10_000);
+        await page.goto('/signup');
+        expect(await page.getAttribute('html', 'lang')).to.equal(language);
+        const email = uniqueEmail('owner');
+        await page.locator('#f-name').fill(language === 'fr' ? 'Imane Alaoui' : 'إيمان العلوي');
+        await page.locator('#f-email').fill(email);
+        await page.locator('#f-password').fill('correct horse battery');
+        await page.locator('#f-workspace').fill(language === 'fr' ? 'Dar Imane' : 'دار إيمان');
+        await Promise.all([page.waitForURL('**/orders'), page.locator('form button[type="submit"]').first().click()]);
+        await shot(page, 'empty-list');
+        await expectNoSidewaysScroll(page, `${language} empty list`);
+
+        // The empty list's invitation leads to a form that takes the order.
+        await Promise.all([page.waitForURL('**/orders/new'), page.locator('.card.empty a.button').click()]);
+        expect(await page.locator('main [role="note"]').count(), 'no detour to /agents').to.equal(0);
+        await shot(page, 'first-order-form');
+        await expectNoSidewaysScroll(page, `${language} first-order form`);
+        await page.locator('#f-client_name').fill(language === 'fr' ? 'Youssef Tazi' : 'يوسف التازي');
+        await page.locator('#f-phone').fill('06 12 34 56 78');
+        await page.locator('#f-store_name').fill('Souk');
+        await page.locator('#f-products_name').fill(language === 'fr' ? 'Huile d’argan ×2' : 'زيت أركان ×2');
+        await Promise.all([page.waitForURL('**/orders'), page.locator('form.card button[type="submit"]').click()]);
+        const [order] = await testKnex()('orders as o')
+          .join('workspace_members as m', 'm.workspace_id', 'o.workspace_id')
+          .join('users as u', 'u.id', 'm.user_id')
+          .where('u.email', email)
+          .select('o.id', 'o.status');
+        expect(order.status).to.equal('pending');
+        await shot(page, 'list');
+
+        expect((await own.request.put('/api/settings/calls', { data: { callingHours: { start: '00:00', end: '24:00' } } })).status()).to.equal(200);
+        await page.goto('/calls');
+        await shot(page, 'queue');
+        await expectNoSidewaysScroll(page, `${language} queue`);
+        await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form[action="/calls/next"] button[type="submit"]').click()]);
+        await shot(page, 'call');
+        await expectNoSidewaysScroll(page, `${language} call`);
+        await page.locator('details:has(#f-callback_at) > summary').click();
+        await shot(page, 'call-back-later');
+
+        await page.goto('/agents');
+        await shot(page, 'agents');
+        await expectNoSidewaysScroll(page, `${language} agents`);
+        expect(await page.locator('main').innerText()).to.contain(language === 'fr' ? 'Équipe Dar Imane' : 'فريق دار إيمان');
+
+        // The calling hours closed: the queue says when they open and its button waits.
+        expect((await own.request.put('/api/settings/calls', { data: { callingHours: { start: '00:00', end: '00:30' } } })).status()).to.equal(200);
+        await page.goto('/calls');
+        await shot(page, 'queue-closed');
+      } finally {
+        await own.close();
+      }
+    });
+  }
 });
