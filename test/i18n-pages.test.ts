@@ -202,6 +202,22 @@ describe('French elision and agreement, dates alike, one word per meaning', () =
     expect((await testKnex()('orders').where({ id: imane.id }).first()).status).to.equal('confirmed');
   });
 
+  it('fr: the date a thing was added agrees with none: "Date d’ajout" for agents, blocked numbers and webhook endpoints (masculine words); "Ajoutée le" stays for an order', async () => {
+    const shop = await shopIn('fr');
+    await createOrder(shop);
+    await shop.agent.post('/api/settings/blocked-phones').send({ phone: '0661234567' }).expect(201);
+    await shop.agent
+      .post('/api/webhooks')
+      .send({ url: 'http://127.0.0.1:9/hooks', events: ['order.created'] })
+      .expect(201);
+    const agent = (await shop.agent.get('/api/agents').expect(200)).body.agents[0];
+    for (const page of ['/agents', '/settings', '/webhooks', `/agents/${agent.id}`]) {
+      const html = (await shop.agent.get(page).expect(200)).text;
+      expect(html, page).to.contain('Date d’ajout').and.not.contain('Ajoutée le');
+    }
+    expect((await shop.agent.get('/orders').expect(200)).text).to.contain('Ajoutée le');
+  });
+
   for (const language of ['en', 'fr', 'ar'] as const) {
     it(`${language}: one order's times read the same on /orders, the order page and /calls; no ISO date in the text of /orders, the order page or /stats`, async () => {
       const shop = await shopIn(language);
