@@ -45,6 +45,32 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 
+/** Whether, as drawn, the first `first` of the element's text sits to the left of the first `then` after it. */
+async function leftOf(page: Page, selector: string, first: string, then: string): Promise<boolean> {
+  return page.locator(selector).evaluate(
+    (el, [a, b]) => {
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.textContent ?? '';
+        const i = text.indexOf(a);
+        const j = text.indexOf(b, i + a.length);
+        if (i < 0 || j < 0) continue;
+        const at = (start: number, length: number) => {
+          const range = document.createRange();
+          range.setStart(node!, start);
+          range.setEnd(node!, start + length);
+          return range.getBoundingClientRect();
+        };
+        const [x, y] = [at(i, a.length), at(j, b.length)];
+        // On one line, left of it; on the next line, a line below it.
+        return Math.abs(x.top - y.top) < 2 ? x.left < y.left : x.top < y.top;
+      }
+      throw new Error(`"${a}" then "${b}" not found in ${el.textContent}`);
+    },
+    [first, then],
+  );
+}
+
 /** No element wider than the phone: nothing to scroll sideways. */
 async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
@@ -157,6 +183,9 @@ describe('daily work at phone width, in French and Arabic (screenshots)', functi
         // The empty list's invitation leads to a form that takes the order.
         await Promise.all([page.waitForURL('**/orders/new'), page.locator('.card.empty a.button').click()]);
         expect(await page.locator('main [role="note"]').count(), 'no detour to /agents').to.equal(0);
+        // The examples in the hints read left to right, in Arabic too: "06" before "78", "1" before "250,00".
+        expect(await leftOf(page, '#f-phone-hint', '06', '78')).to.equal(true);
+        expect(await leftOf(page, '#f-total_amount-hint', '1', '250,00')).to.equal(true);
         await shot(page, 'first-order-form');
         await expectNoSidewaysScroll(page, `${language} first-order form`);
         await page.locator('#f-client_name').fill(language === 'fr' ? 'Youssef Tazi' : 'يوسف التازي');
