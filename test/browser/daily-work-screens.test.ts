@@ -47,6 +47,11 @@ async function shoot(page: Page, name: string): Promise<void> {
 
 /** Whether, as drawn, the first `first` of the element's text sits to the left of the first `then` after it. */
 async function leftOf(page: Page, selector: string, first: string, then: string): Promise<boolean> {
+  return (await drawn(page, selector, first, then)).left;
+}
+
+/** Where the first `first` of the element's text and the first `then` after it are drawn: same line, first on the left. */
+async function drawn(page: Page, selector: string, first: string, then: string): Promise<{ sameLine: boolean; left: boolean }> {
   return page.locator(selector).evaluate(
     (el, [a, b]) => {
       const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
@@ -63,7 +68,8 @@ async function leftOf(page: Page, selector: string, first: string, then: string)
         };
         const [x, y] = [at(i, a.length), at(j, b.length)];
         // On one line, left of it; on the next line, a line below it.
-        return Math.abs(x.top - y.top) < 2 ? x.left < y.left : x.top < y.top;
+        const sameLine = Math.abs(x.top - y.top) < 2;
+        return { sameLine, left: sameLine ? x.left < y.left : x.top < y.top };
       }
       throw new Error(`"${a}" then "${b}" not found in ${el.textContent}`);
     },
@@ -186,6 +192,8 @@ describe('daily work at phone width, in French and Arabic (screenshots)', functi
         // The examples in the hints read left to right, in Arabic too: "06" before "78", "1" before "250,00".
         expect(await leftOf(page, '#f-phone-hint', '06', '78')).to.equal(true);
         expect(await leftOf(page, '#f-total_amount-hint', '1', '250,00')).to.equal(true);
+        // A number is not cut at the end of a line: "+212 6 12" above, "34 56 78" below, was.
+        expect((await drawn(page, '#f-phone-hint', '+212', '78')).sameLine).to.equal(true);
         await shot(page, 'first-order-form');
         await expectNoSidewaysScroll(page, `${language} first-order form`);
         await page.locator('#f-client_name').fill(language === 'fr' ? 'Youssef Tazi' : 'يوسف التازي');
