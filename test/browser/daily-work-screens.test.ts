@@ -212,6 +212,8 @@ describe('daily work at phone width, in French and Arabic (screenshots)', functi
         expect((await own.request.put('/api/settings/calls', { data: { callingHours: { start: '00:00', end: '24:00' } } })).status()).to.equal(200);
         await page.goto('/calls');
         await shot(page, 'queue');
+        // The calling hours on one line: not cut after the dash.
+        expect(await page.locator('.stat.hours dd bdi').evaluate((el) => el.getClientRects().length)).to.equal(1);
         await expectNoSidewaysScroll(page, `${language} queue`);
         await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form[action="/calls/next"] button[type="submit"]').click()]);
         await shot(page, 'call');
