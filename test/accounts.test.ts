@@ -88,6 +88,47 @@ describe('sign-up', () => {
   });
 });
 
+describe("sign-up: the workspace's first agent, so the first order is taken at once", () => {
+  for (const c of [
+    { lng: 'en', agent: 'Dar Imane team' },
+    { lng: 'fr', agent: 'Équipe Dar Imane' },
+    { lng: 'ar', agent: 'فريق Dar Imane' },
+  ] as const) {
+    it(`${c.lng}: signing up in ${c.lng} makes a human agent "${c.agent}" the order handler; the first order from the form goes to it`, async () => {
+      const agent = request.agent(app());
+      const page = await agent.get('/signup').set('Accept-Language', c.lng).expect(200);
+      expect(page.text).to.contain(`<html lang="${c.lng}"`);
+      const email = uniqueEmail();
+      await agent
+        .post('/signup')
+        .set('Accept-Language', c.lng)
+        .type('form')
+        .send({ _csrf: csrfFrom(page.text), name: 'Imane', email, password: 'correct horse battery', workspace: 'Dar Imane' })
+        .expect(303);
+      const { workspace_id: workspaceId } = await testKnex()('users as u')
+        .join('workspace_members as m', 'm.user_id', 'u.id')
+        .where('u.email', email)
+        .first('m.workspace_id');
+      const agents = await testKnex()('agents').where({ workspace_id: workspaceId });
+      expect(agents.map((a) => ({ name: a.name, kind: a.kind, is_order_handler: a.is_order_handler }))).to.deep.equal([
+        { name: c.agent, kind: 'human', is_order_handler: true },
+      ]);
+      // The first-order form takes the order: no detour to /agents.
+      const form = await agent.get('/orders/new').expect(200);
+      expect(form.text).not.to.contain('class="warning" role="note"');
+      const added = await agent
+        .post('/orders')
+        .type('form')
+        .send({ _csrf: csrfFrom(form.text), client_name: 'Amina', phone: '0612345678', store_name: 'Souk', products_name: 'Thé' })
+        .expect(303);
+      expect(added.headers.location).to.equal('/orders');
+      const [order] = await testKnex()('orders').where({ workspace_id: workspaceId });
+      expect(order.status).to.equal('pending');
+      expect((await testKnex()('operations').where({ order_id: order.id }).first()).agent_id).to.equal(agents[0].id);
+    });
+  }
+});
+
 describe('sign-in and sign-out', () => {
   it('signs in with the right password and issues a new session id', async () => {
     const { email, password } = await signUp();

@@ -227,6 +227,54 @@ describe('calls pages', () => {
     expect(op.next_attempt_at.toISOString()).to.equal(casablancaInstant(local));
   });
 
+  it('a callback time outside the calling hours is refused beside its field, naming the hours; nothing is written; a time inside them is honoured', async () => {
+    const owner = await shop();
+    const order = await createOrder(owner);
+    const callId = await startCall(owner);
+    // The hours change while the call is open: 10:00–20:30 from now on.
+    await owner.agent
+      .put('/api/settings/calls')
+      .send({ callingHours: { start: '10:00', end: '20:30' } })
+      .expect(200);
+    const before = await testKnex()('calls').where({ id: callId }).first();
+    const tomorrow = casablancaLocal(new Date(Date.now() + 86_400_000)).slice(0, 10);
+    const late = `${tomorrow}T22:45`;
+    const res = await owner.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: late }).expect(400);
+    expect(fieldErrors(res.text).callback_at).to.equal(
+      'Your calling hours are 10:00–20:30: a call back at that time would wait until they open. Choose a time within them, or change the calling hours.',
+    );
+    expect(res.text).to.contain(`value="${late}"`);
+    expect(await testKnex()('calls').where({ id: callId }).first()).to.deep.equal(before);
+    expect((await operationRow(before.operation_id)).status).to.equal('in_progress');
+    expect((await orderRow(order.id)).status).to.equal('calling');
+    // In French and Arabic too, by its code.
+    await owner.agent.put('/api/account').send({ language: 'fr' }).expect(200);
+    const fr = await owner.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: late }).expect(400);
+    expect(fieldErrors(fr.text).callback_at).to.match(/^Vos heures d’appel sont 10:00–20:30/);
+    await owner.agent.put('/api/account').send({ language: 'ar' }).expect(200);
+    const ar = await owner.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: late }).expect(400);
+    expect(fieldErrors(ar.text).callback_at).to.contain('\u206610:00–20:30\u2069');
+    // 19:30 is inside the hours: honoured to the minute.
+    const inside = `${tomorrow}T19:30`;
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: inside }).expect(303);
+    expect((await operationRow(before.operation_id)).next_attempt_at.toISOString()).to.equal(casablancaInstant(inside));
+    expect((await testKnex()('calls').where({ id: callId }).first()).outcome).to.equal('postponed');
+  });
+
+  it('when nothing is due now, /calls says when the next call is due', async () => {
+    const owner = await shop();
+    await createOrder(owner);
+    const callId = await startCall(owner);
+    const local = `${casablancaLocal(new Date(Date.now() + 2 * 86_400_000)).slice(0, 10)}T11:15`;
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'postponed', callback_at: local }).expect(303).expect('Location', '/calls');
+    const page = await owner.agent.get('/calls').expect(200);
+    expect(page.text).to.match(/<dt>Due now<\/dt><dd>0<\/dd>/);
+    expect(page.text).to.match(/<dt>Due later<\/dt><dd>1<\/dd>/);
+    const due = /<p class="card" id="calls-none">No call is due now\. The next one is due on <strong><time datetime="([^"]+)">/.exec(page.text);
+    expect(due, page.text.slice(page.text.indexOf('<main'))).to.not.equal(null);
+    expect(due![1]).to.equal(casablancaInstant(local));
+  });
+
   it('while the hours are closed: nothing is "due now", the start button is disabled with the opening, and new orders are due at it', async () => {
     const owner = await shop();
     const now = casablancaLocal(new Date()).slice(11);
@@ -308,6 +356,16 @@ describe('settings page', () => {
     const owner = await shop();
     const page = await owner.agent.get('/settings').expect(200);
     expect(page.text).to.contain('value="3"').and.contain('value="120"').and.contain('value="00:00"').and.contain('value="24:00"');
+    // The calling hours are chosen from lists (every half hour), not typed: many phone keypads have no ":".
+    for (const name of ['hours_start', 'hours_end']) {
+      expect(page.text).to.match(new RegExp(`<select id="f-${name}" name="${name}"`));
+      expect(page.text).not.to.match(new RegExp(`<input[^>]*name="${name}"`));
+      const options = page.text
+        .slice(page.text.indexOf(`name="${name}"`))
+        .split('</select>')[0]
+        .match(/<option value="\d\d:\d\d"/g);
+      expect(options).to.have.length(49);
+    }
     await owner
       .post('/settings', { max_attempts: '5', retry_interval_minutes: '30', hours_start: '08:30', hours_end: '20:00' })
       .expect(303)

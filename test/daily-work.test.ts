@@ -123,7 +123,8 @@ describe('amounts as people type them', () => {
     for (const [language, want] of [
       ['en', 'Total amount must be a number such as 349 or 349.50'],
       ['fr', 'Le montant doit être un nombre comme 349, 349,50 ou 1 250,00'],
-      ['ar', 'يجب أن يكون المبلغ رقمًا مثل 349 أو 349,50 أو 1 250,00'],
+      // Each example isolated left to right, so "1 250,00" does not read "250,00 1".
+      ['ar', 'يجب أن يكون المبلغ رقمًا مثل \u2066349\u2069 أو \u2066349,50\u2069 أو \u20661 250,00\u2069'],
     ] as const) {
       const s = await shop(language);
       const csrf = await csrfOf(s.agent, '/orders/new');

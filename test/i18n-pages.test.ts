@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
+import { ROOT } from '../config';
 import { newMessageId, signedHeaders } from '../integrations/signing';
 import { elide } from '../routes/middleware/i18n';
 import { app, csrfFrom, csrfOf, invitationPath, signUp, uniqueEmail } from './helpers/app';
@@ -199,6 +202,22 @@ describe('French elision and agreement, dates alike, one word per meaning', () =
     expect((await testKnex()('orders').where({ id: imane.id }).first()).status).to.equal('confirmed');
   });
 
+  it('fr: the date a thing was added agrees with none: "Date d’ajout" for agents, blocked numbers and webhook endpoints (masculine words); "Ajoutée le" stays for an order', async () => {
+    const shop = await shopIn('fr');
+    await createOrder(shop);
+    await shop.agent.post('/api/settings/blocked-phones').send({ phone: '0661234567' }).expect(201);
+    await shop.agent
+      .post('/api/webhooks')
+      .send({ url: 'http://127.0.0.1:9/hooks', events: ['order.created'] })
+      .expect(201);
+    const agent = (await shop.agent.get('/api/agents').expect(200)).body.agents[0];
+    for (const page of ['/agents', '/settings', '/webhooks', `/agents/${agent.id}`]) {
+      const html = (await shop.agent.get(page).expect(200)).text;
+      expect(html, page).to.contain('Date d’ajout').and.not.contain('Ajoutée le');
+    }
+    expect((await shop.agent.get('/orders').expect(200)).text).to.contain('Ajoutée le');
+  });
+
   for (const language of ['en', 'fr', 'ar'] as const) {
     it(`${language}: one order's times read the same on /orders, the order page and /calls; no ISO date in the text of /orders, the order page or /stats`, async () => {
       const shop = await shopIn(language);
@@ -293,12 +312,24 @@ describe('right to left: values isolated, not rows', () => {
     expect(html, 'no row of a table or list is given a direction').not.to.match(/<(?:tr|li|dl|table)[^>]* dir=/);
   });
 
-  it('ar: the phone hint shows its digit groups in reading order, each example in a left-to-right isolate', async () => {
+  it('ar: the phone and amount hints show their digit groups in reading order, each example in a left-to-right isolate', async () => {
     const shop = await shopIn('ar');
     const html = (await shop.agent.get('/orders/new').expect(200)).text;
     const hint = /<p class="hint" id="f-phone-hint">([^<]*)<\/p>/.exec(html)?.[1];
     expect(hint).to.equal('رقم مغربي بأي كتابة معتادة: \u206606 12 34 56 78\u2069، \u2066+212 6 12 34 56 78\u2069…');
     expect(hint).not.to.contain('78 56 34 12 06');
     expect(html).to.match(/<html lang="ar" dir="rtl">/);
+    // The amount's examples too: "1 250,00" would read "250,00 1" without its isolate.
+    const amount = /<p class="hint" id="f-total_amount-hint">([^<]*)<\/p>/.exec(html)?.[1];
+    expect(amount).to.equal('كما تكتبه: \u2066349\u2069 أو \u2066349,00\u2069 أو \u20661\u00a0250,00\u2069');
+  });
+
+  it('ar: every text of the catalogue that shows a number in groups (an amount, a phone, a date and time) holds it in a left-to-right isolate', () => {
+    const flat = (node: unknown, key = ''): Array<[string, string]> =>
+      typeof node === 'string' ? [[key, node]] : Object.entries(node as object).flatMap(([k, v]) => flat(v, key ? `${key}.${k}` : k));
+    const ar = JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', 'ar.json'), 'utf8'));
+    // Outside the isolates, no digit is followed by a space and another digit.
+    const bare = flat(ar).filter(([, text]) => /\d[ \u00a0\u202f]+\d/.test(text.replace(/\u2066[^\u2069]*\u2069/g, '')));
+    expect(bare).to.deep.equal([]);
   });
 });

@@ -95,6 +95,14 @@ export function callPages(services: Services): Router {
       return renderCall(req, res, 400, { values, errors });
     }
     const callbackAt = values.outcome === 'postponed' && typedCallback !== '' ? (moroccoLocalToIso(typedCallback) ?? typedCallback) : undefined;
+    if (callbackAt && callbackAt !== typedCallback) {
+      // A time the calling hours do not include would be moved to their next opening: said, not done in silence.
+      const settings = await services.callSettings.get(workspace.id);
+      if (!isOpen(settings, new Date(callbackAt))) {
+        const errors = { callback_at: req.t('calls.errors.callbackClosed', { start: settings.calling_hours.start, end: settings.calling_hours.end }) };
+        return renderCall(req, res, 400, { values, errors });
+      }
+    }
     let result: CallView;
     try {
       result = await services.calls.recordHumanOutcome(workspace.id, user.id, String(req.params.callId), {

@@ -35,7 +35,7 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
   });
 
   /** A new workspace (its team's agent is the order handler from sign-up), open all day, with DUE orders. */
-  async function queueOf(language: 'ar' | 'fr'): Promise<SignedIn & { orderIds: string[] }> {
+  async function queueOf(language: 'ar' | 'fr', count = DUE): Promise<SignedIn & { orderIds: string[] }> {
     const owner = await signUp({ target: server!.url, name: language === 'ar' ? 'سلمى' : 'Salma' });
     await owner.agent.put('/api/account').send({ language }).expect(200);
     await owner.agent
@@ -43,7 +43,7 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
       .send({ callingHours: { start: '00:00', end: '24:00' } })
       .expect(200);
     const orderIds: string[] = [];
-    for (let i = 0; i < DUE; i++) {
+    for (let i = 0; i < count; i++) {
       const phone = `06${String(10_000_000 + i * 7919).slice(0, 8)}`;
       const { body } = await owner.agent
         .post('/api/orders')
@@ -119,6 +119,71 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
         expect(statuses).to.have.length(DUE);
         expect(new Set(statuses)).to.deep.equal(new Set(['confirmed']));
         expect(await testKnex()('calls').where({ workspace_id: owner.workspaceId, outcome: 'confirmed' })).to.have.length(DUE);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+  for (const run of [
+    { language: 'ar', javaScript: true },
+    { language: 'fr', javaScript: false },
+  ] as const) {
+    it(`${run.language}, JavaScript ${run.javaScript ? 'on' : 'off'}: "Call back later" and "Changed" reveal their field on a tap; each records its outcome with what was typed and opens the next call`, async () => {
+      const owner = await queueOf(run.language, 3);
+      const context = await browser!.newContext({
+        viewport: PHONE,
+        deviceScaleFactor: 1,
+        baseURL: server!.url,
+        locale: `${run.language}-MA`,
+        timezoneId: 'Africa/Casablanca',
+        javaScriptEnabled: run.javaScript,
+      });
+      const [name, value] = owner.cookie.split('=');
+      await context.addCookies([{ name, value, url: server!.url }]);
+      try {
+        const page = await context.newPage();
+        page.setDefaultTimeout(15_000);
+        await page.goto('/calls');
+        await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form[action="/calls/next"] button[type="submit"]').click()]);
+
+        // "Call back later": the time field is hidden until its button is tapped.
+        const first = page.url();
+        const callback = page.locator('#f-callback_at');
+        expect(await callback.isVisible()).to.equal(false);
+        await page.locator('details:has(#f-callback_at) > summary').click();
+        expect(await callback.isVisible()).to.equal(true);
+        const day = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+          new Date(Date.now() + 2 * 86_400_000),
+        );
+        await callback.fill(`${day}T11:15`);
+        await Promise.all([page.waitForURL((u) => u.toString() !== first), page.locator('button[name="outcome"][value="postponed"]').click()]);
+        const postponed = await testKnex()('calls')
+          .where({ id: first.split('/').pop() })
+          .first();
+        expect(postponed).to.include({ outcome: 'postponed' });
+        const operation = await testKnex()('operations').where({ id: postponed.operation_id }).first();
+        expect(
+          new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', dateStyle: 'short', timeStyle: 'short' }).format(operation.next_attempt_at),
+        ).to.equal(`${day} 11:15`);
+
+        // "Changed": the changes field is hidden until its button is tapped.
+        const second = page.url();
+        expect(second).to.match(/\/calls\/[0-9a-f-]{36}$/);
+        const changes = page.locator('#f-changes');
+        expect(await changes.isVisible()).to.equal(false);
+        await page.locator('details:has(#f-changes) > summary').click();
+        expect(await changes.isVisible()).to.equal(true);
+        await changes.fill('Deux boîtes au lieu d’une');
+        await Promise.all([page.waitForURL((u) => u.toString() !== second), page.locator('button[name="outcome"][value="order-changed"]').click()]);
+        const changed = await testKnex()('calls')
+          .where({ id: second.split('/').pop() })
+          .first();
+        expect(changed).to.include({ outcome: 'order-changed', changes: 'Deux boîtes au lieu d’une' });
+        const { order_id: orderId } = await testKnex()('operations').where({ id: changed.operation_id }).first('order_id');
+        expect((await testKnex()('orders').where({ id: orderId }).first()).status).to.equal('order-changed');
+        // The third due call is open; the queue link stays.
+        expect(page.url()).to.match(/\/calls\/[0-9a-f-]{36}$/);
+        expect(await page.locator('main a[href="/calls"]').count()).to.be.at.least(1);
       } finally {
         await context.close();
       }

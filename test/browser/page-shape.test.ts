@@ -9,7 +9,6 @@ import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
 
 const PHONE = { width: 390, height: 844 };
-/** axe-core's WCAG A and AA rules, up to WCAG 2.2. */
 
 interface Shape {
   /** Distinct rows (top offsets) of the main navigation's links and its menu button. */
