@@ -218,6 +218,25 @@ describe('French elision and agreement, dates alike, one word per meaning', () =
     expect((await shop.agent.get('/orders').expect(200)).text).to.contain('Ajoutée le');
   });
 
+  it('a plural field agrees with its verb: "Les produits sont obligatoires", "Products are required", "المنتجات مطلوبة"; a singular one keeps its own', async () => {
+    const expected = {
+      en: ['Products are required', 'Client name is required'],
+      fr: ['Les produits sont obligatoires', 'Le nom du client est obligatoire'],
+      ar: ['المنتجات مطلوبة', 'اسم الزبون مطلوب'],
+    };
+    for (const language of ['en', 'fr', 'ar'] as const) {
+      const shop = await shopIn(language);
+      const res = await shop.post('/orders', { client_name: ' ', phone: '0612345678', store_name: 'Souk', products_name: ' ' }).expect(400);
+      expect([errorBeside(res.text, 'products_name'), errorBeside(res.text, 'client_name')], language).to.deep.equal(expected[language]);
+    }
+    const api = await (await shopIn('en')).agent
+      .post('/api/orders')
+      .send({ clientName: 'Imane', phone: '0612345678', storeName: 'Souk', productsName: '' })
+      .expect(400);
+    expect(api.body.fields.productsName).to.equal('Products are required');
+    expect(await testKnex()('orders').where({ client_name: 'Imane', store_name: 'Souk', products_name: '' })).to.deep.equal([]);
+  });
+
   for (const language of ['en', 'fr', 'ar'] as const) {
     it(`${language}: one order's times read the same on /orders, the order page and /calls; no ISO date in the text of /orders, the order page or /stats`, async () => {
       const shop = await shopIn(language);

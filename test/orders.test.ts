@@ -263,7 +263,7 @@ describe('POST /api/orders', () => {
           clientName: 'Client name is required',
           phone: 'Phone is required',
           storeName: 'Store name is required',
-          productsName: 'Products is required',
+          productsName: 'Products are required',
         },
       });
     }

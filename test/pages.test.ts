@@ -263,7 +263,7 @@ describe('orders pages', () => {
     expect(fieldErrors(res.text)).to.deep.equal({
       client_name: 'Client name is required',
       phone: PHONE_HINT,
-      products_name: 'Products is required',
+      products_name: 'Products are required',
       address: 'Address must be at most 500 characters',
     });
     expect(res.text).to.contain('<p class="error-box" role="alert">4 fields need fixing: the message is beside each one.</p>');

@@ -1,6 +1,6 @@
 import type { Outcome, OrderStatus, OrderFlag } from '../../services/orders';
 import type { TFunction } from 'i18next';
-import { LANGUAGES, decode, fromShopWallClock, SHOP_TIME_ZONE, shopWallClock } from '../../services/shared';
+import { LANGUAGES, decode, messageKey, fromShopWallClock, SHOP_TIME_ZONE, shopWallClock } from '../../services/shared';
 import type { Coded, Language } from '../../services/shared';
 import { elide } from '../middleware/i18n';
 
@@ -101,10 +101,12 @@ function codedText(t: TFunction, { code, params }: Coded, isolate: (text: string
     const inner = typeof value === 'string' ? decode(value) : null;
     if (inner) values[name] = codedText(t, inner, isolate);
   }
+  // A plural field's name takes a plural verb ("Les produits sont obligatoires"): the message's `_pl` form where it has one.
+  const key = messageKey({ code, params });
   if (typeof values.label === 'string') values.label = t(`fieldLabel.${values.label}`, { defaultValue: values.label });
   if (typeof values.status === 'string') values.status = t(`status.${values.status}`, { defaultValue: values.status });
   for (const name of TYPED_VALUES) if (typeof values[name] === 'string') values[name] = isolate(values[name]);
-  return t(`messages.${code}`, values);
+  return t(`messages.${key}`, values);
 }
 
 /**

@@ -63,8 +63,18 @@ export function decode(text: string): Coded | null {
 }
 
 /** The English text of a code, its values put in. */
+/** Field names that are plural in English and French (a non-human plural in Arabic): their messages' `_pl` form agrees. */
+export const PLURAL_LABELS: ReadonlySet<string> = new Set(['Products', 'products', 'Notes', 'Calling hours']);
+
+/** The catalogue's key of a message: its `_pl` form for a plural field's name, where it has one. */
+export function messageKey({ code, params }: Coded): string {
+  const plural = typeof params.label === 'string' && PLURAL_LABELS.has(params.label) && `${code}_pl` in ENGLISH;
+  return plural ? `${code}_pl` : code;
+}
+
 export function english({ code, params, english: given }: Coded): string {
   if (given !== undefined) return given;
+  code = messageKey({ code, params });
   // A value may be a message itself (a write-back's reason inside "Order …: {{reason}}"): written out too.
   return (ENGLISH[code] ?? code).replace(/\{\{(\w+)\}\}/g, (_, name: string) => plain(String(params[name] ?? '')));
 }
