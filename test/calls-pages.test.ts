@@ -157,7 +157,9 @@ describe('calls pages', () => {
     const callId = await startCall(owner);
     const page = await owner.agent.get(`/calls/${callId}`).expect(200);
     // No amount yet: said on the page, and the amount's fields are in sight in the outcome form (not behind a tap).
-    expect(page.text).to.contain('Not given').and.match(/<div class="outcome-amount">[\s\S]*?name="total_amount"/);
+    expect(page.text)
+      .to.contain('Not given')
+      .and.match(/<div class="outcome-amount">[\s\S]*?name="total_amount"/);
     expect(page.text).not.to.contain('Set the amount agreed with the customer');
 
     // A bad amount: 400 with the message beside the field; the call stays open, the order unchanged.
