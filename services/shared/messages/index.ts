@@ -64,7 +64,7 @@ export function decode(text: string): Coded | null {
 
 /** The English text of a code, its values put in. */
 /** Field names that are plural in English and French (a non-human plural in Arabic): their messages' `_pl` form agrees. */
-export const PLURAL_LABELS: ReadonlySet<string> = new Set(['Products', 'products', 'Notes', 'Calling hours']);
+const PLURAL_LABELS: ReadonlySet<string> = new Set(['Products', 'products', 'Notes', 'Calling hours']);
 
 /** The catalogue's key of a message: its `_pl` form for a plural field's name, where it has one. */
 export function messageKey({ code, params }: Coded): string {
