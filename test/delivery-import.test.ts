@@ -311,7 +311,6 @@ describe('one transaction per batch of rows: a batch the database refuses', () =
   const ref = (i: number) => `R-${String(i).padStart(4, '0')}`;
   const report = Buffer.from(`référence;statut\n${Array.from({ length: ROWS }, (_, i) => `${ref(i + 1)};Livré\n`).join('')}`);
   let s: Shop;
-  let ids: Map<string, string>;
 
   const refuse = async (workspaceId: string) => {
     await knex().raw(`CREATE FUNCTION test_refuse_one_delivery() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -345,7 +344,6 @@ describe('one transaction per batch of rows: a batch the database refuses', () =
     const orders = `external_ref,client_name,phone,store_name,products_name\n${Array.from({ length: ROWS }, (_, i) => `${ref(i + 1)},C${i + 1},06${10_000_000 + i},S,P\n`).join('')}`;
     const imported = await s.agent.post('/api/orders/import').attach('file', Buffer.from(orders), 'orders.csv').expect(200);
     expect(imported.body.imported).to.equal(ROWS);
-    ids = new Map((await knex()('orders').where({ workspace_id: s.workspaceId }).select('id', 'external_ref')).map((r) => [r.external_ref, r.id]));
     await refuse(s.workspaceId);
   });
   after(allow);
@@ -394,6 +392,5 @@ describe('one transaction per batch of rows: a batch the database refuses', () =
     expect(again.body).to.include({ updated: 5, unchanged: 1000 });
     const done = await state();
     for (const r of refs(1001, 1005)) expect(done.get(r), r).to.include({ delivery_status: 'delivered', events: 1 });
-    expect(ids.size).to.equal(ROWS);
   });
 });
