@@ -355,6 +355,19 @@ export function register(b: OpenApiBuilder): void {
           description: 'Over 10 MB, or more rows than the bound; nothing is written',
           example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' },
         },
+        500: {
+          description:
+            'REPORT_INTERRUPTED: the database refused a batch of rows. The batches before it are applied (`applied_through_line`, null when none, with their `updated` and `unchanged` counts); the rows of `failed_lines` and those after them are not. The fault is logged; importing the file again applies the rest',
+          example: {
+            error:
+              'The import stopped at the rows of lines 1002 to 2001: they and the rows after them are not applied; the rows before line 1002 are. Import the file again to apply the rest.',
+            code: 'REPORT_INTERRUPTED',
+            applied_through_line: 1001,
+            failed_lines: { from: 1002, to: 2001 },
+            updated: 996,
+            unchanged: 4,
+          },
+        },
       }),
     },
   });

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
+import { createApp } from '../app';
+import { loadConfig } from '../config';
+import { createLogger } from '../logger';
 import type { SignedIn } from './helpers/app';
-import { csrfFrom, signUp } from './helpers/app';
-import { testKnex } from './helpers/db';
+import { csrfFrom, signUp, TEST_ENV } from './helpers/app';
+import { testKnex, testSessionPool } from './helpers/db';
 import { ORDER } from './helpers/loop';
 import { xlsx } from './helpers/xlsx';
 
@@ -297,5 +300,97 @@ describe('the order import takes the same multipart form', () => {
       ['B', '0622222222', 'S', 'P'],
     ]);
     expect((await s.agent.post('/api/orders/import').attach('file', file, 'o.xlsx').expect(200)).body.imported).to.equal(1);
+  });
+});
+
+describe('one transaction per batch of rows: a batch the database refuses', () => {
+  // Rows are applied 1,000 at a time (docs/delivery.md): a report of 1,005 rows is two batches, lines
+  // 2–1001 and 1002–1006. A trigger of this test's own database refuses the delivery of the order
+  // R-1003 (line 1004, the third row of the second batch), as a fault of the database would.
+  const ROWS = 1005;
+  const ref = (i: number) => `R-${String(i).padStart(4, '0')}`;
+  const report = Buffer.from(`référence;statut\n${Array.from({ length: ROWS }, (_, i) => `${ref(i + 1)};Livré\n`).join('')}`);
+  let s: Shop;
+
+  const refuse = async (workspaceId: string) => {
+    await knex().raw(`CREATE FUNCTION test_refuse_one_delivery() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'test trigger: delivery of R-1003 refused'; END $$`);
+    await knex().raw(`CREATE TRIGGER test_refuse_one_delivery BEFORE UPDATE OF delivery_status ON orders FOR EACH ROW
+      WHEN (NEW.workspace_id = '${workspaceId}'::uuid AND NEW.external_ref = 'R-1003') EXECUTE FUNCTION test_refuse_one_delivery()`);
+  };
+  const allow = async () => {
+    await knex().raw('DROP TRIGGER IF EXISTS test_refuse_one_delivery ON orders');
+    await knex().raw('DROP FUNCTION IF EXISTS test_refuse_one_delivery()');
+  };
+  /** Each order's delivery status and number of history events, by reference. */
+  const state = async () => {
+    const rows = await knex()('orders as o')
+      .where('o.workspace_id', s.workspaceId)
+      .select('o.external_ref', 'o.delivery_status', knex().raw('(SELECT count(*)::int FROM delivery_events e WHERE e.order_id = o.id) AS events'));
+    return new Map(rows.map((r: { external_ref: string; delivery_status: string | null; events: number }) => [r.external_ref, r]));
+  };
+  const refs = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ref(from + i));
+
+  // An app of its own whose log is kept: the fault goes there, never to the client.
+  const logLines: string[] = [];
+  const faults = () => logLines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'unhandled error');
+
+  before(async function () {
+    this.timeout(60_000);
+    const logger = createLogger('error', { destination: { write: (line: string) => void logLines.push(line) } });
+    const logged = createApp({ config: loadConfig(TEST_ENV), knex: knex(), sessionPool: testSessionPool(), logger });
+    const user = await signUp({ target: logged });
+    s = { ...user, workspaceId: user.workspaceId! };
+    const orders = `external_ref,client_name,phone,store_name,products_name\n${Array.from({ length: ROWS }, (_, i) => `${ref(i + 1)},C${i + 1},06${10_000_000 + i},S,P\n`).join('')}`;
+    const imported = await s.agent.post('/api/orders/import').attach('file', Buffer.from(orders), 'orders.csv').expect(200);
+    expect(imported.body.imported).to.equal(ROWS);
+    await refuse(s.workspaceId);
+  });
+  after(allow);
+
+  it('the batches before stay applied, the refused batch is applied not at all, and the answer is a clear JSON error', async () => {
+    const res = await upload(s, report, 'big.csv').expect(500);
+    expect(res.headers['content-type']).to.match(/^application\/json/);
+    expect(res.body).to.deep.equal({
+      error:
+        'The import stopped at the rows of lines 1002 to 1006: they and the rows after them are not applied; the rows before line 1002 are. Import the file again to apply the rest.',
+      code: 'REPORT_INTERRUPTED',
+      applied_through_line: 1001,
+      failed_lines: { from: 1002, to: 1006 },
+      updated: 1000,
+      unchanged: 0,
+    });
+    // Neither the database's words nor a stack reach the client.
+    expect(res.text).not.to.match(/test trigger|R-1003|\bat \w+ \(|\.js:\d+/);
+    // The log has the fault itself, with its stack.
+    expect(faults()).to.have.length(1);
+    expect(faults()[0].err.message).to.include('test trigger: delivery of R-1003 refused');
+    expect(faults()[0].err.stack).to.be.a('string');
+    const after = await state();
+    for (const r of refs(1, 1000)) expect(after.get(r), r).to.include({ delivery_status: 'delivered', events: 1 });
+    // The whole second batch, the rows before the refused one as much as those after it.
+    for (const r of refs(1001, 1005)) expect(after.get(r), r).to.include({ delivery_status: null, events: 0 });
+  });
+
+  it('the page says the same in the reader’s language; once the fault is gone, the file again applies the rest', async () => {
+    const page = (await s.agent.get('/deliveries/import').expect(200)).text;
+    const res = await s.agent
+      .post('/deliveries/import')
+      .set('Accept-Language', 'fr')
+      .field('_csrf', csrfFrom(page))
+      .attach('file', report, 'big.csv')
+      .expect(500);
+    expect(res.text).to.include('L’import s’est arrêté aux lignes 1002 à 1006');
+    expect(res.text).not.to.match(/test trigger|\bat \w+ \(/);
+    expect(faults()).to.have.length(2);
+    const between = await state();
+    for (const r of refs(1, 1000)) expect(between.get(r), r).to.include({ delivery_status: 'delivered', events: 2 });
+    for (const r of refs(1001, 1005)) expect(between.get(r), r).to.include({ delivery_status: null, events: 0 });
+
+    await allow();
+    const again = await upload(s, report, 'big.csv').expect(200);
+    expect(again.body).to.include({ updated: 5, unchanged: 1000 });
+    const done = await state();
+    for (const r of refs(1001, 1005)) expect(done.get(r), r).to.include({ delivery_status: 'delivered', events: 1 });
   });
 });

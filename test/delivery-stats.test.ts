@@ -273,3 +273,171 @@ describe('GET /api/stats/team (hand-computed)', () => {
     expect(theirs.rows.every((r: { calls: number; delivered: number }) => r.calls === 0 && r.delivered === 0)).to.equal(true);
   });
 });
+
+describe('GET /api/stats/team: a member’s average handling time, from claim to outcome (hand-computed)', () => {
+  let owner: SignedIn & { workspaceId: string };
+  const period = () => `from=2026-11-01&to=${today()}`;
+
+  before(async function () {
+    this.timeout(60_000);
+    const signed = await signUp({ name: 'Chama' });
+    owner = { ...signed, workspaceId: signed.workspaceId! };
+    await openAllDay(owner);
+    const member = await signUp({ invitedBy: owner, name: 'Driss' });
+    // Claimed through the real queue, then each call's claim (started_at) and outcome (ended_at) set to
+    // known instants: Chama 30 s, 90 s and 45 s; Driss 100 s, 200 s and 600 s.
+    const handled: Array<[SignedIn, string, number]> = [
+      [owner, 'confirmed', 30],
+      [owner, 'unconfirmed', 90],
+      [owner, 'order-changed', 45],
+      [member, 'confirmed', 100],
+      [member, 'confirmed', 200],
+      [member, 'unconfirmed', 600],
+    ];
+    for (let i = 0; i < handled.length; i += 1) {
+      await owner.agent
+        .post('/api/orders')
+        .send({ clientName: `H${i}`, phone: `0613${String(i).padStart(6, '0')}`, storeName: 'Atlas', productsName: 'P', totalAmount: 10 })
+        .expect(201);
+    }
+    for (const [i, [who, outcome, seconds]] of handled.entries()) {
+      const next = (await who.agent.post('/api/calls/next').expect(200)).body;
+      await who.agent.post(`/api/calls/${next.call.id}/outcome`).send({ outcome }).expect(200);
+      const claimed = new Date(Date.UTC(2026, 10, 10, 9, i * 20));
+      const updated = await knex()('calls')
+        .where({ id: next.call.id })
+        .update({ started_at: claimed, ended_at: new Date(claimed.getTime() + seconds * 1000) });
+      expect(updated).to.equal(1);
+    }
+  });
+
+  it('the API answers each member’s mean of (outcome − claim): Chama (30 + 90 + 45) ÷ 3 = 55 s, Driss (100 + 200 + 600) ÷ 3 = 300 s', async () => {
+    const team = (await owner.agent.get(`/api/stats/team?${period()}`).expect(200)).body;
+    const row = (name: string) => team.rows.find((r: { name: string }) => r.name === name);
+    expect(row('Chama')).to.include({ kind: 'member', calls: 3, average_handling_seconds: 55 });
+    expect(row('Driss')).to.include({ kind: 'member', calls: 3, average_handling_seconds: 300 });
+    // The counters behind them hold exactly these seconds, on the claim's day.
+    const counted = await knex()('call_counts')
+      .where({ workspace_id: owner.workspaceId })
+      .groupBy('member_id', 'day')
+      .select('member_id', knex().raw("to_char(day, 'YYYY-MM-DD') AS day"), knex().raw('sum(n)::int AS n'), knex().raw('sum(seconds)::float AS seconds'))
+      .havingRaw('sum(n) <> 0');
+    expect(counted.map((c: { n: number; seconds: number; day: string }) => [c.day, c.n, c.seconds]).sort()).to.deep.equal([
+      ['2026-11-10', 3, 165],
+      ['2026-11-10', 3, 900],
+    ]);
+    // A period that ends before the claims' day has no calls, hence no average.
+    const before = (await owner.agent.get('/api/stats/team?from=2026-11-01&to=2026-11-09').expect(200)).body;
+    expect(before.rows.find((r: { name: string }) => r.name === 'Chama')).to.include({ calls: 0, average_handling_seconds: null });
+  });
+
+  it('the CSV’s average_handling_seconds column and the page say the same', async () => {
+    const csv = await owner.agent.get(`/api/stats/team.csv?${period()}`).expect(200);
+    const lines = csv.text
+      .replace(/^\ufeff/, '')
+      .trim()
+      .split(/\r?\n/)
+      .map((l) => l.split(','));
+    const column = lines[0].indexOf('average_handling_seconds');
+    expect(column).to.be.greaterThan(-1);
+    const cell = (name: string) => lines.find((l) => l[0] === 'member' && l[1] === name)?.[column];
+    expect(cell('Chama')).to.equal('55');
+    expect(cell('Driss')).to.equal('300');
+    const page = (await owner.agent.get(`/stats/team?${period()}`).expect(200)).text;
+    const handling = (name: string) =>
+      page
+        .split('<tr')
+        .find((row) => row.includes(`<th scope="row"><bdi>${name}</bdi>`))
+        ?.match(/data-label="Average handling time">([^<]*)</)?.[1];
+    expect(handling('Chama')).to.equal('55 s');
+    expect(handling('Driss')).to.equal('300 s');
+  });
+});
+
+describe('GET /api/stats: the collected amount per currency, MAD (2 decimals) beside TND (3) (hand-computed)', () => {
+  let owner: SignedIn & { workspaceId: string };
+  const range = 'from=2026-11-01&to=2026-11-10';
+
+  /** Orders by name: amount as text, currency, store, city, and how their delivery ended (when). */
+  const PARCELS: Array<[string, string, 'MAD' | 'TND', string, string, string, string]> = [
+    ['m1', '149.99', 'MAD', 'Atlas', 'Casablanca', 'delivered', '2026-11-03T10:00:00Z'],
+    ['m2', '250.50', 'MAD', 'Souk', 'Rabat', 'delivered', '2026-11-04T10:00:00Z'],
+    ['m3', '99.00', 'MAD', 'Atlas', 'Casablanca', 'refused', '2026-11-03T10:00:00Z'],
+    ['t1', '89.350', 'TND', 'Atlas', 'Tunis', 'delivered', '2026-11-03T10:00:00Z'],
+    ['t2', '45.125', 'TND', 'Souk', 'Tunis', 'delivered', '2026-11-04T10:00:00Z'],
+    ['t3', '10.005', 'TND', 'Souk', 'Casablanca', 'delivered', '2026-11-04T10:00:00Z'],
+    ['t4', '70.000', 'TND', 'Atlas', 'Tunis', 'returned', '2026-11-04T10:00:00Z'],
+  ];
+
+  before(async function () {
+    this.timeout(60_000);
+    const signed = await signUp();
+    owner = { ...signed, workspaceId: signed.workspaceId! };
+    for (const [i, [name, amount, currency, store, city, status, at]] of PARCELS.entries()) {
+      const order = (
+        await owner.agent
+          .post('/api/orders')
+          .send({
+            clientName: name,
+            phone: `0614${String(i).padStart(6, '0')}`,
+            storeName: store,
+            productsName: 'P',
+            city,
+            totalAmount: amount,
+            currency,
+            status: 'confirmed',
+          })
+          .expect(201)
+      ).body;
+      expect(order).to.include({ total_amount: amount, currency });
+      await owner.agent.put(`/api/orders/${order.id}/delivery`).send({ status, at }).expect(200);
+    }
+    const stored = await knex()('orders').where({ workspace_id: owner.workspaceId, delivery_status: 'delivered' }).select('currency', 'total_amount');
+    expect(stored).to.have.length(5);
+  });
+
+  it('each currency summed apart over the delivered orders, with its own decimals: total, by day, by store, by city', async () => {
+    const d = (await owner.agent.get(`/api/stats?${range}`).expect(200)).body.delivery;
+    // Delivered: m1 149.99 + m2 250.50 = 400.49 MAD; t1 89.350 + t2 45.125 + t3 10.005 = 144.480 TND (m3 refused, t4 returned).
+    expect(d).to.include({ delivered: 5, refused: 1, returned: 1 });
+    expect(d.collected).to.deep.equal({ MAD: '400.49', TND: '144.480' });
+    expect(d.without_confirmed_call.collected).to.deep.equal({ MAD: '400.49', TND: '144.480' });
+    expect(d.confirmed_by_call.collected).to.deep.equal({});
+    const day = (date: string) => d.by_day.find((x: { date: string }) => x.date === date);
+    expect(day('2026-11-03').collected).to.deep.equal({ MAD: '149.99', TND: '89.350' });
+    expect(day('2026-11-04').collected).to.deep.equal({ MAD: '250.50', TND: '55.130' });
+    expect(day('2026-11-05').collected).to.deep.equal({});
+    const store = (name: string) => d.by_store.find((x: { store_name: string }) => x.store_name === name);
+    expect(store('Atlas').collected).to.deep.equal({ MAD: '149.99', TND: '89.350' });
+    expect(store('Souk').collected).to.deep.equal({ MAD: '250.50', TND: '55.130' });
+    const city = (name: string) => d.by_city.find((x: { city: string | null }) => x.city === name);
+    expect(city('Casablanca').collected).to.deep.equal({ MAD: '149.99', TND: '10.005' });
+    expect(city('Rabat').collected).to.deep.equal({ MAD: '250.50' });
+    expect(city('Tunis').collected).to.deep.equal({ TND: '134.475' });
+  });
+
+  it('the page shows both currencies, each with its own decimals', async () => {
+    const page = (await owner.agent.get(`/stats?${range}`).expect(200)).text;
+    const fr = (await owner.agent.get(`/stats?${range}`).set('Accept-Language', 'fr').expect(200)).text;
+    const ar = (await owner.agent.get(`/stats?${range}`).set('Accept-Language', 'ar').expect(200)).text;
+    // The amounts the page writes out, spaces of any width as one and direction marks aside.
+    const amounts = (html: string) =>
+      [...html.matchAll(/<bdi dir="ltr">([^<]*)<\/bdi>/g)].map((m) =>
+        m[1]
+          .replace(/\u200f/g, '')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      );
+    const collected = (html: string, label: string) =>
+      html
+        .match(new RegExp(`<dt>${label}</dt><dd><bdi dir="ltr">([^<]*)</bdi>`))?.[1]
+        .replace(/\u200f/g, '')
+        .replace(/\s+/g, ' ')
+        .trim();
+    expect(collected(page, 'Collected')).to.equal('MAD 400.49 · TND 144.480');
+    expect(amounts(page)).to.include.members(['MAD 149.99 · TND 89.350', 'MAD 250.50 · TND 55.130', 'MAD 149.99 · TND 10.005', 'MAD 250.50', 'TND 134.475']);
+    expect(collected(fr, 'Encaissé')).to.equal('400,49 MAD · 144,480 TND');
+    expect(amounts(fr)).to.include.members(['149,99 MAD · 89,350 TND', '250,50 MAD · 55,130 TND', '134,475 TND']);
+    expect(amounts(ar)).to.include.members(['400,49 د.م. · 144,480 د.ت.', '134,475 د.ت.']);
+  });
+});

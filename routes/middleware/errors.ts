@@ -28,13 +28,27 @@ function requestError(err: unknown): AppError | undefined {
   return undefined;
 }
 
-/** Known errors as they are; anything else becomes a logged 500 with no detail for the client. */
-function toAppError(err: unknown, log: { error: (obj: object, msg: string) => void }): AppError {
-  if (err instanceof AppError) return err;
+type ErrorLog = { error: (obj: object, msg: string) => void };
+
+/**
+ * A fault of ours goes to the log, its statement's values left out: an unknown error, or the fault
+ * (`cause`) behind a 5xx AppError that tells the client what happened (a carrier's report interrupted).
+ */
+export function logFault(err: unknown, log: ErrorLog): void {
+  const fault = err instanceof AppError && err.cause !== undefined ? err.cause : err;
+  withoutStatementValues(fault);
+  log.error({ err: fault }, 'unhandled error');
+}
+
+/** Known errors as they are (a 5xx one logged); anything else becomes a logged 500 with no detail for the client. */
+function toAppError(err: unknown, log: ErrorLog): AppError {
+  if (err instanceof AppError) {
+    if (err.status >= 500) logFault(err, log);
+    return err;
+  }
   const parsed = requestError(err);
   if (parsed) return parsed;
-  withoutStatementValues(err);
-  log.error({ err }, 'unhandled error');
+  logFault(err, log);
   return new AppError(500, msg('internalError'));
 }
 

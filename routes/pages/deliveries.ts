@@ -3,10 +3,12 @@ import type { Request, Response } from 'express';
 import multer from 'multer';
 import type { Services } from '../../services';
 import { REPORT_COLUMNS } from '../../services/deliveries';
-import { AppError, isOwner, ValidationError } from '../../services/shared';
+import { AppError, isOwner, recode, ValidationError } from '../../services/shared';
 import { IMPORT_MAX_ROWS } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { logFault } from '../middleware/errors';
 import { errorsByInput, formValues, redirectWithNotice } from './forms';
+import { translateMessage } from './view-helpers';
 
 /** /deliveries/import: a carrier's report in, what changed, what matched no order and which words were unknown out. */
 export function deliveryPages(services: Services): Router {
@@ -66,6 +68,11 @@ export function deliveryPages(services: Services): Router {
         return render(res, 400, { carrier, error: req.t('report.refused', { details: Object.values(err.fields).map(translate).join(' ') }) });
       }
       if (err instanceof AppError && err.status < 500) return render(res, err.status, { carrier, error: err.message });
+      // A batch the database refused: the page says which lines are applied, in its language; the fault is logged.
+      if (err instanceof AppError && err.code === 'REPORT_INTERRUPTED') {
+        logFault(err, req.log);
+        return render(res, err.status, { carrier, error: translateMessage(req.t, recode(err.page)) });
+      }
       throw err;
     }
   });

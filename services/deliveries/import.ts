@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../../services/shared';
+import { AppError, ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../../services/shared';
 import type { FieldErrors, SheetRow } from '../../services/shared';
 import { batchesOf, columnKey, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../orders';
 import { applyDeliveryEvents } from './apply';
@@ -47,6 +47,26 @@ interface ReportRow {
   at: string;
 }
 
+/**
+ * A batch the database refused (a fault of ours, not of the file): the batches before it stay
+ * applied, it and the rest of the file are not. A 500 that says so, with the lines, what was applied
+ * and no word of the database's; the fault itself is logged (`cause`, routes/middleware/errors.ts).
+ */
+class ReportInterrupted extends AppError {
+  constructor(
+    override readonly cause: unknown,
+    failed: { from: number; to: number },
+    applied: { throughLine: number | null; updated: number; unchanged: number },
+  ) {
+    super(500, msg('REPORT_INTERRUPTED', failed), 'REPORT_INTERRUPTED', {
+      applied_through_line: applied.throughLine,
+      failed_lines: failed,
+      updated: applied.updated,
+      unchanged: applied.unchanged,
+    });
+  }
+}
+
 /** One cell of a row, trimmed, cut at `max` characters. */
 const cellOf = (row: SheetRow, index: number | undefined, max = 200) => (index === undefined ? '' : (row.cells[index] ?? '').trim().slice(0, max));
 
@@ -76,6 +96,8 @@ export class ReportImport {
       const read = await this.words.reader(workspaceId);
       const notify = await this.hasSubscribers(workspaceId);
       const result: ReportResult = { updated: 0, unchanged: 0, unmatched: [], unknown_words: [], format: sheet.format, encoding: sheet.encoding };
+      // The last line of the batches committed so far: what an interrupted import says is applied.
+      let appliedThrough: number | null = null;
       for await (const batch of batchesOf(sheet.rows, msg('reportNoRows'))) {
         const rows: ReportRow[] = [];
         for (const row of batch) {
@@ -84,7 +106,9 @@ export class ReportImport {
           else if ('reason' in parsed) result.unmatched.push({ line: row.line, reason: parsed.reason });
           else rows.push(parsed);
         }
-        await this.knex.transaction(async (trx) => {
+        const before = { throughLine: appliedThrough, updated: result.updated, unchanged: result.unchanged };
+        const lines = { from: batch[0].line, to: batch[batch.length - 1].line };
+        const applying = this.knex.transaction(async (trx) => {
           const matches = await this.match(trx, workspaceId, rows);
           const matched: Array<{ row: ReportRow; orderId: string }> = [];
           for (const row of rows) {
@@ -114,6 +138,10 @@ export class ReportImport {
             else result.unchanged += 1;
           }
         });
+        await applying.catch((err: unknown) => {
+          throw err instanceof AppError ? err : new ReportInterrupted(err, lines, before);
+        });
+        appliedThrough = lines.to;
       }
       result.unmatched.sort((a, b) => a.line - b.line);
       return result;
