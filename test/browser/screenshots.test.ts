@@ -77,7 +77,7 @@ describe('the README screenshots (docs/screenshots/)', function () {
 
     await page.goto('/calls');
     await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.getByRole('button', { name: 'Start next call' }).click()]);
-    expect(await page.locator('main').innerText()).to.contain('One tap saves the outcome and opens the next call.');
+    expect(await page.locator('main').innerText()).to.contain('One tap saves the outcome, with the amount above, and opens the next call.');
     const call = await shoot(page, 'call-page');
 
     for (const file of [orders, call]) expect(pngSize(file)).to.deep.equal(PHONE);
