@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
 import type { Statement } from './sql';
-import { BASELINE_APPLICATION_NAME, BASELINE_CREATE, bindArgs } from './sql';
+import { BARE_CREATE, BARE_TABLES, BASELINE_APPLICATION_NAME, BASELINE_CREATE, bindArgs } from './sql';
 
 /**
  * The bare baseline the bench compares the service with: plain Express on the same Postgres and
@@ -14,8 +14,10 @@ import { BASELINE_APPLICATION_NAME, BASELINE_CREATE, bindArgs } from './sql';
  * the bench, see sql.ts), and for a new order the least work the design allows (BASELINE_CREATE).
  * No validation, no logging, no helmet, no Knex. Session routes read the
  * session's row (the one query a session costs; the cookie's signature is not checked, its id is
- * taken as it is), and the workspace comes in an `x-bench-workspace` header. The Data API reads the
- * token's user and workspace by the service's own statement when the request says `x-bench-context`.
+ * taken as it is), and the workspace comes in an `x-bench-workspace` header. The Data API checks
+ * the publishable key and verifies the token, and reads the token's user and workspace by the
+ * service's own statement only when the request says `x-bench-context`. A new order goes into
+ * trigger-free copies of the tables when the request says `x-bench-bare`.
  */
 export interface BaselinePlan {
   list: Statement[];
@@ -67,7 +69,6 @@ async function main(): Promise<void> {
   pool.on('error', () => {});
   const redis = new Redis(process.env.REDIS_URL!);
   const incrementSha = (await redis.script('LOAD', INCREMENT_SCRIPT)) as string;
-  const hit = (key: string) => redis.evalsha(incrementSha, 1, `${plan.rateLimit.prefix}${key}`, String(plan.rateLimit.windowMs));
 
   const app = express();
   // The cheapest way to sign and verify with jsonwebtoken: a key object made once.
@@ -84,6 +85,10 @@ async function main(): Promise<void> {
     res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
   });
   app.get('/data/v1/orders', async (req, res) => {
+    if (req.get('apikey') !== plan.jwt.publishableKey) {
+      res.status(401).json({ error: 'invalid_apikey' });
+      return;
+    }
     const claims = jwt.verify(bearer(req) ?? '', jwtKey, { algorithms: ['HS256'], issuer: plan.jwt.issuer }) as jwt.JwtPayload;
     // With `x-bench-context`, the token's user and workspace are read first, as the service must.
     if (req.get('x-bench-context') && lastRows(await run(pool, plan.context, { user: claims.sub })).length === 0) {
@@ -94,24 +99,32 @@ async function main(): Promise<void> {
   const {
     rows: [queue],
   } = await pool.query(BASELINE_CREATE.queue);
+  // The trigger-free copies of the three tables (scenario c0 writes there: `x-bench-bare`).
+  for (const sql of BARE_TABLES.create) await pool.query(sql);
+  const {
+    rows: [job],
+  } = await pool.query(BARE_TABLES.jobPartition);
+  await pool.query(BARE_TABLES.jobs(job.partition));
   app.post('/api/orders', express.json(), async (req, res) => {
     await readSession(req);
     const body = req.body as Record<string, string>;
+    const sql = req.get('x-bench-bare') ? BARE_CREATE : BASELINE_CREATE;
+    const prefix = req.get('x-bench-bare') ? 'bare-' : '';
     const client = await pool.connect();
     let order: Row;
     try {
       await client.query('BEGIN');
       [order] = (
         await client.query({
-          name: 'order',
-          text: BASELINE_CREATE.order,
+          name: `${prefix}order`,
+          text: sql.order,
           values: [workspace(req), body.clientName, body.phone, body.storeName, body.productsName, body.address ?? null],
         })
       ).rows;
-      await client.query({ name: 'operation', text: BASELINE_CREATE.operation, values: [order.operation_id, order.workspace_id, order.id] });
+      await client.query({ name: `${prefix}operation`, text: sql.operation, values: [order.operation_id, order.workspace_id, order.id] });
       await client.query({
-        name: 'job',
-        text: BASELINE_CREATE.job,
+        name: `${prefix}job`,
+        text: sql.job,
         values: [order.operation_id, queue.expire_in, queue.keep_for, queue.retry_limit, queue.retry_delay, queue.retry_backoff, queue.policy],
       });
       await client.query('COMMIT');
@@ -125,8 +138,12 @@ async function main(): Promise<void> {
   app.post('/api/v1/token', async (req, res) => {
     const key = bearer(req) ?? '';
     const keyHash = crypto.createHash('sha256').update(key).digest('hex');
-    await hit(`ip:${req.socket.remoteAddress}`);
-    await hit(`key:${keyHash}`);
+    // The two limits' counts (per IP, per key) in one Redis round trip, as the service makes them.
+    await redis
+      .pipeline()
+      .evalsha(incrementSha, 1, `${plan.rateLimit.prefix}ip:${req.socket.remoteAddress}`, String(plan.rateLimit.windowMs))
+      .evalsha(incrementSha, 1, `${plan.rateLimit.prefix}key:${keyHash}`, String(plan.rateLimit.windowMs))
+      .exec();
     const [owner] = lastRows(await run(pool, plan.keyLookup, { keyHash }));
     if (!owner) {
       res.status(401).json({ error: 'invalid_api_key' });

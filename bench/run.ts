@@ -25,7 +25,7 @@ import type { Scenario } from './scenarios';
 import { scenarios } from './scenarios';
 import { createKeys, fillerWorkspaces, insertOrders, signUp } from './seed';
 import { capturePlan, cpuMeters, startBaseline, startService } from './sides';
-import { BASELINE_CREATE, bindArgs } from './sql';
+import { BARE_CREATE, BARE_TABLES, BASELINE_CREATE, bindArgs } from './sql';
 import type { Statement } from './sql';
 import { settingsBench } from './settings';
 
@@ -262,8 +262,20 @@ async function main(cleanup: Cleanup): Promise<void> {
         scenario: 'Create (c), the baseline’s own (one transaction)',
         sql: ['BEGIN', BASELINE_CREATE.order, BASELINE_CREATE.operation, BASELINE_CREATE.job, 'COMMIT'],
       },
+      {
+        scenario: 'Create (c0), the same into the copies without triggers',
+        sql: [
+          ...BARE_TABLES.create,
+          BARE_TABLES.jobs('<the job partition of operation-due>'),
+          'BEGIN',
+          BARE_CREATE.order,
+          BARE_CREATE.operation,
+          BARE_CREATE.job,
+          'COMMIT',
+        ],
+      },
       { scenario: 'Key lookup (d)', sql: plan.keyLookup.map((s) => s.sql) },
-      { scenario: 'User and workspace lookup (e)', sql: plan.context.map((s) => s.sql) },
+      { scenario: 'User and workspace lookup (e1)', sql: plan.context.map((s) => s.sql) },
     ],
   };
   // The hand-kept record of each performance change, before → after, goes with every report.

@@ -77,16 +77,31 @@ export function scenarios(inputs: ScenarioInputs): Scenario[] {
       'x-bench-workspace': inputs.small.workspaceId,
     },
   };
-  // The token names a user; which workspace it reads (if any: a removed member's token reads
-  // nothing) is looked up on every request, as a session's row is read. The baseline does that
-  // lookup too, by the service's own statement; e0 shows the same route against the list alone.
+  // e's baseline (issue 39): the token verified, the publishable key checked, the list query. The
+  // service also reads the token's user and workspace on every request (a removed member's token
+  // reads nothing); e1 shows the route against a baseline that does that lookup too.
   const dataWithContext: Target = { ...data, headers: { ...data.headers, 'x-bench-context': '1' } };
+  // c0's baseline writes the same three rows into copies of the tables without triggers.
+  const bareCreate: Target = { ...create, headers: { ...create.headers, 'x-bench-bare': '1' } };
   return [
-    { id: 'a', title: 'GET /api/orders, 50 orders (session)', target: 0.8, service: list(inputs.small), baseline: list(inputs.small) },
-    { id: 'c', title: 'POST /api/orders (fresh phones)', target: 0.85, cpuTarget: 1.25, service: create, baseline: create },
-    { id: 'd', title: `POST /api/v1/token (${inputs.keys.length} keys)`, target: 0.8, service: exchange, baseline: exchange },
-    { id: 'e', title: 'GET /data/v1/orders, 50 orders (token)', target: 0.8, service: data, baseline: dataWithContext },
-    { id: 'e0', title: 'GET /data/v1/orders, 50 orders (token), against the list query alone', service: data, baseline: data },
+    { id: 'a', title: 'GET /api/orders, 50 orders (session)', target: 0.9, cpuTarget: 1.2, service: list(inputs.small), baseline: list(inputs.small) },
+    { id: 'c', title: 'POST /api/orders (fresh phones), baseline into the real tables', target: 0.85, service: create, baseline: create },
+    {
+      id: 'c0',
+      title: 'POST /api/orders (fresh phones), baseline into tables without triggers',
+      target: 0.9,
+      cpuTarget: 1.2,
+      service: create,
+      baseline: bareCreate,
+    },
+    { id: 'd', title: `POST /api/v1/token (${inputs.keys.length} keys)`, target: 0.9, cpuTarget: 1.2, service: exchange, baseline: exchange },
+    { id: 'e', title: 'GET /data/v1/orders, 50 orders (token)', target: 0.9, cpuTarget: 1.2, service: data, baseline: data },
+    {
+      id: 'e1',
+      title: 'GET /data/v1/orders, 50 orders (token), against a baseline that reads the user and workspace too',
+      service: data,
+      baseline: dataWithContext,
+    },
     // Last: a process that has answered 32 lists of 2,000 orders at once keeps the memory it took
     // (up to 240 MB), and the memory target is for the load of a, c, d and e.
     { id: 'b', title: 'GET /api/orders, 2,000 orders (session)', service: list(inputs.large), baseline: list(inputs.large) },

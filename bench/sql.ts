@@ -95,3 +95,34 @@ export const BASELINE_CREATE = {
   COALESCE(retry_limit, 2) AS retry_limit, COALESCE(retry_delay, 0) AS retry_delay, COALESCE(retry_backoff, false) AS retry_backoff, policy
   FROM pgboss.queue WHERE name = 'operation-due'`,
 };
+
+/**
+ * The second baseline for `POST /api/orders` (scenario c0, issue 39): the same three INSERTs into
+ * copies of orders, operations and the dispatch queue's job partition that carry the columns,
+ * defaults, generated columns, checks and indexes but no trigger and no foreign key (the database's
+ * per-order rules are what this baseline leaves out). Made by the baseline at start-up.
+ */
+export const BARE_TABLES = {
+  create: [
+    'DROP TABLE IF EXISTS bench_orders, bench_operations, bench_jobs',
+    'CREATE TABLE bench_orders (LIKE orders INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES INCLUDING GENERATED)',
+    'CREATE TABLE bench_operations (LIKE operations INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES INCLUDING GENERATED)',
+  ],
+  /** pg-boss keeps a queue's jobs in a partition of pgboss.job: the copy is of that partition. */
+  jobPartition: `SELECT c.oid::regclass::text AS partition FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+  WHERE i.inhparent = 'pgboss.job'::regclass AND pg_get_expr(c.relpartbound, c.oid) LIKE '%''operation-due''%'`,
+  jobs: (partition: string) => `CREATE TABLE bench_jobs (LIKE ${partition} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES INCLUDING GENERATED)`,
+};
+
+/** BASELINE_CREATE's statements, the same but into the trigger-free copies. */
+export const BARE_CREATE = {
+  order: into(BASELINE_CREATE.order, 'orders', 'bench_orders'),
+  operation: into(BASELINE_CREATE.operation, 'operations', 'bench_operations'),
+  job: into(BASELINE_CREATE.job, 'pgboss.job', 'bench_jobs'),
+};
+
+function into(sql: string, table: string, copy: string): string {
+  const insert = `INSERT INTO ${table} (`;
+  if (!sql.startsWith(insert)) throw new Error(`bench: ${table} is not what the statement inserts into`);
+  return `INSERT INTO ${copy} (${sql.slice(insert.length)}`;
+}
