@@ -55,11 +55,17 @@ const APPLY = `
     INSERT INTO delivery_events (workspace_id, order_id, status, carrier_status, at, source, by, applied)
     SELECT ?::uuid, order_id, status, carrier_status, at, source, by, applied FROM judged ORDER BY n
     RETURNING 1
+  ), named AS (
+    -- Per order, the carrier and tracking number of its last applied event that gives one (grouped once,
+    -- not looked up in the batch's events for every order).
+    SELECT order_id,
+           (array_agg(carrier ORDER BY n DESC) FILTER (WHERE carrier IS NOT NULL))[1] AS carrier,
+           (array_agg(tracking ORDER BY n DESC) FILTER (WHERE tracking IS NOT NULL))[1] AS tracking
+      FROM judged WHERE applied GROUP BY order_id
   ), final AS (
-    SELECT DISTINCT ON (f.order_id) f.n, f.order_id, f.status, f.carrier_status, f.at,
-           (SELECT j.carrier FROM judged j WHERE j.order_id = f.order_id AND j.applied AND j.carrier IS NOT NULL ORDER BY j.n DESC LIMIT 1) AS carrier,
-           (SELECT j.tracking FROM judged j WHERE j.order_id = f.order_id AND j.applied AND j.tracking IS NOT NULL ORDER BY j.n DESC LIMIT 1) AS tracking
-      FROM judged f WHERE f.applied ORDER BY f.order_id, f.n DESC
+    SELECT DISTINCT ON (f.order_id) f.n, f.order_id, f.status, f.carrier_status, f.at, named.carrier, named.tracking
+      FROM judged f JOIN named ON named.order_id = f.order_id
+     WHERE f.applied ORDER BY f.order_id, f.n DESC
   ), upd AS (
     UPDATE orders o
        SET delivery_status = f.status,
