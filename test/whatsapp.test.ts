@@ -29,6 +29,7 @@ import {
   sentOrder,
   status,
   textMessage,
+  whatsappAgent,
   whatsappShop,
 } from './helpers/whatsapp';
 
@@ -423,22 +424,7 @@ describe('WhatsApp agents', function () {
         const robot = (
           await shop.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: voice.url, fallbackAgentId: human.id }).expect(201)
         ).body;
-        const whatsapp = (
-          await shop.agent
-            .post('/api/agents')
-            .send({
-              name: 'WhatsApp Atlas',
-              kind: 'whatsapp',
-              orderHandler: true,
-              phoneNumberId: PHONE_NUMBER_ID,
-              accessToken: ACCESS_TOKEN,
-              appSecret: APP_SECRET,
-              templateName: 'order_confirmation',
-              templateLanguage: 'fr',
-              fallbackAgentId: robot.id,
-            })
-            .expect(201)
-        ).body;
+        const whatsapp = (await shop.agent.post('/api/agents').send(whatsappAgent(robot.id)).expect(201)).body;
         const { order } = await sentOrder(shop, { ...ORDER, phone: '0612345698' });
         await deliver(whatsapp.id, envelope({ messages: [textMessage('3ayet li men ba3d', undefined, '212612345698')] })).expect(200);
         const requested = await waitFor('call.requested', async () => voice.received.find((r) => r.json.data.order.id === order.id));

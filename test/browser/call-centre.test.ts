@@ -54,22 +54,28 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
     return { ...owner, orderIds };
   }
 
+  /** A phone-sized browser in the run's language and Morocco's time, signed in with the owner's session cookie. */
+  async function signedInPhone(cookie: string, run: { language: string; javaScript: boolean }) {
+    const context = await browser!.newContext({
+      viewport: PHONE,
+      deviceScaleFactor: 1,
+      baseURL: server!.url,
+      locale: `${run.language}-MA`,
+      timezoneId: 'Africa/Casablanca',
+      javaScriptEnabled: run.javaScript,
+    });
+    const [name, value] = cookie.split('=');
+    await context.addCookies([{ name, value, url: server!.url }]);
+    return context;
+  }
+
   for (const run of [
     { language: 'ar', javaScript: true },
     { language: 'fr', javaScript: false },
   ] as const) {
     it(`${run.language}, JavaScript ${run.javaScript ? 'on' : 'off'}: ${DUE} due orders, 2 taps and 1 page load per confirmed call, each outcome in the database`, async () => {
       const owner = await queueOf(run.language);
-      const context = await browser!.newContext({
-        viewport: PHONE,
-        deviceScaleFactor: 1,
-        baseURL: server!.url,
-        locale: `${run.language}-MA`,
-        timezoneId: 'Africa/Casablanca',
-        javaScriptEnabled: run.javaScript,
-      });
-      const [name, value] = owner.cookie.split('=');
-      await context.addCookies([{ name, value, url: server!.url }]);
+      const context = await signedInPhone(owner.cookie, run);
       const shoot = screenshots(`call-centre-${run.language}`);
       try {
         const page = await context.newPage();
@@ -130,16 +136,7 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
   ] as const) {
     it(`${run.language}, JavaScript ${run.javaScript ? 'on' : 'off'}: "Call back later" and "Changed" reveal their field on a tap; each records its outcome with what was typed and opens the next call`, async () => {
       const owner = await queueOf(run.language, 3);
-      const context = await browser!.newContext({
-        viewport: PHONE,
-        deviceScaleFactor: 1,
-        baseURL: server!.url,
-        locale: `${run.language}-MA`,
-        timezoneId: 'Africa/Casablanca',
-        javaScriptEnabled: run.javaScript,
-      });
-      const [name, value] = owner.cookie.split('=');
-      await context.addCookies([{ name, value, url: server!.url }]);
+      const context = await signedInPhone(owner.cookie, run);
       try {
         const page = await context.newPage();
         page.setDefaultTimeout(15_000);

@@ -57,24 +57,28 @@ export function sentAnswer(id = `wamid.${crypto.randomBytes(12).toString('hex')}
   return { status: 200, body: { messaging_product: 'whatsapp', contacts: [{ input: '212612345678', wa_id: '212612345678' }], messages: [{ id }] } };
 }
 
+/** The body that creates the order handler, a WhatsApp agent handing over to `fallbackAgentId`. */
+export function whatsappAgent(fallbackAgentId: string) {
+  return {
+    name: 'WhatsApp Atlas',
+    kind: 'whatsapp',
+    orderHandler: true,
+    phoneNumberId: PHONE_NUMBER_ID,
+    accessToken: ACCESS_TOKEN,
+    appSecret: APP_SECRET,
+    templateName: 'order_confirmation',
+    templateLanguage: 'fr',
+    fallbackAgentId,
+  };
+}
+
 /** A workspace whose order handler is a WhatsApp agent falling back to a human agent. */
 export async function whatsappShop(extra: object = {}) {
   const shop = await signUp();
   const human = await shop.agent.post('/api/agents').send({ name: 'Salma' }).expect(201);
   const created = await shop.agent
     .post('/api/agents')
-    .send({
-      name: 'WhatsApp Atlas',
-      kind: 'whatsapp',
-      orderHandler: true,
-      phoneNumberId: PHONE_NUMBER_ID,
-      accessToken: ACCESS_TOKEN,
-      appSecret: APP_SECRET,
-      templateName: 'order_confirmation',
-      templateLanguage: 'fr',
-      fallbackAgentId: human.body.id,
-      ...extra,
-    })
+    .send({ ...whatsappAgent(human.body.id), ...extra })
     .expect(201);
   await openAllDay(shop);
   return {
