@@ -12,7 +12,7 @@ import { testKnex } from './helpers/db';
  * their order, the pages and the counts are those of a plain filtered scan. Small limits reach each
  * way with a few dozen orders.
  */
-const TINY: SearchLimits = { probe: 3, candidates: 4, countCandidates: 6 };
+const TINY: SearchLimits = { probe: 3, candidates: 4, countCandidates: 6, commonKey: 5000 };
 
 function service(limits: SearchLimits): OrderService {
   const knex = testKnex();
@@ -172,5 +172,141 @@ describe('order search: the same answers whichever way finds them', () => {
       [workspaceId, workspaceId, workspaceId, workspaceId],
     );
     expect(rows[0]).to.deep.equal({ found: true, other: false });
+  });
+});
+
+describe('order search at scale: counts remembered, common keys left out', () => {
+  const version = async (workspaceId: string): Promise<number> => {
+    const [row] = await testKnex()('order_search_versions').where('workspace_id', workspaceId).sum<Array<{ v: string | null }>>({ v: 'version' });
+    return Number(row.v ?? 0);
+  };
+
+  it('a search count is remembered until an order of the workspace comes, goes or has its search text changed; a status change or another workspace leaves it', async () => {
+    const workspaceId = await workspace();
+    const other = await workspace();
+    const orders = service(SEARCH_LIMITS);
+    const fes = filters('fes');
+    const truth = async () => (await scanned(workspaceId, fes)).length;
+    expect(await truth()).to.equal(12);
+    expect(await orders.countUpTo(workspaceId, fes)).to.equal(12);
+    // Asked again with nothing changed: no statement reads orders.
+    expect(await statements(async () => expect(await orders.countUpTo(workspaceId, fes)).to.equal(12))).to.deep.equal([]);
+    const before = await version(workspaceId);
+    expect(before).to.be.greaterThan(0);
+
+    // Statuses, flags and another workspace's new order: same version, and the count is still right.
+    await testKnex()('orders')
+      .where('workspace_id', workspaceId)
+      .update({ status: 'confirmed', flags: ['possible_duplicate'] });
+    await testKnex()('orders').insert({
+      workspace_id: other,
+      client_name: 'Elsewhere',
+      phone: '+212611111111',
+      store_name: 'S',
+      products_name: 'P',
+      city: 'Fès',
+    });
+    expect(await version(workspaceId)).to.equal(before);
+    expect(await orders.countUpTo(workspaceId, fes)).to.equal(await truth());
+
+    // A new order in Fès: counted again.
+    const [added] = await testKnex()('orders')
+      .insert({ workspace_id: workspaceId, client_name: 'New', phone: '+212622222222', store_name: 'S', products_name: 'P', city: 'Fès' })
+      .returning('id');
+    expect(await version(workspaceId)).to.equal(before + 1);
+    expect(await orders.countUpTo(workspaceId, fes)).to.equal(13);
+    expect(await truth()).to.equal(13);
+
+    // Its city changed: counted again; the same value written again changes nothing.
+    await testKnex()('orders').where('id', added.id).update({ city: 'Rabat' });
+    expect(await orders.countUpTo(workspaceId, fes)).to.equal(12);
+    const afterEdit = await version(workspaceId);
+    await testKnex()('orders').where('id', added.id).update({ city: 'Rabat' });
+    expect(await version(workspaceId)).to.equal(afterEdit);
+
+    // An order deleted: counted again; the position count (newer than an order) is remembered apart.
+    const newest = (await scanned(workspaceId, fes))[0];
+    await testKnex()('orders').where('id', newest.id).del();
+    expect(await orders.countUpTo(workspaceId, fes)).to.equal(11);
+    const third = (await scanned(workspaceId, fes))[2];
+    expect(await orders.countUpTo(workspaceId, fes, third)).to.equal(2);
+    expect(await orders.countUpTo(workspaceId, fes)).to.equal(11);
+
+    // With a status filter the count depends on statuses, which change all day: counted each time.
+    const confirmed = filters('fes', ['confirmed']);
+    expect(await orders.countUpTo(workspaceId, confirmed)).to.equal(11);
+    expect(await statements(() => orders.countUpTo(workspaceId, confirmed))).to.have.length(1);
+  });
+
+  it('the search version moves once per statement, whatever its number of rows, and goes with its workspace', async () => {
+    const s = await signUp();
+    const workspaceId = s.workspaceId!;
+    await testKnex().raw(
+      `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, city)
+       SELECT ?, 'Client ' || g, '+2126' || lpad(g::text, 8, '0'), 'Atlas', 'Argan oil', 'Fès' FROM generate_series(1, 500) g`,
+      [workspaceId],
+    );
+    expect(await version(workspaceId)).to.equal(1);
+    await testKnex()('orders').where('workspace_id', workspaceId).update({ city: 'Rabat' });
+    expect(await version(workspaceId)).to.equal(2);
+    await testKnex()('orders').where('workspace_id', workspaceId).update({ status: 'confirmed' });
+    expect(await version(workspaceId)).to.equal(2);
+    await testKnex()('orders').where('workspace_id', workspaceId).whereRaw("client_name LIKE 'Client 1%'").del();
+    expect(await version(workspaceId)).to.equal(3);
+    // Deleting the workspace deletes its orders, and the versions go with them.
+    await testKnex()('workspaces').where('id', workspaceId).del();
+    const [left] = await testKnex()('orders').where('workspace_id', workspaceId).count<Array<{ n: string | number }>>({ n: '*' });
+    expect(Number(left.n)).to.equal(0);
+    expect(await testKnex()('order_search_versions').where('workspace_id', workspaceId)).to.deep.equal([]);
+  });
+
+  it('a key naming many orders (by the search index statistics) is left out beside a rarer one, and the answers are those of a scan', async function () {
+    this.timeout(120_000);
+    const s = await signUp();
+    const workspaceId = s.workspaceId!;
+    // 2,000 orders on one street, as a big shop in one city has them.
+    await testKnex().raw(
+      `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, address, created_at)
+       SELECT ?, 'Client ' || g, '+2126' || lpad(g::text, 8, '0'), 'Atlas', 'Argan oil', g || ' Rue Mohammed V', now() - g * interval '1 minute'
+         FROM generate_series(1, 2000) g`,
+      [workspaceId],
+    );
+    await testKnex().raw('ANALYZE orders');
+    const { rows } = await testKnex().raw(
+      // The key where "rue" meets "mohammed" (every order has it), and the search's keys.
+      `SELECT ARRAY[hashtext(?::text || 'rue moha')] AS street,
+              search_pattern_keys(?::uuid, search_pattern_text('42 rue mohammed')) AS address`,
+      [workspaceId, workspaceId],
+    );
+    const { street, address } = rows[0] as { street: number[]; address: number[] };
+    expect(street).to.have.length(1);
+    expect(address).to.include(street[0]).and.have.length(2);
+
+    const orders = service({ ...SEARCH_LIMITS, commonKey: 1000 });
+    const sent: Array<{ sql: string; bindings: unknown[] }> = [];
+    const record = (query: { sql: string; bindings: unknown[] }) => sent.push(query);
+    testKnex().on('query', record);
+    let page: Awaited<ReturnType<OrderService['page']>>;
+    try {
+      page = await orders.page(workspaceId, filters('42 rue mohammed'), { limit: 50, position: null, direction: 'older' });
+    } finally {
+      testKnex().off('query', record);
+    }
+    // The street's key is among the common ones the candidates statement was given, and left out of its keys.
+    const candidates = sent.find((query) => query.sql.includes('search_selective_keys'))!;
+    const common = String(candidates.bindings.find((b) => typeof b === 'string' && b.startsWith('{')));
+    expect(common.replace(/[{}]/g, '').split(',').map(Number)).to.include(street[0]);
+    const { rows: chosen } = await testKnex().raw(
+      'SELECT search_selective_keys(?::int[], ?::int[]) AS keys, search_selective_keys(?::int[], ?::int[]) AS alone',
+      [`{${address.join(',')}}`, common, `{${street.join(',')}}`, common],
+    );
+    expect(chosen[0].keys).to.deep.equal(address.filter((k) => k !== street[0]));
+    // Only common keys: all of them are kept.
+    expect(chosen[0].alone).to.deep.equal(street);
+    // 42, 142, 242 … 1942: twenty orders, newest first, as a scan finds them; and counted alike.
+    const scan = await scanned(workspaceId, filters('42 rue mohammed'));
+    expect(scan).to.have.length(20);
+    expect(page!.orders.map((o) => o.id)).to.deep.equal(scan.map((o) => o.id));
+    expect(await orders.countUpTo(workspaceId, filters('42 rue mohammed'))).to.equal(20);
   });
 });

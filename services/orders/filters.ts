@@ -267,15 +267,20 @@ const KEYED_WORD = /[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]{3}/;
  * search: a superset of its matches, to be narrowed by applySearch. The keys carry the workspace,
  * but a hash collision can bring in another workspace's order, so the caller scopes the rows to
  * the workspace as every orders query does. Null when the search has no keys (no run of three
- * word characters).
+ * word characters). `commonKeys`: keys left out when the search has a rarer one (see
+ * search_selective_keys).
  */
-export function searchCandidates(knex: Knex, workspaceId: string, typed: string): Knex.QueryBuilder | null {
+export function searchCandidates(knex: Knex, workspaceId: string, typed: string, commonKeys: readonly number[] = []): Knex.QueryBuilder | null {
   const q = withoutHash(typed);
   const text = phoneDigits(q) ?? q;
   if (!KEYED_WORD.test(text)) return null;
   return knex
     .from('orders as o')
-    .whereRaw('order_search_keys(o.workspace_id, o.search_text) @> search_pattern_keys(?::uuid, search_pattern_text(?))', [workspaceId, text]);
+    .whereRaw('order_search_keys(o.workspace_id, o.search_text) @> search_selective_keys(search_pattern_keys(?::uuid, search_pattern_text(?)), ?::int[])', [
+      workspaceId,
+      text,
+      `{${commonKeys.join(',')}}`,
+    ]);
 }
 
 /** The column a page's position is read from: created_at to the microsecond, as text in UTC. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import { applyBounds, applyPosition, applySearch, boundConditions, phoneDigits, searchCandidates, searchCondition, withoutHash } from './filters';
 import type { OrderFilters, Position } from './filters';
 
@@ -13,9 +14,65 @@ export interface SearchLimits {
   candidates: number;
   /** The index candidates a count reads at most; with more, it counts along the newest orders. */
   countCandidates: number;
+  /** The orders a search key names, by the index's statistics, from which it is left out beside a rarer one. */
+  commonKey: number;
 }
 
-export const SEARCH_LIMITS: SearchLimits = { probe: 1000, candidates: 2000, countCandidates: 20_000 };
+export const SEARCH_LIMITS: SearchLimits = { probe: 1000, candidates: 2000, countCandidates: 20_000, commonKey: 5000 };
+
+/** How often the common keys are read again from the statistics (which ANALYZE renews). */
+const COMMON_KEYS_REFRESH_MS = 10 * 60_000;
+
+/**
+ * The search index's keys that name at least `limit` orders, by the statistics Postgres keeps of
+ * orders_search_keys_idx (its most common elements, each with its share of the orders): a street
+ * every order of a big shop is on, a city of one order in ten. Read before the first search, then
+ * again every ten minutes in the background; where there are no statistics, none.
+ * Only the work of a search depends on them, never its answer (search_selective_keys).
+ */
+class CommonKeys {
+  private keys: readonly number[] = [];
+  private readAt = Number.NEGATIVE_INFINITY;
+  private reading: Promise<void> | null = null;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly limit: number,
+  ) {}
+
+  /** The keys as last read: read first if never read, and again in the background when old. */
+  async current(): Promise<readonly number[]> {
+    if (this.readAt === Number.NEGATIVE_INFINITY) await this.refresh();
+    else if (!this.reading && performance.now() - this.readAt > COMMON_KEYS_REFRESH_MS) void this.refresh();
+    return this.keys;
+  }
+
+  /** Reads them now (once at a time); a failed reading keeps the keys it had. */
+  refresh(): Promise<void> {
+    this.reading ??= this.read()
+      .then((keys) => {
+        this.keys = keys;
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.readAt = performance.now();
+        this.reading = null;
+      });
+    return this.reading;
+  }
+
+  private async read(): Promise<number[]> {
+    const { rows } = await this.knex.raw(
+      `SELECT s.most_common_elems::text AS keys, s.most_common_elem_freqs AS shares, c.reltuples
+         FROM pg_stats s JOIN pg_class c ON c.oid = to_regclass(quote_ident(s.schemaname) || '.orders')
+        WHERE s.schemaname = current_schema() AND s.tablename = 'orders_search_keys_idx' AND s.most_common_elems IS NOT NULL`,
+    );
+    const row = rows[0] as { keys: string; shares: number[]; reltuples: number } | undefined;
+    if (!row) return [];
+    const keys = row.keys.replace(/[{}]/g, '').split(',').map(Number);
+    return keys.filter((_, i) => row.shares[i] * row.reltuples >= this.limit);
+  }
+}
 
 export interface SearchPage {
   limit: number;
@@ -45,12 +102,19 @@ function looksSelective(typed: string): boolean {
  * position counts see the same rows whichever way answers.
  */
 export class OrderSearch {
+  /** Remembered counts (see count), the least recently used forgotten first. */
+  private readonly counts = new LRUCache<string, number>({ max: 2000 });
+  /** Keys left out of a search beside rarer ones (see CommonKeys). */
+  private readonly commonKeys: CommonKeys;
+
   constructor(
     private readonly knex: Knex,
     /** Selects a page's columns from orders aliased `o`. */
     private readonly columns: (query: Knex.QueryBuilder) => Knex.QueryBuilder,
     private readonly limits: SearchLimits = SEARCH_LIMITS,
-  ) {}
+  ) {
+    this.commonKeys = new CommonKeys(knex, limits.commonKey);
+  }
 
   /** Up to `limit + 1` matching rows in the page's order (newest first, or oldest first reading newer). */
   async rows<Row>(workspaceId: string, filters: OrderFilters, page: SearchPage): Promise<Row[]> {
@@ -84,7 +148,11 @@ export class OrderSearch {
     const position = page.position
       ? [this.knex.raw(`(o.created_at, o.id) ${page.direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, [page.position.at, page.position.id])]
       : [];
-    const keyed = searchCandidates(this.knex, workspaceId, filters.q!)!.select('o.id', 'o.created_at', this.hit(workspaceId, filters, position));
+    const keyed = searchCandidates(this.knex, workspaceId, filters.q!, await this.commonKeys.current())!.select(
+      'o.id',
+      'o.created_at',
+      this.hit(workspaceId, filters, position),
+    );
     const candidates = this.first(keyed, this.limits.candidates + 1);
     const order = page.direction === 'older' ? 'desc' : 'asc';
     const found = this.knex
@@ -127,11 +195,32 @@ export class OrderSearch {
    * How many orders match, newer than `newerThan` when given, up to `cap + 1`: through the index's
    * candidates when they are at most `countCandidates` (reading each one's text once, keeping only
    * whether it matches), else along the newest orders, which then match often.
+   *
+   * A search without status, flag, delivery or date filters is remembered under the workspace's
+   * search version (the order_search_versions migration), which grows when an order comes, goes or
+   * has its search text changed: paging through a search or coming back to it counts again only
+   * after such a change. Exact either way; the others depend on statuses and flags, which change
+   * all day, and are counted each time.
    */
   async count(workspaceId: string, filters: OrderFilters, newerThan: Position | null, cap: number): Promise<number> {
+    if (boundConditions(this.knex, filters).length > 0) return this.countNow(workspaceId, filters, newerThan, cap);
+    // Read before counting: a change committed in between makes a newer version, never a stale count.
+    const [{ version }] = await this.knex('order_search_versions')
+      .where('workspace_id', workspaceId)
+      .select(this.knex.raw('coalesce(sum(version), 0)::text AS version'));
+    const key = JSON.stringify([workspaceId, version, filters.q, newerThan?.at ?? null, newerThan?.id ?? null, cap]);
+    const known = this.counts.get(key);
+    if (known !== undefined) return known;
+    const n = await this.countNow(workspaceId, filters, newerThan, cap);
+    this.counts.set(key, n);
+    return n;
+  }
+
+  /** count, counted now. */
+  private async countNow(workspaceId: string, filters: OrderFilters, newerThan: Position | null, cap: number): Promise<number> {
     const newer = newerThan ? [this.knex.raw('(o.created_at, o.id) > (?::timestamptz, ?::uuid)', [newerThan.at, newerThan.id])] : [];
     const search = searchCondition(filters.q!);
-    const keyed = searchCandidates(this.knex, workspaceId, filters.q!);
+    const keyed = searchCandidates(this.knex, workspaceId, filters.q!, await this.commonKeys.current());
     if (keyed) {
       // One pass over the candidates, keeping of each one only whether it matches.
       const matches = this.hit(workspaceId, filters, newer);
