@@ -55,7 +55,8 @@ async function explainSearch(knex: Knex, workspaceId: string, q: string): Promis
   } finally {
     knex.removeListener('query', record);
   }
-  const { sql, bindings } = captured[0];
+  // The search's own statement (a process's first search reads the index's statistics before it).
+  const { sql, bindings } = captured.find((query) => /"orders"/.test(query.sql))!;
   const { rows } = await knex.raw(`EXPLAIN (ANALYZE, BUFFERS) ${sql.replace(/\$\d+/g, '?')}`, bindings as never[]);
   return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
 }
@@ -208,16 +209,19 @@ export function ordersSection(o: OrdersAtScale): string[] {
   const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
   const exportRate = o.exportRows.rows / o.exportRows.seconds;
   const cpu = (m: Measured) => `${m.cpuMs.node.toFixed(2)} + ${m.cpuMs.db.toFixed(2)}`;
+  // A search (and the page that counts one) within 2× of its time at the small shop, as finding an
+  // order promises; the list and creation within 1.5×.
+  const target = (r: { what: string }) => (r.what.includes('q=') ? 2 : 1.5);
   return [
     '## Orders at scale',
     '',
-    `A workspace of ${SMALL} orders and one of ${LARGE.toLocaleString('en')} (a third of them with a call), ${o.ordersInDatabase.toLocaleString('en')} orders in the database; 4 connections, ${LOAD.seconds} s per request and workspace after ${LOAD.warmupSeconds} s of warm-up, in ${LOAD.rounds} segments alternating between the two workspaces. Target: p50 at ${LARGE.toLocaleString('en')} within 1.5× of p50 at ${SMALL}. CPU per request: the server's Node process plus the Postgres backends serving it.`,
+    `A workspace of ${SMALL} orders and one of ${LARGE.toLocaleString('en')} (a third of them with a call), ${o.ordersInDatabase.toLocaleString('en')} orders in the database; 4 connections, ${LOAD.seconds} s per request and workspace after ${LOAD.warmupSeconds} s of warm-up, in ${LOAD.rounds} segments alternating between the two workspaces. Target: p50 at ${LARGE.toLocaleString('en')} within 1.5× of p50 at ${SMALL}, 2× for a search. CPU per request: the server's Node process plus the Postgres backends serving it.`,
     '',
-    `| Request | p50 / p99 ms at ${SMALL} | p50 / p99 ms at ${LARGE.toLocaleString('en')} | Ratio of p50 | Target ≤ 1.5× | CPU ms/req (Node + Postgres) at ${SMALL} → at ${LARGE.toLocaleString('en')} | Non-2xx |`,
+    `| Request | p50 / p99 ms at ${SMALL} | p50 / p99 ms at ${LARGE.toLocaleString('en')} | Ratio of p50 | Target | CPU ms/req (Node + Postgres) at ${SMALL} → at ${LARGE.toLocaleString('en')} | Non-2xx |`,
     '|---|---:|---:|---:|---|---:|---:|',
     ...o.requests.map(
       (r) =>
-        `| ${r.what} | ${r.small.p50} / ${r.small.p99} | ${r.large.p50} / ${r.large.p99} | ${ratio(r).toFixed(2)}× | ${mark(ratio(r) <= 1.5)} | ${cpu(r.small)} → ${cpu(r.large)} | ${r.small.failures + r.large.failures} |`,
+        `| ${r.what} | ${r.small.p50} / ${r.small.p99} | ${r.large.p50} / ${r.large.p99} | ${ratio(r).toFixed(2)}× | ≤ ${target(r)}×: ${mark(ratio(r) <= target(r))} | ${cpu(r.small)} → ${cpu(r.large)} | ${r.small.failures + r.large.failures} |`,
     ),
     '',
     '| Work | Figure | Server RSS growth | Target |',
