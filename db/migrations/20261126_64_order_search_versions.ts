@@ -40,6 +40,14 @@ const FUNCTION = `
     RETURN NULL;
   END $$`;
 
+/** Each event's trigger, with the transition tables its function reads. */
+const TRIGGERS = [
+  ['insert', 'REFERENCING NEW TABLE AS new_rows'],
+  ['update', 'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows'],
+  ['delete', 'REFERENCING OLD TABLE AS old_rows'],
+  ['truncate', ''],
+] as const;
+
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     CREATE TABLE order_search_versions (
@@ -49,20 +57,15 @@ export async function up(knex: Knex): Promise<void> {
       PRIMARY KEY (workspace_id, shard)
     )`);
   await knex.raw(FUNCTION);
-  await knex.raw(
-    'CREATE TRIGGER orders_search_version_insert AFTER INSERT ON orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_bump_search_version()',
-  );
-  await knex.raw(
-    'CREATE TRIGGER orders_search_version_update AFTER UPDATE ON orders REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_bump_search_version()',
-  );
-  await knex.raw(
-    'CREATE TRIGGER orders_search_version_delete AFTER DELETE ON orders REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION orders_bump_search_version()',
-  );
-  await knex.raw('CREATE TRIGGER orders_search_version_truncate AFTER TRUNCATE ON orders FOR EACH STATEMENT EXECUTE FUNCTION orders_bump_search_version()');
+  for (const [event, tables] of TRIGGERS) {
+    await knex.raw(
+      `CREATE TRIGGER orders_search_version_${event} AFTER ${event.toUpperCase()} ON orders ${tables} FOR EACH STATEMENT EXECUTE FUNCTION orders_bump_search_version()`,
+    );
+  }
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const event of ['insert', 'update', 'delete', 'truncate']) await knex.raw(`DROP TRIGGER orders_search_version_${event} ON orders`);
+  for (const [event] of TRIGGERS) await knex.raw(`DROP TRIGGER orders_search_version_${event} ON orders`);
   await knex.raw('DROP FUNCTION orders_bump_search_version()');
   await knex.raw('DROP TABLE order_search_versions');
 }
