@@ -277,7 +277,8 @@ export class OrderSearch {
         { column: 'm.position_at', order },
         { column: 'm.id', order },
       ]);
-    const found = rows.filter((row) => row.id !== null).map(({ read: _read, ...row }) => row as unknown as Row);
+    // Each row keeps its `read` beside the page's columns: the rows are read field by field (toOrder).
+    const found = rows.filter((row) => row.id !== null) as unknown as Row[];
     return { count: rows[0]?.read ?? 0, found };
   }
 }
