@@ -286,10 +286,21 @@ export function searchCandidates(knex: Knex, workspaceId: string, typed: string,
 /** The column a page's position is read from: created_at to the microsecond, as text in UTC. */
 export const POSITION_AT = 'to_char(o.created_at AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\') AS position_at';
 
+/**
+ * Rows of `alias` (orders, or rows carrying their created_at and id) after (older than) or before
+ * (newer than) a position, as SQL and its bindings.
+ */
+export function positionCondition(alias: string, position: Position, direction: 'older' | 'newer'): { sql: string; bindings: string[] } {
+  return { sql: `(${alias}.created_at, ${alias}.id) ${direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, bindings: [position.at, position.id] };
+}
+
 /** Orders after (older than) or before (newer than) a position; newest first either way once read. */
 export function applyPosition(query: Knex.QueryBuilder, position: Position | null, direction: 'older' | 'newer'): Knex.QueryBuilder {
   const order = direction === 'older' ? 'desc' : 'asc';
-  if (position) query.whereRaw(`(o.created_at, o.id) ${direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, [position.at, position.id]);
+  if (position) {
+    const { sql, bindings } = positionCondition('o', position, direction);
+    query.whereRaw(sql, bindings);
+  }
   return query.orderBy([
     { column: 'o.created_at', order },
     { column: 'o.id', order },

@@ -1,6 +1,16 @@
 import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
-import { applyBounds, applyPosition, applySearch, boundConditions, phoneDigits, searchCandidates, searchCondition, withoutHash } from './filters';
+import {
+  applyBounds,
+  applyPosition,
+  applySearch,
+  boundConditions,
+  phoneDigits,
+  positionCondition,
+  searchCandidates,
+  searchCondition,
+  withoutHash,
+} from './filters';
 import type { OrderFilters, Position } from './filters';
 
 /**
@@ -160,7 +170,8 @@ export class OrderSearch {
     ];
     const ordered = this.knex.from('candidates as k').orderBy(inOrder).select('k.tid', 'k.created_at', 'k.id');
     if (page.position) {
-      ordered.whereRaw(`(k.created_at, k.id) ${page.direction === 'older' ? '<' : '>'} (?::timestamptz, ?::uuid)`, [page.position.at, page.position.id]);
+      const { sql, bindings } = positionCondition('k', page.position, page.direction);
+      ordered.whereRaw(sql, bindings);
     }
     const matches = this.columns(this.knex.from(ordered.as('k')).join('orders as o', 'o.ctid', 'k.tid'))
       .whereRaw(this.matching(workspaceId, filters))
@@ -221,7 +232,11 @@ export class OrderSearch {
 
   /** count, counted now. */
   private async countNow(workspaceId: string, filters: OrderFilters, newerThan: Position | null, cap: number): Promise<number> {
-    const newer = newerThan ? [this.knex.raw('(o.created_at, o.id) > (?::timestamptz, ?::uuid)', [newerThan.at, newerThan.id])] : [];
+    const newer: Knex.Raw[] = [];
+    if (newerThan) {
+      const { sql, bindings } = positionCondition('o', newerThan, 'newer');
+      newer.push(this.knex.raw(sql, bindings));
+    }
     const search = searchCondition(filters.q!);
     const keyed = searchCandidates(this.knex, workspaceId, filters.q!, await this.commonKeys.current());
     if (keyed) {

@@ -9,7 +9,7 @@ import { CANCELLING_STATUSES, ORDER_STATUSES } from './status';
 import type { OrderStatus } from './status';
 import { OrderSearch, SEARCH_LIMITS } from './search';
 import type { SearchLimits } from './search';
-import { applyBounds, applyPosition, encodeCursor, POSITION_AT } from './filters';
+import { applyBounds, applyPosition, encodeCursor, positionCondition, POSITION_AT } from './filters';
 import type { OrderFilters, Position } from './filters';
 import type { Order, OrderSource, ValidOrder } from './model';
 import { normalizeOrderInput, checkStatus, DEFAULT_CURRENCY, editSchema, checkDecimals, validNewOrder, toOrder } from './model';
@@ -117,7 +117,10 @@ export class OrderService {
     if (filters.q) return this.search.count(workspaceId, filters, newerThan, COUNT_CAP);
     const query = this.knex.from('orders as o').where('o.workspace_id', workspaceId);
     applyBounds(this.knex, query, filters);
-    if (newerThan) query.whereRaw('(o.created_at, o.id) > (?::timestamptz, ?::uuid)', [newerThan.at, newerThan.id]);
+    if (newerThan) {
+      const { sql, bindings } = positionCondition('o', newerThan, 'newer');
+      query.whereRaw(sql, bindings);
+    }
     query.select(this.knex.raw('1')).limit(COUNT_CAP + 1);
     const [row] = await this.knex.from(query.as('c')).count<Array<{ n: string }>>({ n: '*' });
     return Number(row.n);
