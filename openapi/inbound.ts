@@ -64,7 +64,7 @@ export function register(b: OpenApiBuilder): void {
       ...errors({
         400: {
           description:
-            'VALIDATION_ERROR: a `webhook-id` over 256 characters; or (signature valid, report not) not JSON, an unknown `type`, a `data.call_id` that is not this call, a bad `data` field',
+            '`unreadable_body`: bytes that are not UTF-8, or JSON nested over 64 levels (refused before the signature is checked). VALIDATION_ERROR: a `webhook-id` over 256 characters; or (signature valid, report not) not JSON, text with a NUL character or an unpaired surrogate, an unknown `type`, a `data.call_id` that is not this call, a bad `data` field',
           example: {
             error: 'Validation failed',
             code: 'VALIDATION_ERROR',
@@ -133,7 +133,15 @@ export function register(b: OpenApiBuilder): void {
       responses: {
         200: { description: 'Signed: applied, or nothing to do', schema: z.looseObject({ ok: z.literal(true) }), example: { ok: true } },
         ...errors({
+          400: {
+            description: 'Bytes that are not UTF-8, or JSON nested over 64 levels: refused before the signature is checked or anything parsed',
+            example: { error: 'unreadable_body' },
+          },
           401: { description: 'A missing or wrong signature: nothing is recorded', example: { error: 'invalid_signature' } },
+          408: {
+            description: 'The body did not arrive within `HOOKS_BODY_TIMEOUT_SECONDS` (30 s); the connection is closed',
+            example: { error: 'request_timeout' },
+          },
           413: { description: 'PAYLOAD_TOO_LARGE: over 1 MB', example: { error: 'Request body is too large (limit 1 MB)', code: 'PAYLOAD_TOO_LARGE' } },
           415: REQUEST_ERRORS[415],
         }),
@@ -149,7 +157,7 @@ export function register(b: OpenApiBuilder): void {
     security: ['hookSignature'],
     summary: "A store's order message",
     description:
-      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`, and `fulfillments/create` / `fulfillments/update`: `tracking_company` and `tracking_number` become the order's delivery carrier and tracking number with status `shipped`, `shipment_status` `in_transit`, `out_for_delivery`, `delivered` its status and `failure` `refused`, any other shipment status changes only the carrier's words; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). WooCommerce: `X-WC-Webhook-Signature` (base64 HMAC-SHA256 of the body), `X-WC-Webhook-Topic` (`order.created`, `order.updated`, `order.deleted`), a delivery named by the order's `id` and `date_modified`; its unsigned activation ping `webhook_id=<n>` is answered 200 and recorded nowhere. YouCan: `x-youcan-signature` (hex HMAC-SHA256 of the exact bytes YouCan sent), `order.create` per order and `order.update` where offered. Shopify's `app/uninstalled` (for a connection made in one click) disables the connection. Every number of a store's JSON is read as text: ids above 2^53 stay exact. Custom: Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the key we made, body `{type: order.created | order.updated | order.cancelled, data: {external_id, external_ref?, client_name, phone, products_name, address?, total_amount?, currency?, paid?}}`. Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log. A cancellation is read from the signed body only (Shopify `cancelled_at`; WooCommerce `status: cancelled`, or `order.deleted` with the body `{\"id\": N}`); a signed body holding a NUL character or an unpaired surrogate, is `rejected`; one nested over 64 levels is unreadable (400).",
+      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`, and `fulfillments/create` / `fulfillments/update`: `tracking_company` and `tracking_number` become the order's delivery carrier and tracking number with status `shipped`, `shipment_status` `in_transit`, `out_for_delivery`, `delivered` its status and `failure` `refused`, any other shipment status changes only the carrier's words; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). WooCommerce: `X-WC-Webhook-Signature` (base64 HMAC-SHA256 of the body), `X-WC-Webhook-Topic` (`order.created`, `order.updated`, `order.deleted`), a delivery named by the order's `id` and `date_modified`; its unsigned activation ping `webhook_id=<n>` is answered 200 and recorded nowhere. YouCan: `x-youcan-signature` (hex HMAC-SHA256 of the exact bytes YouCan sent), `order.create` per order and `order.update` where offered. A connection made in one click is signed with the app's client secret, shared by every shop: it takes a message only when `X-Shopify-Shop-Domain` names its shop (401 otherwise); Shopify's `app/uninstalled` disables it only when the signed body is Shopify's record of that shop (`myshopify_domain`). Every number of a store's JSON is read as text: ids above 2^53 stay exact. Custom: Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the key we made, body `{type: order.created | order.updated | order.cancelled, data: {external_id, external_ref?, client_name, phone, products_name, address?, total_amount?, currency?, paid?}}`. Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log. A cancellation is read from the signed body only (Shopify `cancelled_at`; WooCommerce `status: cancelled`, or `order.deleted` with the body `{\"id\": N}`); a signed body holding a NUL character or an unpaired surrogate, is `rejected`; one nested over 64 levels is unreadable (400).",
     body: { schema: z.looseObject({}), example: { id: 5678901234, name: '#1001', total_price: '349.00', currency: 'MAD' } },
     responses: {
       200: {
@@ -197,7 +205,13 @@ export function register(b: OpenApiBuilder): void {
     responses: {
       200: { description: 'Keys taken', schema: z.looseObject({ ok: z.literal(true) }), example: { ok: true } },
       ...errors({
-        404: { description: 'No connection being set up with this id and nonce (unknown, used or expired nonce)', example: { error: 'not_found' } },
+        400: { description: 'Bytes that are not UTF-8, or JSON nested over 64 levels', example: { error: 'unreadable_body' } },
+        404: {
+          description:
+            'No connection being set up with this id and nonce (unknown, used or expired nonce), or keys that are not text we can keep (a NUL character, an unpaired surrogate)',
+          example: { error: 'not_found' },
+        },
+        408: { description: 'The body did not arrive in time; the connection is closed', example: { error: 'request_timeout' } },
         413: { description: 'Over 16 kB', example: { error: 'payload_too_large' } },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
       }),
@@ -210,14 +224,18 @@ export function register(b: OpenApiBuilder): void {
     security: ['hookSignature'],
     summary: "Shopify's privacy topics",
     description:
-      "`X-Shopify-Topic`: `customers/data_request` (acknowledged), `customers/redact` (deletes the orders named in `orders_to_redact` of the shop's connections), `shop/redact` (deletes the shop's connections and their orders). Signed with the Shopify app's client secret (`X-Shopify-Hmac-Sha256`); 404 when no Shopify app is configured.",
+      "`X-Shopify-Topic`: `customers/data_request` (acknowledged), `customers/redact` (deletes the orders named in `orders_to_redact`, and the customer's by phone, of the shop's connections made in one click), `shop/redact` (deletes the shop's connections made in one click and their orders; a connection the shop made by hand with its own key is never touched). Signed with the Shopify app's client secret (`X-Shopify-Hmac-Sha256`); 404 when no Shopify app is configured.",
     body: { schema: z.looseObject({}), example: { shop_id: 954889, shop_domain: 'atlas.myshopify.com', customer: { id: 191167 }, orders_to_redact: [299938] } },
     responses: {
       200: { description: 'Done', schema: z.looseObject({ ok: z.literal(true) }), example: { ok: true } },
       ...errors({
-        400: { description: 'Not JSON, no shop_domain, or another topic', example: { error: 'unreadable_body' } },
+        400: {
+          description: 'Not UTF-8, nested over 64 levels, not JSON, text with a NUL character or an unpaired surrogate, no shop_domain, or another topic',
+          example: { error: 'unreadable_body' },
+        },
         401: { description: 'A missing or wrong signature', example: { error: 'invalid_signature' } },
         404: { description: 'No Shopify app configured', example: { error: 'not_found' } },
+        408: { description: 'The body did not arrive in time; the connection is closed', example: { error: 'request_timeout' } },
         413: { description: 'Over 64 kB', example: { error: 'payload_too_large' } },
         500: { description: 'An unexpected error', example: { error: 'Internal server error' } },
       }),

@@ -146,11 +146,13 @@ const ageStates = (s: Owner, minutes: number) => statesOf(s).update({ created_at
 const ordersOf = (s: Owner) => testKnex()('orders').where({ workspace_id: s.workspaceId });
 const errorOf = (location: string) => new URL(location, BASE).searchParams.get('connect_error');
 
-function signedShopify(connectionId: string, raw: string, topic = 'orders/create', secret = SHOPIFY_SECRET) {
+/** A message as Shopify sends it for an app's subscription: signed with the app's client secret, naming its shop. */
+function signedShopify(connectionId: string, raw: string, topic = 'orders/create', shop = 'atlas.myshopify.com', secret = SHOPIFY_SECRET) {
   return request(connectApp)
     .post(`/hooks/stores/${connectionId}`)
     .set('Content-Type', 'application/json')
     .set('X-Shopify-Topic', topic)
+    .set('X-Shopify-Shop-Domain', shop)
     .set('X-Shopify-Webhook-Id', crypto.randomUUID())
     .set('X-Shopify-Hmac-Sha256', crypto.createHmac('sha256', secret).update(raw).digest('base64'))
     .send(raw);
@@ -342,8 +344,8 @@ describe('connecting a store in one click', () => {
       const [connection] = await connectionsOf(s);
       const bigId = '820982911946154508';
       const order = JSON.stringify({ ...JSON.parse(SHOPIFY_ORDER), id: 'BIG' }).replace('"BIG"', bigId);
-      await signedShopify(connection.id, order).expect(200);
-      await signedShopify(connection.id, SHOPIFY_ORDER).expect(200);
+      await signedShopify(connection.id, order, 'orders/create', 'privacy.myshopify.com').expect(200);
+      await signedShopify(connection.id, SHOPIFY_ORDER, 'orders/create', 'privacy.myshopify.com').expect(200);
       expect(await ordersOf(s)).to.have.length(2);
 
       const privacy = (topic: string, body: string, secret = SHOPIFY_SECRET) =>
@@ -373,18 +375,106 @@ describe('connecting a store in one click', () => {
       await privacy('customers/redact', byPhone).expect(200);
       expect(await ordersOf(s)).to.deep.equal([]);
       expect(await testKnex()('orders').where({ workspace_id: other.workspaceId }).pluck('phone')).to.deep.equal(['+212612345678']);
-      await signedShopify(connection.id, SHOPIFY_ORDER).expect(200);
+      await signedShopify(connection.id, SHOPIFY_ORDER, 'orders/create', 'privacy.myshopify.com').expect(200);
 
-      expect((await signedShopify(connection.id, '{"id":1,"domain":"privacy.myshopify.com"}', 'app/uninstalled').expect(200)).body.result).to.equal('ignored');
+      const uninstalled = '{"id":1,"name":"Privacy","domain":"privacy.myshopify.com","myshopify_domain":"privacy.myshopify.com"}';
+      expect((await signedShopify(connection.id, uninstalled, 'app/uninstalled', 'privacy.myshopify.com').expect(200)).body.result).to.equal('ignored');
       const [stopped] = await connectionsOf(s);
       expect(stopped).to.include({ enabled: false, disabled_reason: 'uninstalled', write_back: null });
       const page = await s.agent.get(`/stores/${connection.id}`).expect(200);
       expect(page.text).to.contain('our app was uninstalled');
-      expect((await signedShopify(connection.id, SHOPIFY_ORDER).expect(404)).body).to.deep.equal({ error: 'not_found' });
+      expect((await signedShopify(connection.id, SHOPIFY_ORDER, 'orders/create', 'privacy.myshopify.com').expect(404)).body).to.deep.equal({
+        error: 'not_found',
+      });
 
       await privacy('shop/redact', '{"shop_id":954889,"shop_domain":"privacy.myshopify.com"}').expect(200);
       expect(await connectionsOf(s)).to.deep.equal([]);
       expect(await ordersOf(s)).to.deep.equal([]);
+    });
+  });
+
+  describe('what Shopify does not sign is not trusted (issue 51, item 5)', () => {
+    /** A shop connected in one click: its connection signed with the app's one client secret. */
+    async function connected(shop: string): Promise<{ owner: Owner; id: string }> {
+      shopify.current = shopifyHandler();
+      const s = await owner();
+      const state = (await start(s, { kind: 'shopify', name: 'Atlas', shop })).searchParams.get('state')!;
+      await s.agent.get(`/stores/shopify/callback?${shopifyCallbackQuery({ code: 'c', shop, state, timestamp: '1' })}`).expect(303);
+      const [connection] = await connectionsOf(s);
+      expect(connection).to.include({ connected_by: 'oauth', enabled: true });
+      return { owner: s, id: connection.id };
+    }
+
+    it('a body signed for one shop is not taken at another shop’s connection: X-Shopify-Shop-Domain must name the connection’s shop', async () => {
+      const a = await connected('trust-a.myshopify.com');
+      const b = await connected('trust-b.myshopify.com');
+      expect((await signedShopify(b.id, SHOPIFY_ORDER, 'orders/create', 'trust-a.myshopify.com').expect(401)).body).to.deep.equal({
+        error: 'invalid_signature',
+      });
+      const unnamed = await request(connectApp)
+        .post(`/hooks/stores/${b.id}`)
+        .set('Content-Type', 'application/json')
+        .set('X-Shopify-Topic', 'orders/create')
+        .set('X-Shopify-Webhook-Id', crypto.randomUUID())
+        .set('X-Shopify-Hmac-Sha256', crypto.createHmac('sha256', SHOPIFY_SECRET).update(SHOPIFY_ORDER).digest('base64'))
+        .send(SHOPIFY_ORDER);
+      expect(unnamed.status).to.equal(401);
+      expect(await ordersOf(b.owner)).to.deep.equal([]);
+      expect(await testKnex()('store_events').where({ connection_id: b.id })).to.deep.equal([]);
+      // Named rightly, each shop's own connection takes it (the shop's name in any case).
+      await signedShopify(b.id, SHOPIFY_ORDER, 'orders/create', 'Trust-B.myshopify.com').expect(200);
+      await signedShopify(a.id, SHOPIFY_ORDER, 'orders/create', 'trust-a.myshopify.com').expect(200);
+      expect(await ordersOf(a.owner)).to.have.length(1);
+      expect(await ordersOf(b.owner)).to.have.length(1);
+    });
+
+    it('app/uninstalled is decided from the signed shop record naming this shop, not from the topic header', async () => {
+      const c = await connected('trust-c.myshopify.com');
+      // An order's signed body resent under the topic, and another shop's record: nothing changes.
+      expect((await signedShopify(c.id, SHOPIFY_ORDER, 'app/uninstalled', 'trust-c.myshopify.com').expect(200)).body.result).to.equal('ignored');
+      const otherShop = '{"id":2,"name":"Other","domain":"other.example","myshopify_domain":"other.myshopify.com"}';
+      await signedShopify(c.id, otherShop, 'app/uninstalled', 'trust-c.myshopify.com').expect(200);
+      const [still] = await connectionsOf(c.owner);
+      expect(still).to.include({ enabled: true, disabled_reason: null });
+      expect(still.write_back).to.not.equal(null);
+      // Shopify's own record of the shop: the app is gone.
+      const record = '{"id":1,"name":"Trust C","domain":"trust-c.example","myshopify_domain":"trust-c.myshopify.com"}';
+      await signedShopify(c.id, record, 'app/uninstalled', 'trust-c.myshopify.com').expect(200);
+      const [stopped] = await connectionsOf(c.owner);
+      expect(stopped).to.include({ enabled: false, disabled_reason: 'uninstalled', write_back: null });
+    });
+
+    it('the privacy topics act only on the connections our app made for that shop, never on one the shop made by hand', async () => {
+      const shop = 'trust-d.myshopify.com';
+      const viaApp = await connected(shop);
+      await signedShopify(viaApp.id, SHOPIFY_ORDER, 'orders/create', shop).expect(200);
+      const byHand = await owner();
+      const manualSecret = 'shpss_the_shops_own_notifications_key';
+      const manual = (await byHand.agent.post('/api/stores').send({ kind: 'shopify', name: 'Hand', shop, secret: manualSecret }).expect(201)).body;
+      const manualOrder = await request(connectApp)
+        .post(`/hooks/stores/${manual.id}`)
+        .set('Content-Type', 'application/json')
+        .set('X-Shopify-Topic', 'orders/create')
+        .set('X-Shopify-Webhook-Id', crypto.randomUUID())
+        .set('X-Shopify-Hmac-Sha256', crypto.createHmac('sha256', manualSecret).update(SHOPIFY_ORDER).digest('base64'))
+        .send(SHOPIFY_ORDER)
+        .expect(200);
+      expect(manualOrder.body.result).to.equal('created');
+      const privacy = (topic: string, body: string) =>
+        request(connectApp)
+          .post('/hooks/shopify/privacy')
+          .set('Content-Type', 'application/json')
+          .set('X-Shopify-Topic', topic)
+          .set('X-Shopify-Hmac-Sha256', crypto.createHmac('sha256', SHOPIFY_SECRET).update(body).digest('base64'))
+          .send(body);
+      const externalId = JSON.parse(SHOPIFY_ORDER).id;
+      await privacy('customers/redact', `{"shop_id":1,"shop_domain":"${shop}","customer":{"id":2},"orders_to_redact":[${externalId}]}`).expect(200);
+      expect(await ordersOf(viaApp.owner)).to.deep.equal([]);
+      expect(await ordersOf(byHand)).to.have.length(1);
+      await privacy('shop/redact', `{"shop_id":1,"shop_domain":"${shop}"}`).expect(200);
+      expect(await connectionsOf(viaApp.owner)).to.deep.equal([]);
+      expect((await connectionsOf(byHand)).map((c) => c.id)).to.deep.equal([manual.id]);
+      expect(await ordersOf(byHand)).to.have.length(1);
     });
   });
 

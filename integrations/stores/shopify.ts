@@ -86,6 +86,27 @@ function map(order: Record<string, unknown>): IncomingOrder {
   };
 }
 
+/**
+ * Whether a message was sent for `shop`: Shopify names the shop in `X-Shopify-Shop-Domain`. The
+ * header is not signed, but a connection made in one click is verified with the app's one client
+ * secret, shared by every shop: without this, a body signed for one shop would be taken at another's.
+ */
+export function sentForShop(headers: IncomingHttpHeaders, shop: string | null): boolean {
+  const domain = header(headers, 'x-shopify-shop-domain')?.trim().toLowerCase();
+  return !!domain && !!shop && domain === shop.toLowerCase();
+}
+
+/**
+ * Whether a signed body is the shop record `app/uninstalled` carries, for `shop`. The topic header
+ * is not signed: an order's body resent under that topic names no `myshopify_domain` and has line
+ * items, so it uninstalls nothing.
+ */
+export function isShopRecordOf(body: unknown, shop: string | null): boolean {
+  const record = fields(body);
+  const domain = text(record.myshopify_domain).toLowerCase();
+  return !!shop && domain === shop.toLowerCase() && record.line_items === undefined && record.order_id === undefined;
+}
+
 export const shopify: StoreAdapter = {
   verify: (raw: Buffer, headers: IncomingHttpHeaders, secret: string) => hmacMatches(raw, secret, header(headers, 'x-shopify-hmac-sha256'), 'base64'),
   read(body: unknown, headers: IncomingHttpHeaders): StoreMessage {

@@ -6,7 +6,7 @@ import type { Services } from '../../services';
 import type { AgentReport } from '../../services/calls';
 import type { InboundBodies } from '../middleware/inbound-bodies';
 import { refuse } from '../middleware/inbound-bodies';
-import { ConflictError, NotFoundError, ValidationError, jsonTooDeep, parse, refuseUnsafeText, msg } from '../../services/shared';
+import { ConflictError, NotFoundError, ValidationError, parse, readInboundJson, msg } from '../../services/shared';
 import { OUTCOMES } from '../../services/orders';
 
 export const ended = z
@@ -37,14 +37,11 @@ export const ended = z
   )
   .refine((d) => d.outcome !== 'postponed' || !!d.callback_at, { path: ['callback_at'], message: msg('requiredForPostponed', { label: 'callback_at' }) });
 
-/** The body as JSON, or `undefined` when it is not JSON (read once, before the signature is checked). */
+/** The body as JSON, by the one inbound reader: text Postgres refuses, or no JSON at all, is a 400 naming where. */
 function parseJson(raw: Buffer): unknown {
-  if (jsonTooDeep(raw)) throw new ValidationError({ body: msg('bodyTooDeep', { max: 64 }) });
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch {
-    return undefined;
-  }
+  const body = readInboundJson(raw);
+  if (!body.ok) throw new ValidationError({ [body.field]: body.message });
+  return body.value;
 }
 
 /** A `webhook-id` names one report of one agent; a longer one is refused before anything is read. */
@@ -52,8 +49,6 @@ const MAX_WEBHOOK_ID_LENGTH = 256;
 
 /** An authenticated report, read: it must name the call of the URL it was sent to. */
 function readReport(body: unknown, callId: string): AgentReport {
-  if (body === undefined) throw new ValidationError({ body: msg('bodyNotJson') });
-  refuseUnsafeText(body);
   const type = (body as { type?: unknown })?.type;
   if (type !== 'call.started' && type !== 'call.ended') throw new ValidationError({ type: msg('reportType') });
   const named = ((body as { data?: unknown }).data as { call_id?: unknown } | null | undefined)?.call_id;

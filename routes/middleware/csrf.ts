@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, msg } from '../../services/shared';
+import { sameSecret } from '../../integrations/secret-compare';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -39,9 +40,7 @@ export function csrfToken(req: Request): string {
 
 function sameToken(expected: string | undefined, given: unknown): boolean {
   if (!expected || typeof given !== 'string') return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && crypto.timingSafeEqual(a, b);
+  return sameSecret(given, expected);
 }
 
 /** Every page form post must carry the session's `_csrf` token. */

@@ -15,8 +15,16 @@ function size(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MB` : `${Math.round(bytes / 1024)} kB`;
 }
 
-/** Errors raised by body parsing and routing (they carry `type` and/or a 4xx `status`). */
+/**
+ * Postgres's refusals of text it cannot store (NUL, an unpaired surrogate's escape in JSONB, a
+ * character the database's encoding lacks): what a client sent, never our fault. Every entry point
+ * checks text before a statement; this is the net under them, so that none becomes a 500.
+ */
+const UNSTORABLE_TEXT = new Set(['22P05', '22021']);
+
+/** Errors raised by body parsing and routing (they carry `type` and/or a 4xx `status`), or by Postgres refusing text a client sent. */
 function requestError(err: unknown): AppError | undefined {
+  if (UNSTORABLE_TEXT.has((err as { code?: unknown })?.code as string)) return new ValidationError({ body: msg('unsafeText') });
   const e = err as HttpError;
   if (e?.type === 'entity.parse.failed') return new AppError(400, msg('INVALID_JSON'), 'INVALID_JSON');
   if (e?.type === 'entity.too.large') return new AppError(413, msg('bodyTooLarge', { limit: size(e.limit ?? 100 * 1024) }), 'PAYLOAD_TOO_LARGE');

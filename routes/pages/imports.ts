@@ -8,6 +8,8 @@ import type { Services } from '../../services';
 import { AppError, ValidationError, msg } from '../../services/shared';
 import { COLUMN_NAMES, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { guarded, withinTime } from '../middleware/inbound-bodies';
+import { IMPORT_BODY_TIMEOUT_MS } from '../middleware/uploads';
 import { pageMessage, redirectWithNotice } from './forms';
 import type { Message } from '../../services/shared';
 
@@ -22,16 +24,18 @@ const upload = multer({
  * Reads the multipart upload before the CSRF check (which needs the form's `_csrf` field, sent
  * before the file). A refused upload is kept for the page to explain, not thrown at the visitor.
  */
-export function receiveImportUpload(req: Request, res: Response, next: NextFunction): void {
-  if (!req.is('multipart/form-data')) {
-    next();
-    return;
-  }
-  upload(req, res, (err: unknown) => {
-    if (err) res.locals.uploadError = err;
-    next();
-  });
-}
+export const receiveImportUpload = guarded(
+  withinTime((req: Request, res: Response, next: NextFunction): void => {
+    if (!req.is('multipart/form-data')) {
+      next();
+      return;
+    }
+    upload(req, res, (err: unknown) => {
+      if (err) res.locals.uploadError = err;
+      next();
+    });
+  }, IMPORT_BODY_TIMEOUT_MS),
+);
 
 function uploadProblem(err: unknown): { status: number; message: Message } {
   if (err instanceof multer.MulterError && err.code === 'LIMIT_FILE_SIZE') return { status: 413, message: msg('fileTooLarge') };

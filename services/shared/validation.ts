@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { checkEndpointUrl, UrlRefusedError } from '../../integrations/url-guard';
 import type { UrlPolicy } from '../../integrations/url-guard';
@@ -47,7 +48,7 @@ export function unsafeTextAt(value: unknown, maxDepth = MAX_JSON_DEPTH): { field
  * every route that reads JSON. A loop over the bytes (strings skipped) stops at the first level too
  * many.
  */
-export function jsonTooDeep(raw: Buffer | Uint8Array): boolean {
+function jsonTooDeep(raw: Buffer | Uint8Array): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < raw.length; i += 1) {
@@ -65,6 +66,42 @@ export function jsonTooDeep(raw: Buffer | Uint8Array): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Why a stranger's body cannot be read, from its bytes alone, before any signature is checked: text
+ * that is not UTF-8, or JSON nested deeper than MAX_JSON_DEPTH (a loop over the bytes, where parsing
+ * would hold the event loop). Null when it can be read. The one check of bytes at every inbound door.
+ */
+export function unreadableBytes(raw: Buffer): Message | null {
+  if (raw.length === 0) return null;
+  if (!isUtf8(raw)) return msg('bodyNotUtf8');
+  if (jsonTooDeep(raw)) return msg('bodyTooDeep', { max: MAX_JSON_DEPTH });
+  return null;
+}
+
+/** A stranger's JSON body as the one inbound reader gives it: its value, or why it was refused and where. */
+export type InboundJson = { ok: true; value: unknown } | { ok: false; field: string; message: Message; unsafe: boolean };
+
+/**
+ * The one reader of the JSON that strangers send (store, carrier and WhatsApp hooks, voice-agent
+ * reports, a platform's callbacks): its bytes checked by `unreadableBytes`, parsed (by `parse`: a
+ * store's ids are read as text), then every key and string checked for text Postgres refuses (NUL,
+ * an unpaired surrogate) at any depth. `unsafe` tells a refusal for such text (which a platform that
+ * must get 200 records and ignores) from a body that is no JSON at all.
+ */
+export function readInboundJson(raw: Buffer, parse: (text: string) => unknown = JSON.parse): InboundJson {
+  const unreadable = unreadableBytes(raw);
+  if (unreadable) return { ok: false, field: 'body', message: unreadable, unsafe: false };
+  let value: unknown;
+  try {
+    value = parse(raw.toString('utf8'));
+  } catch {
+    return { ok: false, field: 'body', message: msg('bodyNotJson'), unsafe: false };
+  }
+  const unsafe = unsafeTextAt(value);
+  if (unsafe) return { ok: false, field: unsafe.field, message: unsafe.message, unsafe: true };
+  return { ok: true, value };
 }
 
 /** A body-parser `verify` that refuses JSON nested too deep before it is parsed: 400 naming the body. */

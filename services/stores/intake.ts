@@ -3,14 +3,14 @@ import type { Knex } from 'knex';
 import type { Prepared } from '../../db/prepared';
 import { queryPrepared } from '../../db/prepared';
 import { custom } from '../../integrations/stores/custom';
-import { shopify } from '../../integrations/stores/shopify';
+import { isShopRecordOf, sentForShop, shopify } from '../../integrations/stores/shopify';
 import { woocommerce } from '../../integrations/stores/woocommerce';
 import { youcan } from '../../integrations/stores/youcan';
 import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from '../../integrations/stores/types';
 import { applyDeliveryEvent } from '../deliveries';
 import type { DeliveryEvent } from '../deliveries';
 import { parseStoreJson, UnreadableMessage } from '../../integrations/stores/types';
-import { AppError, ValidationError, isUuid, jsonTooDeep, unsafeTextAt, decode, msg, plain, recode } from '../../services/shared';
+import { AppError, ValidationError, isUuid, readInboundJson, unsafeTextAt, decode, msg, plain, recode } from '../../services/shared';
 import type { OperationService, OrderStatus, Order, OrderService, ValidOrder } from '../orders';
 import { amountText, validNewOrder } from '../orders';
 import type { EventResult, StoreKind } from './connections';
@@ -21,7 +21,7 @@ const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan
 /** The connection a message names, read on every message (prepared: a flash sale's hot path). */
 const CONNECTION: Prepared = {
   name: 'ocs-store-connection',
-  text: "SELECT id, workspace_id, kind, name, secret, cod_only, pending FROM store_connections WHERE id = $1 AND (enabled OR (pending AND kind = 'woocommerce'))",
+  text: "SELECT id, workspace_id, kind, name, shop, connected_by, secret, cod_only, pending FROM store_connections WHERE id = $1 AND (enabled OR (pending AND kind = 'woocommerce'))",
 };
 
 /** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
@@ -33,6 +33,10 @@ export interface IntakeConnection {
   workspace_id: string;
   kind: StoreKind;
   name: string;
+  /** The platform's name of the shop (Shopify's `x.myshopify.com`); null for a custom store. */
+  shop: string | null;
+  /** `oauth` when made by the platform's approval: for Shopify, signed with the app's one client secret. */
+  connected_by: 'oauth' | 'manual' | null;
   secret: string;
   cod_only: boolean;
   /** Being set up in one click (WooCommerce only here): its pings are answered, nothing else. */
@@ -105,22 +109,25 @@ export class StoreIntakeService {
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
     if (connection.pending) return { status: 404 };
     if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
-    // Parsing a megabyte nested a million levels deep takes most of a second: such a body is unreadable.
-    if (jsonTooDeep(raw)) return { status: 400 };
+    // One client secret signs for every shop our app is in: the shop it names must be this connection's.
+    if (connection.kind === 'shopify' && connection.connected_by === 'oauth' && !sentForShop(headers, connection.shop)) return { status: 401 };
+    // Numbers stay the text the store wrote: ids above 2^53 are never rounded.
+    const read = readInboundJson(raw, parseStoreJson);
+    if (!read.ok && !read.unsafe) return { status: 400 };
+    const body = read.ok ? read.value : undefined;
     let message: StoreMessage;
-    let body: unknown;
     try {
-      // Numbers stay the text the store wrote: ids above 2^53 are never rounded.
-      body = parseStoreJson(raw);
-      message = adapter.read(body, headers, raw);
+      // A body holding text Postgres refuses is read for its topic only (then `rejected`, below).
+      message = adapter.read(read.ok ? body : parseStoreJson(raw.toString('utf8')), headers, raw);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof UnreadableMessage) return { status: 400 };
       throw err;
     }
     if (message.action === 'ignore') return { status: 200, result: 'ignored' };
-    const unsafe = unsafeTextAt(body);
-    if (unsafe) return { status: 200, result: await this.rejectUnsafe(connection, message.topic, unsafe) };
+    if (!read.ok) return { status: 200, result: await this.rejectUnsafe(connection, message.topic, read) };
     if (message.action === 'uninstalled') {
+      // The topic header is not signed: only the shop's own record, naming this connection's shop, uninstalls.
+      if (connection.connected_by !== 'oauth' || !isShopRecordOf(body, connection.shop)) return { status: 200, result: 'ignored' };
       // The app's token is revoked with it: nothing can be written back any more.
       await this.knex('store_connections').where({ id: connection.id }).update({ enabled: false, disabled_reason: 'uninstalled', write_back: null });
       return { status: 200, result: 'ignored' };

@@ -1,15 +1,15 @@
-import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { CallService } from '../calls';
 import { systemSummary } from '../calls';
-import { msg, isUuid } from '../../services/shared';
+import { msg, isUuid, readInboundJson } from '../../services/shared';
 import type { MessageContext, SendAnswer } from './cloud-api';
 import { readSendAnswer, templateRequest } from './cloud-api';
 import type { WhatsAppEvent } from './webhook';
 import { readEvents, validSignature } from './webhook';
+import { sameSecret } from '../../integrations/secret-compare';
 
 export type { SendAnswer } from './cloud-api';
 export * from './settings';
@@ -161,8 +161,7 @@ export class WhatsAppService {
     if (!agent) return { status: 404 };
     const token = query['hub.verify_token'];
     const challenge = query['hub.challenge'];
-    const matches =
-      typeof token === 'string' && token.length === agent.verify_token.length && crypto.timingSafeEqual(Buffer.from(token), Buffer.from(agent.verify_token));
+    const matches = typeof token === 'string' && sameSecret(token, agent.verify_token);
     if (query['hub.mode'] !== 'subscribe' || !matches || typeof challenge !== 'string' || challenge.length > 200) return { status: 403 };
     return { status: 200, body: challenge };
   }
@@ -175,13 +174,10 @@ export class WhatsAppService {
     const agent = await this.connection(agentId);
     if (!agent) return { status: 404 };
     if (!validSignature(raw, signature, agent.app_secret)) return { status: 401 };
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return { status: 200, body: '' };
-    }
-    for (const event of readEvents(body)) await this.apply(agentId, event);
+    // Meta must get 200 for anything signed: a body the inbound reader refuses is ignored whole.
+    const body = readInboundJson(raw);
+    if (!body.ok) return { status: 200, body: '' };
+    for (const event of readEvents(body.value)) await this.apply(agentId, event);
     return { status: 200, body: '' };
   }
 

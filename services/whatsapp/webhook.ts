@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { sameSecret } from '../../integrations/secret-compare';
 
 /** What Meta's webhook tells us, read out of its body; everything else in it is ignored. */
 export type WhatsAppEvent =
@@ -25,7 +26,7 @@ export function validSignature(raw: Buffer, header: unknown, appSecret: string):
   const match = /^sha256=([0-9a-f]{64})$/i.exec(header.trim());
   if (!match) return false;
   const expected = crypto.createHmac('sha256', appSecret).update(raw).digest();
-  return crypto.timingSafeEqual(expected, Buffer.from(match[1], 'hex'));
+  return sameSecret(Buffer.from(match[1], 'hex'), expected);
 }
 
 type Json = Record<string, unknown>;

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { newSigningSecret } from '../../../integrations/signing';
-import { NotFoundError, ownerOnly, ValidationError, msg, isUuid, jsonTooDeep, parse, requiredText, unsafeTextAt } from '../../../services/shared';
+import { NotFoundError, ownerOnly, ValidationError, msg, isUuid, parse, readInboundJson, requiredText, unsafeTextAt } from '../../../services/shared';
 import { eventTime } from '../time';
 import type { WorkspaceActor } from '../../../services/shared';
 import { applyDeliveryEvent } from '../apply';
@@ -118,19 +118,19 @@ export class CarrierConnectionService {
     if (!adapter?.verify(raw, headers, connection.secret)) return { status: 401 };
     const id = adapter.messageId ? adapter.messageId(headers, raw) : headers['webhook-id'];
     const key = typeof id === 'string' ? id : '';
-    if (!key || key.length > MAX_KEY || jsonTooDeep(raw)) return { status: 400 };
+    if (!key || key.length > MAX_KEY) return { status: 400 };
+    const read = readInboundJson(raw);
+    if (!read.ok && !read.unsafe) return { status: 400 };
     let news: CarrierNews | null;
-    let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
-      news = adapter.read(body, headers);
+      // A body holding text Postgres refuses is read for what it is only (then `rejected`, below).
+      news = adapter.read(read.ok ? read.value : JSON.parse(raw.toString('utf8')), headers);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof CarrierMessageError) return { status: 400 };
       throw err;
     }
-    const unsafe = unsafeTextAt(body);
-    if (unsafe)
-      return this.log(connection, key, 'rejected', null, `${unsafeTextAt(unsafe.field) ? 'a field name' : unsafe.field.slice(0, 200)}: ${unsafe.message}`);
+    if (!read.ok)
+      return this.log(connection, key, 'rejected', null, `${unsafeTextAt(read.field) ? 'a field name' : read.field.slice(0, 200)}: ${read.message}`);
     if (!news) return this.log(connection, key, 'ignored', null, 'Not a delivery.updated message');
     const checked = checkNews(news);
     if ('reason' in checked) return this.log(connection, key, 'rejected', null, checked.reason);

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { OutboundRequest } from '../../../integrations/http';
+import { sameSecret } from '../../../integrations/secret-compare';
 
 /**
  * What each platform's approval flow and webhook API look like, as plain requests and readers: no
@@ -26,7 +27,7 @@ export function shopifyHmacMatches(query: URLSearchParams, clientSecret: string)
   const message = new URLSearchParams(rest).toString();
   const expected = Buffer.from(crypto.createHmac('sha256', clientSecret).update(message).digest('hex'));
   const received = Buffer.from(given.toLowerCase());
-  return expected.length === received.length && crypto.timingSafeEqual(expected, received);
+  return sameSecret(received, expected);
 }
 
 export function shopifyAuthorizeUrl(origin: string, clientId: string, redirectUri: string, state: string): string {

@@ -4,7 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
-import { normalizeMoroccanPhone } from '../../../services/shared';
+import { normalizeMoroccanPhone, readInboundJson } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
 import { activate, afterState, discard, pendingConnection, takeState } from './approvals';
 import type { ConnectConfig, Connector } from './connector';
@@ -78,17 +78,16 @@ export async function shopifyPrivacy(connector: Connector, raw: Buffer, headers:
   if (!app) return 404;
   const signature = headers['x-shopify-hmac-sha256'];
   if (!hmacMatches(raw, app.clientSecret, typeof signature === 'string' ? signature : undefined, 'base64')) return 401;
-  let body: Record<string, unknown>;
-  try {
-    // Ids as the text Shopify wrote: they exceed 2^53.
-    body = fieldsOf(parseStoreJson(raw));
-  } catch {
-    return 400;
-  }
+  // Ids as the text Shopify wrote: they exceed 2^53.
+  const read = readInboundJson(raw, parseStoreJson);
+  if (!read.ok) return 400;
+  const body = fieldsOf(read.value);
   const shop = typeof body.shop_domain === 'string' ? body.shop_domain.toLowerCase() : '';
   if (!SHOPIFY_SHOP.test(shop)) return 400;
   const topic = headers['x-shopify-topic'];
-  const connections = connector.knex('store_connections').where({ kind: 'shopify', shop }).select('id');
+  // Only the connections our app made: a body signed with the app's secret speaks for those, never
+  // for a connection the shop made by hand (its own key) nor for another workspace's by another way.
+  const connections = connector.knex('store_connections').where({ kind: 'shopify', shop, connected_by: 'oauth' }).select('id');
   if (topic === 'customers/redact') {
     const named = (Array.isArray(body.orders_to_redact) ? body.orders_to_redact : []).map(idOf).filter((id): id is string => !!id && id.length <= 200);
     // The orders Shopify names, and the customer's other orders of these connections by their phone
@@ -106,7 +105,7 @@ export async function shopifyPrivacy(connector: Connector, raw: Buffer, headers:
         .delete();
   } else if (topic === 'shop/redact') {
     await connector.knex.transaction(async (trx) => {
-      const ids = (await trx('store_connections').where({ kind: 'shopify', shop }).select('id')).map((row) => row.id);
+      const ids = (await trx('store_connections').where({ kind: 'shopify', shop, connected_by: 'oauth' }).select('id')).map((row) => row.id);
       if (ids.length === 0) return;
       await trx('orders').whereIn('store_connection_id', ids).delete();
       await trx('store_connections').whereIn('id', ids).delete();

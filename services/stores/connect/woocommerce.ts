@@ -3,7 +3,7 @@
  * three webhooks are made with our secret.
  */
 import { z } from 'zod';
-import { isUuid } from '../../../services/shared';
+import { isUuid, readInboundJson } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
 import { activate, afterState, discard, sha256, STATE_MINUTES, takeState } from './approvals';
 import type { Connector } from './connector';
@@ -28,12 +28,11 @@ const keysSchema = z.object({
  */
 export async function wooKeys(connector: Connector, connectionId: string, raw: Buffer): Promise<boolean> {
   if (!isUuid(connectionId)) return false;
-  let body: z.infer<typeof keysSchema>;
-  try {
-    body = keysSchema.parse(JSON.parse(raw.toString('utf8')));
-  } catch {
-    return false;
-  }
+  // Keys holding text Postgres refuses (NUL, an unpaired surrogate) are no keys: refused like any other.
+  const read = readInboundJson(raw);
+  const parsed = read.ok ? keysSchema.safeParse(read.value) : undefined;
+  if (!parsed?.success) return false;
+  const body = parsed.data;
   const keys = JSON.stringify({ consumer_key: body.consumer_key, consumer_secret: body.consumer_secret });
   const updated = await connector
     .knex('store_connections as c')
