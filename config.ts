@@ -3,6 +3,7 @@ import dns from 'node:dns';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { isSecretsKey, Secrets } from './integrations/secrets';
 
 /** The project root, whether running from source or from `dist/`. */
 export const ROOT = path.basename(__dirname) === 'dist' ? path.resolve(__dirname, '..') : __dirname;
@@ -39,6 +40,11 @@ const envSchema = z.object({
     .optional(),
   SESSION_SECRET: secret,
   JWT_SECRET: secret,
+  SECRETS_KEY: z
+    .string()
+    .trim()
+    .refine((value) => isSecretsKey(value), 'must be 32 bytes in base64 (openssl rand -base64 32)')
+    .optional(),
   PUBLISHABLE_KEY: optionalString,
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).optional(),
   BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(12),
@@ -91,6 +97,8 @@ export interface Config {
   redisUrl: string | undefined;
   sessionSecret: string;
   jwtSecret: string;
+  /** The key (32 bytes, base64) third-party secrets are encrypted with at rest (services/shared/secrets.ts). */
+  secretsKey: string;
   publishableKey: string;
   trustProxy: number;
   bcryptCost: number;
@@ -159,22 +167,31 @@ export class ConfigError extends Error {
 interface DevSecrets {
   SESSION_SECRET: string;
   JWT_SECRET: string;
+  SECRETS_KEY: string;
 }
 
-/** Development secrets are generated once and kept under the data directory (git-ignored). */
+/**
+ * Development secrets are generated once and kept under the data directory (git-ignored). One
+ * missing from an older file (SECRETS_KEY came later) is added to it; those already there stay.
+ */
 function devSecrets(dataDir: string): DevSecrets {
   const file = path.join(dataDir, 'secrets.json');
+  let kept: Partial<DevSecrets> = {};
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as DevSecrets;
+    kept = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<DevSecrets>;
   } catch {
-    const secrets: DevSecrets = {
-      SESSION_SECRET: crypto.randomBytes(32).toString('base64url'),
-      JWT_SECRET: crypto.randomBytes(32).toString('base64url'),
-    };
+    kept = {};
+  }
+  const secrets: DevSecrets = {
+    SESSION_SECRET: kept.SESSION_SECRET ?? crypto.randomBytes(32).toString('base64url'),
+    JWT_SECRET: kept.JWT_SECRET ?? crypto.randomBytes(32).toString('base64url'),
+    SECRETS_KEY: kept.SECRETS_KEY && isSecretsKey(kept.SECRETS_KEY) ? kept.SECRETS_KEY : Secrets.newKey(),
+  };
+  if (secrets.SESSION_SECRET !== kept.SESSION_SECRET || secrets.JWT_SECRET !== kept.JWT_SECRET || secrets.SECRETS_KEY !== kept.SECRETS_KEY) {
     fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-    return secrets;
   }
+  return secrets;
 }
 
 /**
@@ -194,7 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const isProduction = e.NODE_ENV === 'production';
   if (isProduction) {
-    const missing = (['DATABASE_URL', 'SESSION_SECRET', 'JWT_SECRET'] as const).filter((k) => !e[k]);
+    const missing = (['DATABASE_URL', 'SESSION_SECRET', 'JWT_SECRET', 'SECRETS_KEY'] as const).filter((k) => !e[k]);
     if (missing.length > 0) {
       throw new ConfigError(missing.map((k) => `${k}: required when NODE_ENV=production`));
     }
@@ -206,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     if (!e.WHATSAPP_API_ORIGIN.startsWith('https://')) throw new ConfigError(['WHATSAPP_API_ORIGIN: must be https when NODE_ENV=production']);
   }
   const dataDir = path.resolve(ROOT, e.DATA_DIR ?? '.data');
-  const generated = !e.SESSION_SECRET || !e.JWT_SECRET ? devSecrets(dataDir) : undefined;
+  const generated = !e.SESSION_SECRET || !e.JWT_SECRET || !e.SECRETS_KEY ? devSecrets(dataDir) : undefined;
   const jwtSecret = e.JWT_SECRET ?? generated!.JWT_SECRET;
   return Object.freeze({
     env: e.NODE_ENV,
@@ -217,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     redisUrl: e.REDIS_URL,
     sessionSecret: e.SESSION_SECRET ?? generated!.SESSION_SECRET,
     jwtSecret,
+    secretsKey: e.SECRETS_KEY ?? generated!.SECRETS_KEY,
     publishableKey: e.PUBLISHABLE_KEY ?? derivePublishableKey(jwtSecret),
     trustProxy: e.TRUST_PROXY ?? (isProduction ? 1 : 0),
     bcryptCost: e.BCRYPT_COST,

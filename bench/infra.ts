@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../db/embedded';
 import { Jobs } from '../db/jobs';
+import { Secrets } from '../integrations/secrets';
 import { createServices } from '../services';
 
 /** Everything the run started, stopped in reverse order whatever happens. */
@@ -163,6 +164,7 @@ export function benchServices(knex: Knex, options: { jwtSecret?: string; publish
     {
       bcryptCost: 4,
       jwtSecret: options.jwtSecret ?? 'x'.repeat(32),
+      secretsKey: Secrets.newKey(),
       publicBaseUrl: 'https://ocs.bench.invalid',
       publishableKey: options.publishableKey ?? 'pk',
       isProduction: true,

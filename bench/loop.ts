@@ -69,6 +69,7 @@ export async function startWorker(options: { databaseUrl: string; tmp: string; c
       DATABASE_URL: options.databaseUrl,
       SESSION_SECRET: 'x'.repeat(32),
       JWT_SECRET: 'y'.repeat(32),
+      SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
       ALLOW_PRIVATE_URLS: 'true',
       LOG_LEVEL: 'info',
       PUBLIC_BASE_URL: 'https://ocs.bench.invalid',

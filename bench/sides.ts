@@ -65,6 +65,7 @@ export async function startService(
     env: {
       ...env,
       ...secrets,
+      SECRETS_KEY: crypto.randomBytes(32).toString('base64'),
       NODE_ENV: 'production',
       TZ: 'UTC',
       PORT: '0',

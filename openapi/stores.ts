@@ -21,6 +21,14 @@ const StoreBody = named(
     connected_by: z.enum(['oauth', 'manual']).meta({ description: '`oauth`: connected in one click; `manual`: keys pasted' }),
     intake_url: z.string().meta({ description: 'Where the store sends its orders: `{PUBLIC_BASE_URL}/hooks/stores/{id}`' }),
     write_back: z.looseObject({ enabled: z.boolean(), last_error: z.string().nullable() }).meta({ description: 'Never the credentials' }),
+    reconnect_needed: z.boolean().meta({
+      description:
+        'Shopify no longer renews the connection’s access token (a refresh was refused): write-back stops until the owner reconnects (the approval again, for the same shop; the connection keeps its id and orders). Orders keep arriving meanwhile.',
+    }),
+    reconnect_before: z.string().nullable().meta({
+      description:
+        '`2027-01-01` for a Shopify connection made in one click that holds a non-expiring token, which Shopify refuses from that day: reconnect before it. Null otherwise.',
+    }),
     created_at: instant,
     last_event_at: instant.nullable(),
     counts: z.looseObject({ created: count, rejected: count }).meta({ description: 'Events of the last 7 days' }),
@@ -55,6 +63,8 @@ const STORE = {
   connected_by: 'manual',
   intake_url: 'https://ocs.example.com/hooks/stores/4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d',
   write_back: { enabled: false, last_error: null },
+  reconnect_needed: false,
+  reconnect_before: null,
   created_at: '2026-11-24T09:00:00.000Z',
   last_event_at: null,
   counts: { created: 0, rejected: 0 },

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { Jobs } from '../db/jobs';
 import { HostResolver } from '../integrations/dns';
 import { SignedSender } from '../integrations/http';
+import { Secrets } from '../integrations/secrets';
 import { AgentService } from './agents';
 import { ApiKeyService, CreditService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
 import { BlockedPhoneService, ImportService, exportCsv, OperationService, OrderService } from './orders';
@@ -12,13 +13,16 @@ import { FormTokenService, IdempotencyService } from './shared';
 import type { Language } from './shared';
 import type { OrderFilters, Order } from './orders';
 import { StatsService } from './stats';
-import { StoreConnectService, StoreConnectionService, StoreIntakeService, StoreWriteBackService } from './stores';
+import { ShopifyAdmin, StoreConnectService, StoreConnectionService, StoreIntakeService, StoreWriteBackService } from './stores';
 import { WebhookService } from './webhooks';
 import { WhatsAppService } from './whatsapp';
 
 export type Services = ReturnType<typeof createServices>;
 
-type ServiceConfig = Pick<Config, 'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores' | 'whatsapp'>;
+type ServiceConfig = Pick<
+  Config,
+  'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores' | 'whatsapp' | 'secretsKey'
+>;
 
 /** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
 export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
@@ -35,19 +39,26 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy);
   const blockedPhones = new BlockedPhoneService(knex);
-  const stores = new StoreConnectionService(knex, config.publicBaseUrl);
+  // Third-party secrets (Shopify's tokens) are sealed with SECRETS_KEY before they are stored.
+  const secrets = new Secrets(config.secretsKey);
+  const stores = new StoreConnectionService(knex, config.publicBaseUrl, secrets);
   const formTokens = new FormTokenService(knex);
   // Connecting a store talks to the platform from the web process, through the same outbound guard.
-  const storeConnect = new StoreConnectService(knex, new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, urlPolicy.resolver), {
-    publicBaseUrl: config.publicBaseUrl,
-    isProduction: config.isProduction,
-    shopifyApp: config.stores.shopifyApp,
-    youcanApp: config.stores.youcanApp,
-    shopifyApiOrigin: config.stores.shopifyApiOrigin,
-    shopifyApiVersion: config.stores.shopifyApiVersion,
-    youcanAdminOrigin: config.stores.youcanAdminOrigin,
-    youcanApiOrigin: config.stores.youcanApiOrigin,
-  });
+  const storeConnect = new StoreConnectService(
+    knex,
+    new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, urlPolicy.resolver),
+    {
+      publicBaseUrl: config.publicBaseUrl,
+      isProduction: config.isProduction,
+      shopifyApp: config.stores.shopifyApp,
+      youcanApp: config.stores.youcanApp,
+      shopifyApiOrigin: config.stores.shopifyApiOrigin,
+      shopifyApiVersion: config.stores.shopifyApiVersion,
+      youcanAdminOrigin: config.stores.youcanAdminOrigin,
+      youcanApiOrigin: config.stores.youcanApiOrigin,
+    },
+    secrets,
+  );
   return {
     workspaces,
     invitations,
@@ -86,12 +97,17 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     stores,
     storeConnect,
     storeIntake: new StoreIntakeService(knex, orders, operations),
-    storeWriteBack: new StoreWriteBackService(knex, jobs, {
-      shopifyApiVersion: config.stores.shopifyApiVersion,
-      shopifyApiOrigin: config.stores.shopifyApiOrigin,
-      retrySeconds: config.stores.writeBackRetrySeconds,
-      httpsOnly: config.isProduction,
-    }),
+    storeWriteBack: new StoreWriteBackService(
+      knex,
+      jobs,
+      {
+        shopifyApiVersion: config.stores.shopifyApiVersion,
+        shopifyApiOrigin: config.stores.shopifyApiOrigin,
+        retrySeconds: config.stores.writeBackRetrySeconds,
+        httpsOnly: config.isProduction,
+      },
+      new ShopifyAdmin(knex, secrets, { app: config.stores.shopifyApp, apiOrigin: config.stores.shopifyApiOrigin }),
+    ),
     operations,
     callSettings,
     calls,

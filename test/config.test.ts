@@ -3,6 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config';
+import { Secrets } from '../integrations/secrets';
+
+const KEY = Buffer.alloc(32, 9).toString('base64');
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -33,19 +36,28 @@ describe('configuration', () => {
     expect(found.map((p) => p.split(':')[0]).sort()).to.deep.equal(['BCRYPT_COST', 'DATABASE_URL', 'LOG_LEVEL', 'PORT', 'PUBLIC_BASE_URL']);
   });
 
-  it('production requires DATABASE_URL, SESSION_SECRET and JWT_SECRET', () => {
+  it('production requires DATABASE_URL, SESSION_SECRET, JWT_SECRET and SECRETS_KEY', () => {
     expect(problems({ NODE_ENV: 'production', DATA_DIR: dataDir })).to.deep.equal([
       'DATABASE_URL: required when NODE_ENV=production',
       'SESSION_SECRET: required when NODE_ENV=production',
       'JWT_SECRET: required when NODE_ENV=production',
+      'SECRETS_KEY: required when NODE_ENV=production',
     ]);
-    expect(problems({ NODE_ENV: 'production', SESSION_SECRET: 'short', JWT_SECRET: 'x'.repeat(32), DATABASE_URL: 'postgres://h/db' })).to.deep.equal([
-      'SESSION_SECRET: must be at least 32 characters',
-    ]);
+    expect(
+      problems({ NODE_ENV: 'production', SESSION_SECRET: 'short', JWT_SECRET: 'x'.repeat(32), SECRETS_KEY: KEY, DATABASE_URL: 'postgres://h/db' }),
+    ).to.deep.equal(['SESSION_SECRET: must be at least 32 characters']);
+    // Nothing is generated in production: no secrets file is written.
+    expect(fs.existsSync(path.join(dataDir, 'secrets.json'))).to.equal(false);
+  });
+
+  it('SECRETS_KEY is 32 bytes in base64; anything else is refused, naming it', () => {
+    for (const bad of ['short', Buffer.alloc(16).toString('base64'), Buffer.alloc(48).toString('base64'), 'x'.repeat(44)])
+      expect(problems({ DATA_DIR: dataDir, SECRETS_KEY: bad }), bad).to.deep.equal(['SECRETS_KEY: must be 32 bytes in base64 (openssl rand -base64 32)']);
+    expect(loadConfig({ DATA_DIR: dataDir, SECRETS_KEY: KEY }).secretsKey).to.equal(KEY);
   });
 
   it('production trusts one proxy hop by default, configurable by TRUST_PROXY', () => {
-    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://h/db', SESSION_SECRET: 's'.repeat(32), JWT_SECRET: 'j'.repeat(32) };
+    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://h/db', SESSION_SECRET: 's'.repeat(32), JWT_SECRET: 'j'.repeat(32), SECRETS_KEY: KEY };
     expect(loadConfig(base).trustProxy).to.equal(1);
     expect(loadConfig({ ...base, TRUST_PROXY: '2' }).trustProxy).to.equal(2);
     expect(loadConfig({ DATA_DIR: dataDir }).trustProxy).to.equal(0);
@@ -60,6 +72,23 @@ describe('configuration', () => {
     expect(second.jwtSecret).to.equal(first.jwtSecret);
     expect(first.publishableKey).to.match(/^pk_/);
     expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).to.equal(0o600);
+    // The key third-party secrets are sealed with: 32 bytes, kept with the others.
+    expect(Buffer.from(first.secretsKey, 'base64')).to.have.length(32);
+    expect(second.secretsKey).to.equal(first.secretsKey);
+    expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8')).SECRETS_KEY).to.equal(first.secretsKey);
+  });
+
+  it('a secrets file from before SECRETS_KEY gains one; the secrets already in it stay', () => {
+    const file = path.join(dataDir, 'secrets.json');
+    fs.writeFileSync(file, JSON.stringify({ SESSION_SECRET: 'a'.repeat(43), JWT_SECRET: 'b'.repeat(43) }), { mode: 0o600 });
+    const config = loadConfig({ DATA_DIR: dataDir });
+    expect(config).to.include({ sessionSecret: 'a'.repeat(43), jwtSecret: 'b'.repeat(43) });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).to.deep.equal({
+      SESSION_SECRET: 'a'.repeat(43),
+      JWT_SECRET: 'b'.repeat(43),
+      SECRETS_KEY: config.secretsKey,
+    });
+    expect(new Secrets(config.secretsKey).open(new Secrets(config.secretsKey).seal('shpat_x'))).to.equal('shpat_x');
   });
 
   it('defaults: port 3000, public URL from the port, bcrypt cost 12', () => {

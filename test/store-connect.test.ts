@@ -8,10 +8,11 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { ROOT } from '../config';
 import { SignedSender } from '../integrations/http';
+import { Secrets } from '../integrations/secrets';
 import { ValidationError } from '../services/shared';
 import { StoreConnectService } from '../services/stores';
 import type { SignedIn } from './helpers/app';
-import { csrfFrom, signUp, testApp } from './helpers/app';
+import { csrfFrom, signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { testWorker, waitFor } from './helpers/loop';
 import { Jobs } from '../db/jobs';
@@ -24,7 +25,10 @@ import { Jobs } from '../db/jobs';
 const SHOPIFY_ORDER = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'shopify-orders-create.json'), 'utf8');
 const WOO_ORDER = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'woocommerce-order.json'), 'utf8');
 const YOUCAN_ORDER = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'youcan-order-create.json'));
+/** Shopify's answer to the code exchange with expiring=1: an access token for an hour, a refresh token for 90 days. */
+const SHOPIFY_GRANT = JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'shopify-offline-token-expiring.json'), 'utf8'));
 const SHOPIFY_SECRET = 'shpss_app_client_secret_0123456789';
+const secrets = new Secrets(TEST_ENV.SECRETS_KEY);
 const YOUCAN_SECRET = 'youcan_app_client_secret_9876543210';
 const BASE = 'http://127.0.0.1:3000';
 
@@ -63,9 +67,7 @@ function shopifyHandler(options: { tokenStatus?: number; failAt?: number; failSt
   let created = 0;
   return (hit) => {
     if (hit.url === '/admin/oauth/access_token') {
-      return options.tokenStatus
-        ? { status: options.tokenStatus, body: { errors: 'boom' } }
-        : { status: 200, body: { access_token: 'shpua_token_1', scope: 'read_orders,write_orders,read_fulfillments' } };
+      return options.tokenStatus ? { status: options.tokenStatus, body: { errors: 'boom' } } : { status: 200, body: SHOPIFY_GRANT };
     }
     if (hit.url === '/admin/api/2025-10/graphql.json') {
       const { query, variables } = JSON.parse(hit.body);
@@ -182,7 +184,9 @@ describe('connecting a store in one click', () => {
         state,
         timestamp: '1764100000',
       });
+      const calledAt = Date.now();
       const back = await s.agent.get(`/stores/shopify/callback?${query}`).expect(303);
+      const answeredAt = Date.now();
       const [connection] = await connectionsOf(s);
       expect(back.headers.location).to.equal(`/stores/${connection.id}`);
       expect(connection).to.include({
@@ -194,10 +198,17 @@ describe('connecting a store in one click', () => {
         connected_by: 'oauth',
         secret: SHOPIFY_SECRET,
       });
-      expect(connection.write_back).to.deep.equal({ access_token: 'shpua_token_1' });
+      // The tokens sealed, with their expiries: an hour and 90 days from the exchange.
+      expect(Object.keys(connection.write_back).sort()).to.deep.equal(['access_token', 'expires_at', 'refresh_token', 'refresh_token_expires_at']);
+      expect(secrets.open(connection.write_back.access_token)).to.equal(SHOPIFY_GRANT.access_token);
+      expect(secrets.open(connection.write_back.refresh_token)).to.equal(SHOPIFY_GRANT.refresh_token);
+      expect(Date.parse(connection.write_back.expires_at)).to.be.within(calledAt + 3_600_000, answeredAt + 3_600_000);
+      expect(Date.parse(connection.write_back.refresh_token_expires_at)).to.be.within(calledAt + 7_776_000_000, answeredAt + 7_776_000_000);
+      expect(JSON.stringify(connection)).not.to.contain(SHOPIFY_GRANT.access_token).and.not.to.contain(SHOPIFY_GRANT.refresh_token);
 
       const hits = shopify.hits.slice(before);
-      expect(JSON.parse(hits[0].body)).to.deep.equal({ client_id: 'shopify-client-id', client_secret: SHOPIFY_SECRET, code: 'code-123' });
+      // An expiring offline token is asked for.
+      expect(JSON.parse(hits[0].body)).to.deep.equal({ client_id: 'shopify-client-id', client_secret: SHOPIFY_SECRET, code: 'code-123', expiring: 1 });
       const subscriptions = hits.slice(1).map((h) => JSON.parse(h.body).variables);
       expect(subscriptions.map((v) => v.topic)).to.deep.equal([
         'ORDERS_CREATE',
@@ -208,7 +219,7 @@ describe('connecting a store in one click', () => {
         'APP_UNINSTALLED',
       ]);
       expect(new Set(subscriptions.map((v) => v.uri))).to.deep.equal(new Set([`${BASE}/hooks/stores/${connection.id}`]));
-      expect(hits.slice(1).every((h) => h.headers['x-shopify-access-token'] === 'shpua_token_1')).to.equal(true);
+      expect(hits.slice(1).every((h) => h.headers['x-shopify-access-token'] === SHOPIFY_GRANT.access_token)).to.equal(true);
 
       const page = await s.agent.get(`/stores/${connection.id}`).expect(200);
       expect(page.text).to.contain('Shopify is connected');
@@ -689,11 +700,16 @@ describe('connecting a store in one click', () => {
       expect(res.text).to.contain('must be the site’s address, such as https://atlas.ma');
       expect(await connectionsOf(s)).to.deep.equal([]);
       // In production a site reached over plain http is refused: the keys would travel in clear.
-      const production = new StoreConnectService(testKnex(), new SignedSender(false), {
-        publicBaseUrl: 'https://ocs.example',
-        isProduction: true,
-        shopifyApiVersion: '2025-10',
-      });
+      const production = new StoreConnectService(
+        testKnex(),
+        new SignedSender(false),
+        {
+          publicBaseUrl: 'https://ocs.example',
+          isProduction: true,
+          shopifyApiVersion: '2025-10',
+        },
+        new Secrets(TEST_ENV.SECRETS_KEY),
+      );
       const refused = await production
         .start({ id: s.workspaceId, role: 'owner' }, 'session', { kind: 'woocommerce', name: 'B', shop: 'http://boutique.ma' })
         .catch((err) => err);
@@ -706,16 +722,21 @@ describe('connecting a store in one click', () => {
   it('in production the outbound guard refuses a platform at a loopback address: nothing is sent and nothing is left (refused as a platform error)', async () => {
     shopify.current = shopifyHandler();
     const s = await owner();
-    const production = new StoreConnectService(testKnex(), new SignedSender(false), {
-      publicBaseUrl: 'https://ocs.example',
-      isProduction: true,
-      shopifyApp: { clientId: 'shopify-client-id', clientSecret: SHOPIFY_SECRET },
-      shopifyApiOrigin: shopify.url,
-      shopifyApiVersion: '2025-10',
-      youcanApp: { clientId: 'youcan-client-id', clientSecret: YOUCAN_SECRET },
-      youcanAdminOrigin: youcan.url,
-      youcanApiOrigin: youcan.url,
-    });
+    const production = new StoreConnectService(
+      testKnex(),
+      new SignedSender(false),
+      {
+        publicBaseUrl: 'https://ocs.example',
+        isProduction: true,
+        shopifyApp: { clientId: 'shopify-client-id', clientSecret: SHOPIFY_SECRET },
+        shopifyApiOrigin: shopify.url,
+        shopifyApiVersion: '2025-10',
+        youcanApp: { clientId: 'youcan-client-id', clientSecret: YOUCAN_SECRET },
+        youcanAdminOrigin: youcan.url,
+        youcanApiOrigin: youcan.url,
+      },
+      new Secrets(TEST_ENV.SECRETS_KEY),
+    );
     const workspace = { id: s.workspaceId, role: 'owner' as const };
     const before = { shopify: shopify.hits.length, youcan: youcan.hits.length };
     const shopifyState = new URL(

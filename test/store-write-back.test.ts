@@ -9,8 +9,9 @@ import request from 'supertest';
 import { ConfigError, loadConfig, ROOT } from '../config';
 import { Jobs, QUEUES } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
+import { Secrets } from '../integrations/secrets';
 import { newMessageId, signedHeaders } from '../integrations/signing';
-import { StoreWriteBackService } from '../services/stores';
+import { ShopifyAdmin, StoreWriteBackService } from '../services/stores';
 import type { RunningWorker } from '../worker';
 import { startWorker } from '../worker';
 import type { SignedIn } from './helpers/app';
@@ -480,7 +481,12 @@ describe('store write-back', () => {
         await setStatus(s, order.id, 'confirmed');
         const [job] = await writeBackJobs(order.id);
         await testKnex()('pgboss.job').where({ id: job.id }).delete();
-        const production = new StoreWriteBackService(testKnex(), new Jobs(testKnex()), { shopifyApiVersion: '2025-10', httpsOnly: true, retrySeconds: [] });
+        const production = new StoreWriteBackService(
+          testKnex(),
+          new Jobs(testKnex()),
+          { shopifyApiVersion: '2025-10', httpsOnly: true, retrySeconds: [] },
+          new ShopifyAdmin(testKnex(), new Secrets(TEST_ENV.SECRETS_KEY), {}),
+        );
         const sender = new SignedSender(true, 2000);
         try {
           expect(await production.perform(job.data, (r) => sender.request(r))).to.deep.equal({

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
+import { Secrets } from '../integrations/secrets';
 import { createServices } from '../services';
 import type { SignedIn } from './helpers/app';
 import { csrfOf, signUp, TEST_ENV } from './helpers/app';
@@ -19,6 +20,8 @@ const KEYS = [
   'connected_by',
   'intake_url',
   'write_back',
+  'reconnect_needed',
+  'reconnect_before',
   'created_at',
   'last_event_at',
   'counts',
@@ -54,6 +57,8 @@ describe('store connections: /api/stores', () => {
       enabled: true,
       intake_url: `${TEST_ENV.PUBLIC_BASE_URL}/hooks/stores/${store.id}`,
       write_back: { enabled: false, last_error: null },
+      reconnect_needed: false,
+      reconnect_before: null,
       last_event_at: null,
       counts: { created: 0, rejected: 0 },
     });
@@ -84,7 +89,11 @@ describe('store connections: /api/stores', () => {
     const s = await signUp();
     const store = await connect(s, { ...SHOPIFY, write_back: { access_token: 'shpat_secret_token' } });
     expect(store.write_back).to.deep.equal({ enabled: true, last_error: null });
-    expect((await connectionRow(store.id)).write_back).to.deep.equal({ access_token: 'shpat_secret_token' });
+    // Sealed with SECRETS_KEY: the row holds no token in clear.
+    const stored = (await connectionRow(store.id)).write_back;
+    expect(Object.keys(stored)).to.deep.equal(['access_token']);
+    expect(stored.access_token).to.match(/^v1:[\w-]{8}:/);
+    expect(new Secrets(TEST_ENV.SECRETS_KEY).open(stored.access_token)).to.equal('shpat_secret_token');
     expect(JSON.stringify((await s.agent.get('/api/stores').expect(200)).body)).not.to.contain('shpat_secret_token');
     const woo = await connect(s, {
       kind: 'woocommerce',

@@ -3,7 +3,8 @@ import type { DeliveryResult, OutboundRequest } from '../http';
 /**
  * What each store is told when one of its orders reaches its outcome:
  * the requests, built from plain values, and how the store's answer reads. Knows Shopify's GraphQL
- * and WooCommerce's REST API, nothing of our tables; the credentials go into headers only.
+ * and WooCommerce's REST API, nothing of our tables; the credentials go into headers only (Shopify's
+ * token is added by the one who sends, services/stores/shopify-admin.ts).
  */
 export type Outcome = 'confirmed' | 'unconfirmed';
 
@@ -26,11 +27,11 @@ export interface WriteBackStep {
   failure(result: DeliveryResult): WriteBackFailure | null;
 }
 
+/** Shopify's requests are built without the access token: the sender adds it (X-Shopify-Access-Token), refreshed as it expires. */
 export interface ShopifyTarget {
   /** `https://atlas.myshopify.com`, or a test double's address. */
   origin: string;
   apiVersion: string;
-  credentials: { access_token: string };
 }
 
 export interface WooCommerceTarget {
@@ -61,7 +62,7 @@ export function shopifySteps(target: ShopifyTarget, order: WriteBackOrder): Writ
       request: {
         method: 'POST',
         url: `${target.origin}/admin/api/${target.apiVersion}/graphql.json`,
-        headers: { 'content-type': 'application/json', 'x-shopify-access-token': target.credentials.access_token },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: TAGS_ADD, variables: { id: `gid://shopify/Order/${order.externalId}`, tags: [`confirmation:${order.status}`] } }),
       },
       failure(result) {

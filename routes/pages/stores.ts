@@ -64,6 +64,8 @@ export function storePages(services: Services): Router {
       await redirectWithNotice(req, res, `/stores/${id}`, req.t('storeConnect.connected', { kind: req.t(`storesPage.kind.${kind}`) }));
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
+      // A Reconnect that failed: back to that connection's page, with the reason.
+      if (err.reconnecting) return res.redirect(303, `/stores/${err.reconnecting}?connect_error=${err.code}`);
       // What the owner typed comes back with the reason, so that trying again is one press.
       const typed = err.typed ? `&${new URLSearchParams({ name: err.typed.name, shop: err.typed.shop ?? '' })}` : '';
       res.redirect(303, `/stores/new?kind=${err.kind}&connect_error=${err.code}${typed}`);
@@ -78,6 +80,9 @@ export function storePages(services: Services): Router {
       kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
       events: await services.stores.eventLog(workspace(req).id, store.id),
+      // Why the last Reconnect failed, when it did.
+      connectError:
+        typeof req.query.connect_error === 'string' && (CONNECT_ERRORS as readonly string[]).includes(req.query.connect_error) ? req.query.connect_error : null,
       writeBackError: await services.stores.writeBackError(workspace(req).id, store.id),
     });
   }
@@ -130,6 +135,17 @@ export function storePages(services: Services): Router {
 
   router.get('/stores/:id', async (req, res) => {
     await renderStore(req, res, await services.stores.get(workspace(req).id, String(req.params.id)));
+  });
+
+  // Reconnect: Shopify's approval again for the connection's own shop; its tokens are replaced, its id and orders stay.
+  router.post('/stores/:id/reconnect', async (req, res) => {
+    try {
+      const url = await services.storeConnect.reconnect(workspace(req), req.sessionID, String(req.params.id));
+      res.set('Refresh', `0; url=${url}`).render('stores/connect-go', { url, kindLabel: req.t('storesPage.kind.shopify') });
+    } catch (err) {
+      if (err instanceof ConnectError && err.reconnecting) return res.redirect(303, `/stores/${err.reconnecting}?connect_error=${err.code}`);
+      throw err;
+    }
   });
 
   router.post('/stores/:id/enabled', async (req, res) => {

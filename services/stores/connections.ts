@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import type { Secrets } from '../../integrations/secrets';
 import { newSigningSecret } from '../../integrations/signing';
 import {
   ConflictError,
@@ -16,6 +17,7 @@ import {
   recode,
 } from '../../services/shared';
 import type { FieldErrors, WorkspaceActor, Coded, Message } from '../../services/shared';
+import { NON_EXPIRING_UNTIL, nonExpiring } from './shopify-admin';
 
 export const STORE_KINDS = ['shopify', 'woocommerce', 'youcan', 'custom'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
@@ -41,6 +43,16 @@ export interface StoreConnection {
   connected_by: 'oauth' | 'manual';
   intake_url: string;
   write_back: { enabled: boolean; last_error: string | null };
+  /**
+   * Shopify no longer renews the connection's token (a refresh was refused): the owner approves the
+   * app again (Reconnect) for write-back to work. Its orders keep arriving meanwhile.
+   */
+  reconnect_needed: boolean;
+  /**
+   * A Shopify connection made in one click that holds a non-expiring token, which Shopify refuses
+   * from this day (`2027-01-01`): reconnect before it. Null otherwise.
+   */
+  reconnect_before: string | null;
   created_at: string;
   last_event_at: string | null;
   counts: { created: number; rejected: number };
@@ -70,6 +82,7 @@ const FIELDS = [
   'c.connected_by',
   'c.write_back',
   'c.write_back_error',
+  'c.reconnect_needed',
   'c.created_at',
 ];
 
@@ -179,7 +192,15 @@ export class StoreConnectionService {
   constructor(
     private readonly knex: Knex,
     private readonly publicBaseUrl: string,
+    /** Seals a Shopify access token before it is stored. */
+    private readonly secrets: Secrets,
   ) {}
+
+  /** Write-back credentials as stored: a Shopify token sealed (WooCommerce's keys as given, for now). */
+  private stored(credentials: WriteBack): string | null {
+    if (!credentials) return null;
+    return JSON.stringify('access_token' in credentials ? { access_token: this.secrets.seal(credentials.access_token) } : credentials);
+  }
 
   // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
   private toConnection(row: any): StoreConnection {
@@ -195,6 +216,8 @@ export class StoreConnectionService {
       connected_by: row.connected_by ?? 'manual',
       intake_url: `${this.publicBaseUrl}/hooks/stores/${row.id}`,
       write_back: { enabled: row.write_back !== null, last_error: row.write_back_error },
+      reconnect_needed: row.reconnect_needed ?? false,
+      reconnect_before: row.kind === 'shopify' && row.connected_by === 'oauth' && nonExpiring(row.write_back) ? NON_EXPIRING_UNTIL : null,
       created_at: row.created_at.toISOString(),
       last_event_at: row.last_event_at ? row.last_event_at.toISOString() : null,
       counts: { created: row.created ?? 0, rejected: row.rejected ?? 0 },
@@ -255,7 +278,7 @@ export class StoreConnectionService {
           shop,
           secret: made ?? input.secret,
           cod_only: input.cod_only ?? true,
-          write_back: input.write_back ? JSON.stringify(input.write_back) : null,
+          write_back: this.stored(input.write_back ?? null),
         })
         .returning('id');
       return row.id as string;
@@ -281,8 +304,7 @@ export class StoreConnectionService {
       if (input.enabled) patch.disabled_reason = null;
     }
     // New credentials start without the old ones' error.
-    if (input.write_back !== undefined)
-      Object.assign(patch, { write_back: input.write_back ? JSON.stringify(input.write_back) : null, write_back_error: null });
+    if (input.write_back !== undefined) Object.assign(patch, { write_back: this.stored(input.write_back), write_back_error: null, reconnect_needed: false });
     if (Object.keys(patch).length > 0) await this.knex('store_connections').where({ workspace_id: workspace.id, id }).update(patch);
     return this.get(workspace.id, id);
   }

@@ -5,6 +5,7 @@ import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { Outcome, WriteBackFailure, WriteBackStep } from '../../integrations/stores/write-back';
 import { pathSegment, shopifySteps, wooCommerceSteps } from '../../integrations/stores/write-back';
 import { RETRY_DELAYS_SECONDS } from '../webhooks';
+import type { ShopifyAdmin } from './shopify-admin';
 import { decode, msg, plain } from '../../services/shared';
 import type { Message } from '../../services/shared';
 
@@ -75,6 +76,8 @@ export class StoreWriteBackService {
     private readonly knex: Knex,
     private readonly jobs: Jobs,
     private readonly settings: WriteBackSettings,
+    /** Shopify's Admin API, with the connection's token refreshed as it expires. */
+    private readonly shopifyAdmin: ShopifyAdmin,
   ) {
     this.retrySeconds = settings.retrySeconds ?? RETRY_DELAYS_SECONDS;
   }
@@ -87,7 +90,7 @@ export class StoreWriteBackService {
     let steps: WriteBackStep[];
     if (target.kind === 'shopify') {
       const origin = this.settings.shopifyApiOrigin ?? `https://${target.shop}`;
-      steps = shopifySteps({ origin, apiVersion: this.settings.shopifyApiVersion, credentials: target.write_back }, order);
+      steps = shopifySteps({ origin, apiVersion: this.settings.shopifyApiVersion }, order);
     } else if (target.kind === 'woocommerce') {
       if (this.settings.httpsOnly && !target.shop.startsWith('https://')) {
         return this.fail(target, msg('wbHttpsOnly'));
@@ -99,7 +102,13 @@ export class StoreWriteBackService {
     }
     let done = job.done ?? 0;
     for (const step of steps.slice(done)) {
-      const failure = step.failure(await send(step.request));
+      // Shopify's requests carry the connection's token, refreshed as it expires.
+      const answer = target.kind === 'shopify' ? await this.shopifyAdmin.send(target.connection_id, step.request, send) : { sent: await send(step.request) };
+      // The owner must approve the app again: no later try can do better.
+      if ('reconnect' in answer) return this.fail(target, msg('wbReconnect'));
+      if ('noToken' in answer) return { result: 'skipped' };
+      if ('refreshFailed' in answer) return this.retryOrFail(job, done, target, msg('wbRefreshFailed'));
+      const failure = step.failure(answer.sent);
       if (failure) return this.retryOrFail(job, done, target, reasonOf(failure));
       done += 1;
     }

@@ -16,6 +16,8 @@ export const TEST_ENV = {
   LOG_LEVEL: 'silent',
   SESSION_SECRET: 'test-session-secret-test-session-secret',
   JWT_SECRET: 'test-jwt-secret-test-jwt-secret-test-jwt',
+  // 32 bytes in base64: the key Shopify's tokens are sealed with in the tests' database.
+  SECRETS_KEY: 'dGVzdC1zZWNyZXRzLWtleS10ZXN0LXNlY3JldHMta2U=',
   PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
   // The suite signs up thousands of users and posts reports from one address; the tests of these
   // limits set them low on an app of their own.

@@ -63,7 +63,7 @@ export async function pendingConnection(knex: Knex, state: StateRow, kind: 'shop
 }
 
 /** The connection works: its webhooks are made; `writeBack` holds what writing outcomes back needs (null: nothing). */
-export async function activate(knex: Knex, id: string, writeBack: Record<string, unknown> | null): Promise<void> {
+export async function activate(knex: Knex, id: string, writeBack: object | null): Promise<void> {
   await knex('store_connections')
     .where({ id })
     .update({ pending: false, enabled: true, write_back: writeBack ? JSON.stringify(writeBack) : null, write_back_error: null });

@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { DeliveryResult, OutboundRequest } from '../../../integrations/http';
+import type { Secrets } from '../../../integrations/secrets';
 
 export const CONNECT_KINDS = ['shopify', 'woocommerce', 'youcan'] as const;
 export type ConnectKind = (typeof CONNECT_KINDS)[number];
@@ -16,6 +17,8 @@ export type ConnectErrorCode = (typeof CONNECT_ERRORS)[number];
 export class ConnectError extends Error {
   /** What the owner typed on the form, once the approval's state names it: the form shows it again. */
   typed?: { name: string; shop: string | null };
+  /** The connection being reconnected, when the approval was a Reconnect: the owner goes back to its page. */
+  reconnecting?: string;
 
   constructor(
     readonly code: ConnectErrorCode,
@@ -48,4 +51,6 @@ export interface Connector {
   send(request: OutboundRequest): Promise<DeliveryResult>;
   /** Our public address of `path`. */
   url(path: string): string;
+  /** Seals the tokens before they are stored. */
+  secrets: Secrets;
 }

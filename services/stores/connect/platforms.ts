@@ -35,13 +35,51 @@ export function shopifyAuthorizeUrl(origin: string, clientId: string, redirectUr
   return `${origin}/admin/oauth/authorize?${query}`;
 }
 
+/**
+ * The code exchange, asking for an expiring offline token (`expiring=1`): Shopify answers an access
+ * token good for an hour and a refresh token (from 1 January 2027 a public app's non-expiring token
+ * is refused).
+ */
 export function shopifyTokenRequest(origin: string, app: { clientId: string; clientSecret: string }, code: string): OutboundRequest {
   return {
     method: 'POST',
     url: `${origin}/admin/oauth/access_token`,
     headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, code }),
+    body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, code, expiring: 1 }),
   };
+}
+
+/** A new access token (and a new refresh token) for an expiring offline token's refresh token. */
+export function shopifyRefreshRequest(origin: string, app: { clientId: string; clientSecret: string }, refreshToken: string): OutboundRequest {
+  return {
+    method: 'POST',
+    url: `${origin}/admin/oauth/access_token`,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, grant_type: 'refresh_token', refresh_token: refreshToken }),
+  };
+}
+
+/** What Shopify's token endpoint grants: the access token, and for an expiring one its lifetime and the refresh token with its own. */
+export interface ShopifyGrant {
+  accessToken: string;
+  /** Seconds the access token lasts (3600); null for a non-expiring token. */
+  expiresIn: number | null;
+  refreshToken: string | null;
+  /** Seconds the refresh token lasts (90 days); null when not said. */
+  refreshTokenExpiresIn: number | null;
+}
+
+const seconds = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : null);
+
+/** The grant in the token endpoint's answer, or null when it carries no access token (or an expiring one without its refresh token). */
+export function shopifyGrant(body: string): ShopifyGrant | null {
+  const answer = jsonOf(body);
+  const accessToken = idOf(answer.access_token);
+  if (!accessToken) return null;
+  const expiresIn = seconds(answer.expires_in);
+  const refreshToken = typeof answer.refresh_token === 'string' && answer.refresh_token ? answer.refresh_token : null;
+  if (expiresIn !== null && !refreshToken) return null;
+  return { accessToken, expiresIn, refreshToken, refreshTokenExpiresIn: seconds(answer.refresh_token_expires_in) };
 }
 
 const SUBSCRIBE = `mutation Subscribe($topic: WebhookSubscriptionTopic!, $uri: String!) {

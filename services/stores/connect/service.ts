@@ -13,7 +13,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { SignedSender } from '../../../integrations/http';
-import { ConflictError, ownerOnly, ValidationError, parse, requiredText, msg } from '../../../services/shared';
+import type { Secrets } from '../../../integrations/secrets';
+import { ConflictError, isUuid, NotFoundError, ownerOnly, ValidationError, parse, requiredText, msg } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
 import { MAX_CONNECTIONS } from '../connections';
 import { pruneApprovals, sha256 } from './approvals';
@@ -43,8 +44,9 @@ export class StoreConnectService {
     private readonly knex: Knex,
     private readonly sender: SignedSender,
     private readonly config: ConnectConfig,
+    secrets: Secrets,
   ) {
-    this.connector = { knex, config, send: (request) => this.sender.request(request), url: (path) => this.url(path) };
+    this.connector = { knex, config, send: (request) => this.sender.request(request), url: (path) => this.url(path), secrets };
   }
 
   /** Which platforms connect in one click here: WooCommerce always; Shopify and YouCan with the operator's app. */
@@ -108,6 +110,35 @@ export class StoreConnectService {
     if (input.kind === 'youcan')
       return youcanAuthorizeUrl(this.config.youcanAdminOrigin ?? YOUCAN_ADMIN, this.config.youcanApp!.clientId, this.url('/stores/youcan/callback'), nonce);
     return wooAuthorizeUrl(shop!, APP_NAME, nonce, this.url('/stores/woocommerce/return'), this.url(`/hooks/stores/${connectionId}/keys`));
+  }
+
+  /**
+   * Reconnect: the Shopify approval again for a connection's own shop, when Shopify no longer renews
+   * its token or it holds a non-expiring one. The callback replaces the tokens of that same
+   * connection (its id, orders and webhooks stay). Answers where to send the owner's browser.
+   */
+  async reconnect(workspace: WorkspaceActor, sessionId: string, connectionId: string): Promise<string> {
+    ownerOnly(workspace);
+    const connection = isUuid(connectionId)
+      ? await this.knex('store_connections')
+          .where({ id: connectionId, workspace_id: workspace.id, kind: 'shopify', connected_by: 'oauth', pending: false })
+          .first('id', 'shop', 'name', 'cod_only')
+      : undefined;
+    if (!connection?.shop) throw new NotFoundError(msg('storeNotFound'));
+    const app = this.config.shopifyApp;
+    if (!app) throw Object.assign(new ConnectError('not_configured', 'shopify'), { reconnecting: connection.id });
+    const nonce = crypto.randomBytes(32).toString('base64url');
+    await this.knex('oauth_states').insert({
+      nonce_hash: sha256(nonce),
+      kind: 'shopify',
+      workspace_id: workspace.id,
+      session_hash: sha256(sessionId),
+      connection_id: connection.id,
+      shop: connection.shop,
+      name: connection.name,
+      cod_only: connection.cod_only,
+    });
+    return shopifyAuthorizeUrl(shopifyOrigin(this.config, connection.shop), app.clientId, this.url('/stores/shopify/callback'), nonce);
   }
 
   /** The shop's address as the form gives it: a myshopify.com name, or a WooCommerce site (https in production). */

@@ -6,17 +6,19 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
 import { normalizeMoroccanPhone, readInboundJson } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
+import { sealGrant } from '../shopify-admin';
+import type { StoredShopifyCredentials } from '../shopify-admin';
 import { activate, afterState, discard, pendingConnection, takeState } from './approvals';
 import type { ConnectConfig, Connector } from './connector';
 import { ConnectError } from './connector';
 import {
   fieldsOf,
   idOf,
-  jsonOf,
   SHOPIFY_SHOP,
   SHOPIFY_TOPICS,
   shopifyHmacMatches,
   shopifySubscribe,
+  shopifyGrant,
   shopifySubscriptionId,
   shopifyTokenRequest,
   shopifyUnsubscribe,
@@ -44,9 +46,13 @@ export async function shopifyCallback(connector: Connector, workspace: Workspace
     if (state.shop !== shop.toLowerCase() || state.workspace_id !== workspace.id) throw new ConnectError('shop', 'shopify');
     if (query.get('error') || !query.get('code')) throw new ConnectError('refused', 'shopify');
     const origin = shopifyOrigin(connector.config, state.shop);
-    const grant = await connector.send(shopifyTokenRequest(origin, app, query.get('code')!));
-    const token = idOf(jsonOf(grant.body).access_token);
-    if (!grant.delivered || !token) throw new ConnectError('platform', 'shopify');
+    // An expiring offline token (expiring=1): the access token, its expiry, the refresh token and its own.
+    const answer = await connector.send(shopifyTokenRequest(origin, app, query.get('code')!));
+    const grant = answer.delivered ? shopifyGrant(answer.body) : null;
+    if (!grant) throw new ConnectError('platform', 'shopify');
+    const credentials = sealGrant(connector.secrets, grant);
+    if (state.connection_id) return reconnected(connector, state.connection_id, state.workspace_id, credentials);
+    const token = grant.accessToken;
     const id = await pendingConnection(connector.knex, state, 'shopify', app.clientSecret);
     const made: string[] = [];
     try {
@@ -61,9 +67,26 @@ export async function shopifyCallback(connector: Connector, workspace: Workspace
       await discard(connector.knex, id);
       throw err;
     }
-    await activate(connector.knex, id, { access_token: token });
+    await activate(connector.knex, id, credentials);
     return id;
+  }).catch((err) => {
+    // A Reconnect that failed: the owner goes back to that connection's page, told why.
+    if (err instanceof ConnectError && state.connection_id) err.reconnecting = state.connection_id;
+    throw err;
   });
+}
+
+/**
+ * A Reconnect's callback: the same connection (its id, its orders, its webhooks, which Shopify kept
+ * while the app stayed installed) gets the new tokens, and needs no reconnecting any more.
+ */
+async function reconnected(connector: Connector, id: string, workspaceId: string, credentials: StoredShopifyCredentials): Promise<string> {
+  const updated = await connector
+    .knex('store_connections')
+    .where({ id, workspace_id: workspaceId, kind: 'shopify' })
+    .update({ write_back: JSON.stringify(credentials), reconnect_needed: false, write_back_error: null, write_back_error_code: null });
+  if (updated === 0) throw new ConnectError('state', 'shopify');
+  return id;
 }
 
 /**
