@@ -28,10 +28,13 @@ const SHIPMENT_STATUS: Record<string, IncomingFulfillment['status']> = {
   failure: 'refused',
 };
 
+/** A fulfillment (`fulfillments/create`, `fulfillments/update`); its own `status` "cancelled" undoes what it said. */
 function fulfillment(body: Record<string, unknown>): IncomingFulfillment {
   const shipment = text(body.shipment_status);
   return {
     externalId: orderId(body.order_id),
+    id: text(body.id).slice(0, 200) || null,
+    cancelled: text(body.status) === 'cancelled',
     carrier: text(body.tracking_company).slice(0, 100) || null,
     trackingNumber: text(body.tracking_number).slice(0, 100) || null,
     // No shipment status yet: the parcel was handed to the carrier.
