@@ -335,6 +335,8 @@ describe('Shopify fulfillments/create and fulfillments/update', () => {
     ['out_for_delivery', 'out_for_delivery'],
     ['delivered', 'delivered'],
     ['failure', 'refused'],
+    ['picked_up', 'delivered'],
+    ['carrier_picked_up', 'in_transit'],
   ];
   for (const [shipment, ours] of mapped) {
     it(`fulfillments/update with shipment_status ${shipment} → ${ours}`, async () => {
@@ -354,11 +356,16 @@ describe('Shopify fulfillments/create and fulfillments/update', () => {
     ['out_for_delivery', 'out_for_delivery'],
     ['delivered', 'delivered'],
     ['failure', 'refused'],
+    ['picked_up', 'delivered'],
+    ['carrier_picked_up', 'in_transit'],
     ['attempted_delivery', 'shipped'],
     ['label_printed', 'shipped'],
     ['label_purchased', 'shipped'],
     ['confirmed', 'shipped'],
     ['ready_for_pickup', 'shipped'],
+    ['delayed', 'shipped'],
+    // Not one of Shopify's words, nor a name our table might inherit: the carrier's words only.
+    ['constructor', 'shipped'],
   ];
   for (const [shipment, ours] of onCreate) {
     it(`fulfillments/create with shipment_status ${shipment} → ${ours}, with the carrier and tracking number`, async () => {
@@ -374,7 +381,7 @@ describe('Shopify fulfillments/create and fulfillments/update', () => {
     });
   }
 
-  for (const shipment of ['attempted_delivery', 'label_printed', 'label_purchased', 'confirmed', 'ready_for_pickup']) {
+  for (const shipment of ['attempted_delivery', 'label_printed', 'label_purchased', 'confirmed', 'ready_for_pickup', 'delayed']) {
     it(`fulfillments/update with shipment_status ${shipment} changes only the carrier's words`, async () => {
       const { storeId, orderId, externalId } = await shopifyOrder();
       await shopify(storeId, 'fulfillments/create', fulfillment(externalId, { shipment_status: 'in_transit' })).expect(200);

@@ -12,24 +12,33 @@ const TOPICS = ['orders/create', 'orders/updated', 'orders/cancelled'];
 const FULFILLMENT_TOPICS = ['fulfillments/create', 'fulfillments/update'];
 
 /**
- * A fulfillment's `shipment_status` in our delivery words; the others (attempted_delivery,
- * label_printed, label_purchased, confirmed, ready_for_pickup…) change only the carrier's words.
+ * A fulfillment's `shipment_status` (Shopify's list: label_printed, label_purchased,
+ * attempted_delivery, ready_for_pickup, picked_up, carrier_picked_up, confirmed, delayed, failure,
+ * in_transit, out_for_delivery, delivered) in our delivery words. `picked_up` is a local pick-up
+ * collected by the customer: delivered. `carrier_picked_up`: the carrier has the parcel. The others
+ * (attempted_delivery, label_printed, label_purchased, confirmed, ready_for_pickup, delayed…)
+ * change only the carrier's words.
  */
 const SHIPMENT_STATUS: Record<string, IncomingFulfillment['status']> = {
+  carrier_picked_up: 'in_transit',
   in_transit: 'in_transit',
   out_for_delivery: 'out_for_delivery',
   delivered: 'delivered',
+  picked_up: 'delivered',
   failure: 'refused',
 };
 
+/** A fulfillment (`fulfillments/create`, `fulfillments/update`); its own `status` "cancelled" undoes what it said. */
 function fulfillment(body: Record<string, unknown>): IncomingFulfillment {
   const shipment = text(body.shipment_status);
   return {
     externalId: orderId(body.order_id),
+    id: text(body.id).slice(0, 200) || null,
+    cancelled: text(body.status) === 'cancelled',
     carrier: text(body.tracking_company).slice(0, 100) || null,
     trackingNumber: text(body.tracking_number).slice(0, 100) || null,
     // No shipment status yet: the parcel was handed to the carrier.
-    status: shipment ? (SHIPMENT_STATUS[shipment] ?? null) : 'shipped',
+    status: !shipment ? 'shipped' : Object.hasOwn(SHIPMENT_STATUS, shipment) ? SHIPMENT_STATUS[shipment] : null,
     carrierStatus: shipment.slice(0, 200) || null,
     at: storeTime(body.updated_at) ?? storeTime(body.created_at),
   };

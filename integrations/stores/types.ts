@@ -36,6 +36,10 @@ export interface IncomingOrder {
 export interface IncomingFulfillment {
   /** The store's id of the order shipped. */
   externalId: string;
+  /** The store's id of this shipment (an order may have several), or null when it gives none. */
+  id: string | null;
+  /** The shipment was cancelled: what it said is undone. */
+  cancelled: boolean;
   carrier: string | null;
   trackingNumber: string | null;
   status: 'shipped' | 'in_transit' | 'out_for_delivery' | 'delivered' | 'refused' | null;

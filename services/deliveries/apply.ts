@@ -16,6 +16,11 @@ export interface DeliveryEvent {
   source: DeliverySource;
   /** Who or what brought it: a user's name, a connection's name, a file name. */
   by: string | null;
+  /**
+   * What the source names this news by (a store's fulfillment id): undoDeliveryNews undoes every
+   * event of one key; news of a key already undone is kept in the history, never applied.
+   */
+  key?: string | null;
 }
 
 export interface AppliedEvent {
@@ -39,21 +44,28 @@ export interface AppliedEvent {
  */
 const APPLY = `
   WITH given AS (
-    SELECT g.n, g.order_id, g.status, g.carrier, g.tracking, g.carrier_status, g.at, g.source, g.by
-      FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::text[], ?::text[])
-           WITH ORDINALITY AS g(order_id, status, carrier, tracking, carrier_status, at, source, by, n)
+    SELECT g.n, g.order_id, g.status, g.carrier, g.tracking, g.carrier_status, g.at, g.source, g.by, g.key
+      FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::text[], ?::text[], ?::text[])
+           WITH ORDINALITY AS g(order_id, status, carrier, tracking, carrier_status, at, source, by, key, n)
   ), cur AS (
     SELECT o.id, o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status, o.delivery_at
       FROM orders o WHERE o.workspace_id = ?::uuid AND o.id IN (SELECT order_id FROM given)
      ORDER BY o.id FOR UPDATE
+  ), keyed AS (
+    -- News of a key already undone (a late update of a cancelled fulfillment): kept, undone too.
+    SELECT g.*, g.key IS NOT NULL AND EXISTS (
+             SELECT 1 FROM delivery_events u
+              WHERE u.order_id = g.order_id AND u.source = g.source AND u.source_key = g.key AND u.undone_at IS NOT NULL) AS undone
+      FROM given g
   ), judged AS (
-    SELECT g.*, (g.source = 'person' OR g.at >= coalesce(greatest(cur.delivery_at, g.prior), '-infinity')) AS applied
+    SELECT g.*, (NOT g.undone AND (g.source = 'person' OR g.at >= coalesce(greatest(cur.delivery_at, g.prior), '-infinity'))) AS applied
       FROM (SELECT g.*, max(g.at) OVER (PARTITION BY g.order_id ORDER BY g.n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
-              FROM given g) g
+              FROM keyed g) g
       JOIN cur ON cur.id = g.order_id
   ), ins AS (
-    INSERT INTO delivery_events (workspace_id, order_id, status, carrier_status, at, source, by, applied)
-    SELECT ?::uuid, order_id, status, carrier_status, at, source, by, applied FROM judged ORDER BY n
+    INSERT INTO delivery_events (workspace_id, order_id, status, carrier, tracking_number, carrier_status, at, source, by, source_key, applied, undone_at)
+    SELECT ?::uuid, order_id, status, carrier, tracking, carrier_status, at, source, by, key, applied, CASE WHEN undone THEN now() END
+      FROM judged ORDER BY n
     RETURNING 1
   ), named AS (
     -- Per order, the carrier and tracking number of its last applied event that gives one (grouped once,
@@ -125,6 +137,7 @@ export async function applyDeliveryEvents(
     column((e) => new Date(e.at).toISOString()),
     column((e) => e.source),
     column((e) => e.by),
+    column((e) => e.key ?? null),
     workspaceId,
     workspaceId,
   ] as never[]);
@@ -144,4 +157,129 @@ export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: Del
   const { workspaceId, ...rest } = event;
   const [result] = await applyDeliveryEvents(db, workspaceId, [rest], options);
   return result;
+}
+
+/** Sets an order's delivery as recomputed; who confirmed it by a call is read as APPLY reads it. */
+const RESTORE = `
+  UPDATE orders o
+     SET delivery_status = f.status, delivery_carrier = f.carrier, delivery_tracking_number = f.tracking,
+         delivery_carrier_status = f.carrier_status, delivery_at = f.at,
+         delivery_confirmer_kind = CASE WHEN f.status IS NULL THEN NULL ELSE c.kind END,
+         delivery_confirmer_id = CASE WHEN f.status IS NULL THEN NULL ELSE c.who END
+    FROM (SELECT ?::uuid AS order_id, ?::text AS status, ?::text AS carrier, ?::text AS tracking, ?::text AS carrier_status, ?::timestamptz AS at) f
+    LEFT JOIN LATERAL (
+      SELECT k.kind, CASE WHEN k.kind = 'human' THEN k.made_by ELSE op.agent_id END AS who
+        FROM operations op JOIN calls k ON k.operation_id = op.id
+       WHERE op.order_id = f.order_id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
+       ORDER BY k.ended_at DESC LIMIT 1) c ON true
+   WHERE o.id = f.order_id AND o.workspace_id = ?::uuid`;
+
+/** One remaining event of an order's history, as the recomputation reads it. */
+interface HistoryRow {
+  id: string;
+  status: DeliveryStatus;
+  carrier: string | null;
+  tracking_number: string | null;
+  carrier_status: string | null;
+  at: Date;
+  source: DeliverySource;
+  applied: boolean;
+}
+
+/** An order's delivery, or none. */
+interface DeliveryState {
+  status: DeliveryStatus;
+  carrier: string | null;
+  tracking: string | null;
+  carrierStatus: string | null;
+  at: Date;
+}
+
+/**
+ * An order's history replayed in the order it was received, by APPLY's rule: each event applies
+ * unless it is older than the last one applied (a person's always applies); the carrier and
+ * tracking number are the last given (one `taken` by another order is not). What the order's
+ * delivery is at the end (null: none), and the events whose `applied` the replay turns over.
+ */
+function replay(events: HistoryRow[], taken: Set<string>): { state: DeliveryState | null; turned: string[] } {
+  let state = null as DeliveryState | null;
+  const turned: string[] = [];
+  for (const e of events) {
+    const at = new Date(e.at);
+    const applied = e.source === 'person' || state === null || at.getTime() >= state.at.getTime();
+    if (applied !== e.applied) turned.push(e.id);
+    if (!applied) continue;
+    const prior = state;
+    state = {
+      status: e.status,
+      carrier: e.carrier ?? prior?.carrier ?? null,
+      tracking: e.tracking_number && !taken.has(e.tracking_number) ? e.tracking_number : (prior?.tracking ?? null),
+      carrierStatus: e.carrier_status,
+      at,
+    };
+  }
+  return { state, turned };
+}
+
+/**
+ * Undoes a piece of news (Shopify cancels a fulfillment: docs/delivery.md): the order's events of
+ * `source` and `key` are marked undone (kept in the history, no longer applied), and the order's
+ * delivery is recomputed from the events left, as if the undone ones had never come — the delivery
+ * before them, another fulfillment's, or none. Under the order's row lock, in the caller's
+ * transaction; a change sends `order.delivery_updated` as applyDeliveryEvents does. `undone` is
+ * the number of events undone (0: nothing of that key, nothing written).
+ */
+export async function undoDeliveryNews(
+  db: Knex | Knex.Transaction,
+  news: { workspaceId: string; orderId: string; source: DeliverySource; key: string | null },
+  options: { notify?: boolean } = {},
+): Promise<{ undone: number; changed: boolean }> {
+  const { workspaceId, orderId, source, key } = news;
+  if (!key) return { undone: 0, changed: false };
+  const before = await db('orders')
+    .where({ workspace_id: workspaceId, id: orderId })
+    .forUpdate()
+    .first('delivery_status', 'delivery_carrier', 'delivery_tracking_number', 'delivery_carrier_status');
+  if (!before) return { undone: 0, changed: false };
+  const undone = await db('delivery_events')
+    .where({ workspace_id: workspaceId, order_id: orderId, source, source_key: key })
+    .whereNull('undone_at')
+    .update({ undone_at: db.raw('now()'), applied: false }, ['id']);
+  if (undone.length === 0) return { undone: 0, changed: false };
+  const events: HistoryRow[] = await db('delivery_events')
+    .where({ workspace_id: workspaceId, order_id: orderId })
+    .whereNull('undone_at')
+    .orderBy([{ column: 'received_at' }, { column: 'id' }])
+    .select('id', 'status', 'carrier', 'tracking_number', 'carrier_status', 'at', 'source', 'applied');
+  const numbers = [...new Set(events.map((e) => e.tracking_number).filter((n): n is string => n !== null))];
+  const taken = new Set<string>(
+    numbers.length === 0
+      ? []
+      : await db('orders')
+          .where({ workspace_id: workspaceId })
+          .whereNot({ id: orderId })
+          .whereIn('delivery_tracking_number', numbers)
+          .pluck('delivery_tracking_number'),
+  );
+  const { state, turned } = replay(events, taken);
+  if (turned.length > 0)
+    await db('delivery_events')
+      .whereIn('id', turned)
+      .update({ applied: db.raw('NOT applied') });
+  await db.raw(RESTORE, [
+    orderId,
+    state?.status ?? null,
+    state?.carrier ?? null,
+    state?.tracking ?? null,
+    state?.carrierStatus ?? null,
+    state?.at ?? null,
+    workspaceId,
+  ]);
+  const changed =
+    (before.delivery_status ?? null) !== (state?.status ?? null) ||
+    (before.delivery_carrier ?? null) !== (state?.carrier ?? null) ||
+    (before.delivery_tracking_number ?? null) !== (state?.tracking ?? null) ||
+    (before.delivery_carrier_status ?? null) !== (state?.carrierStatus ?? null);
+  if (changed && options.notify !== false) await db.raw(NOTIFY, [workspaceId, [orderId]]);
+  return { undone: undone.length, changed };
 }

@@ -11,7 +11,7 @@ import { CarrierWords } from './words';
 import { DELIVERY_STATUSES, isDeliveryStatus } from '../orders';
 
 export { DELIVERY_STATUSES } from '../orders';
-export { applyDeliveryEvent } from './apply';
+export { applyDeliveryEvent, undoDeliveryNews } from './apply';
 export type { DeliveryEvent } from './apply';
 export { REPORT_COLUMNS } from './import';
 export { deliveryStats, TEAM_CSV_COLUMNS, teamCsv, teamStats } from './stats';

@@ -7,7 +7,7 @@ import { isShopRecordOf, sentForShop, shopify } from '../../integrations/stores/
 import { woocommerce } from '../../integrations/stores/woocommerce';
 import { youcan } from '../../integrations/stores/youcan';
 import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from '../../integrations/stores/types';
-import { applyDeliveryEvent } from '../deliveries';
+import { applyDeliveryEvent, undoDeliveryNews } from '../deliveries';
 import type { DeliveryEvent } from '../deliveries';
 import { parseStoreJson, UnreadableMessage } from '../../integrations/stores/types';
 import { AppError, ValidationError, isUuid, readInboundJson, unsafeTextAt, decode, msg, plain, recode } from '../../services/shared';
@@ -210,6 +210,11 @@ export class StoreIntakeService {
   private async ship(trx: Knex.Transaction, connection: IntakeConnection, shipped: IncomingFulfillment): Promise<Outcome> {
     const order = await this.existing(trx, connection.id, shipped.externalId);
     if (!order) return { result: 'ignored_unchanged', reasons: [msg('shipmentUnknownOrder')] };
+    if (shipped.cancelled) {
+      // A cancelled shipment undoes what it said: the delivery before it, another shipment's, or none.
+      const undone = await undoDeliveryNews(trx, { workspaceId: connection.workspace_id, orderId: order.id, source: 'store', key: shipped.id });
+      return undone.changed ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
+    }
     const current = (order as StoredOrder & { delivery_status: DeliveryEvent['status'] | null }).delivery_status;
     const applied = await applyDeliveryEvent(trx, {
       workspaceId: connection.workspace_id,
@@ -221,6 +226,7 @@ export class StoreIntakeService {
       at: shipped.at ?? new Date().toISOString(),
       source: 'store',
       by: connection.name,
+      key: shipped.id,
     });
     return applied.changed ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
   }
