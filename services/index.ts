@@ -48,6 +48,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     youcanAdminOrigin: config.stores.youcanAdminOrigin,
     youcanApiOrigin: config.stores.youcanApiOrigin,
   });
+  const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp);
   return {
     workspaces,
     invitations,
@@ -78,6 +79,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       storeLog: await stores.prune(),
       formTokens: await formTokens.pruneExpired(),
       storeApprovals: await storeConnect.prune(),
+      whatsappEarlyStatuses: await whatsapp.pruneEarlyStatuses(),
     }),
     formTokens,
     imports: new ImportService(knex, idempotency, orders),
@@ -96,7 +98,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     callSettings,
     calls,
     callViews: new CallViewService(knex),
-    whatsapp: new WhatsAppService(knex, jobs, calls, config.whatsapp),
+    whatsapp,
     sweep: new SweepService(knex, jobs, calls),
     apiKeys: new ApiKeyService(knex),
     tokens: new TokenService({
