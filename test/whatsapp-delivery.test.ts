@@ -185,6 +185,8 @@ describe('WhatsApp: statuses in any order, throttling, one URL for many numbers,
       // The order page: not sent, why, and that it is tried again — in English and in French.
       const page = oneLine((await shop.agent.get(`/orders/${order.id}`).expect(200)).text);
       expect(page).to.contain('WhatsApp: not sent — (#130429) Rate limit hit, retrying');
+      // …instead of "a call is in progress", which it is not.
+      expect(page).not.to.contain('A call is in progress');
       const fr = oneLine((await shop.agent.get(`/orders/${order.id}`).set('Accept-Language', 'fr').expect(200)).text);
       expect(fr).to.contain('WhatsApp : non envoyé — (#130429) Rate limit hit, nouvel essai prévu');
       // The agent: its last error and when, on its page and in its JSON; the agents list marks it (and only it).
