@@ -26,6 +26,8 @@ function whatsappSendHandler(services: Services, sender: SignedSender, logger: L
     await Promise.all(
       contexts.map(async (ctx) => {
         const { attempt, throttled } = jobOf.get(ctx.call_id) ?? { attempt: 1, throttled: 0 };
+        // A number Meta throttles sends one message a minute; the others wait their turn.
+        if (!(await services.whatsapp.mayTry(ctx.call_id, { callId: ctx.call_id, try: attempt, throttled }))) return;
         const result = await sender.request(services.whatsapp.request(ctx));
         const answer = await services.whatsapp.answered(ctx.call_id, attempt, result, throttled);
         if (answer.result !== 'sent') {

@@ -199,13 +199,18 @@ describe('WhatsApp: statuses in any order, throttling, one URL for many numbers,
       expect(rows.find((row) => row.includes('WhatsApp Atlas'))).to.contain('Messages not sent in the last hour');
       expect(rows.find((row) => row.includes('Salma'))).not.to.contain('Messages not sent in the last hour');
 
+      // The number itself waits a minute.
+      const paused = await testKnex()('whatsapp_agents').where({ agent_id: shop.whatsappId }).first('throttled_until');
+      expect(paused.throttled_until.getTime() - throttled.send_error_at.getTime()).to.be.at.least(59_000);
       // The minute is up (brought forward): the same call, the same message, now taken.
+      await testKnex()('whatsapp_agents').where({ agent_id: shop.whatsappId }).update({ throttled_until: testKnex().fn.now() });
       await testKnex()('pgboss.job').where({ id: job.id }).update({ start_after: testKnex().fn.now() });
       const sent = await waitFor('the message taken', async () => {
         const row = await callOf(order.id);
         return row?.message_id ? row : undefined;
       });
       expect(sent).to.include({ id: throttled.id, ended_at: null, send_next_at: null });
+      expect(await testKnex()('whatsapp_agents').where({ agent_id: shop.whatsappId }).first('throttled_until')).to.deep.equal({ throttled_until: null });
       const tries = graph.received.filter((r) => r.json.to === '212612345704');
       expect(tries).to.have.length(2);
       expect(tries[1].json).to.deep.equal(tries[0].json);
@@ -215,6 +220,61 @@ describe('WhatsApp: statuses in any order, throttling, one URL for many numbers,
       await deliver(shop.whatsappId, envelope({ messages: [buttonMessage(`confirm:${sent.id}`, 'Confirmer', sent.message_id)] })).expect(200);
       expect(await callOf(order.id)).to.include({ outcome: 'confirmed' });
       expect((await operationsOf(order.id)).map((op) => op.status)).to.deep.equal(['completed']);
+    });
+
+    it('a number Meta throttles (130429) sends nothing else before its minute is up: another order’s message waits, untried, saying why, then goes out', async () => {
+      const shop = await whatsappShop();
+      answers.set('212612345710', [errorAnswer(130429)]);
+      const first = (
+        await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone: '0612345710' })
+          .expect(201)
+      ).body;
+      await waitFor('the first send throttled', async () => (await callOf(first.id))?.send_error);
+      const second = (
+        await shop.agent
+          .post('/api/orders')
+          .send({ ...ORDER, phone: '0612345711' })
+          .expect(201)
+      ).body;
+      const waiting = await waitFor('the second message waiting for the number', async () => {
+        const row = await callOf(second.id);
+        return row?.send_next_at ? row : undefined;
+      });
+      expect(graph.received.filter((r) => r.json.to === '212612345711')).to.deep.equal([]);
+      expect(waiting).to.include({ ended_at: null, message_id: null, send_error: '(#130429) Rate limit hit' });
+      const paused = await testKnex()('whatsapp_agents').where({ agent_id: shop.whatsappId }).first('throttled_until');
+      expect(waiting.send_next_at.getTime()).to.be.at.least(paused.throttled_until.getTime());
+      const [job] = (await sendJobs(waiting.id)).filter((row) => row.state === 'created');
+      expect(job.data).to.deep.equal({ callId: waiting.id, try: 1, throttled: 0 });
+      expect(oneLine((await shop.agent.get(`/orders/${second.id}`).expect(200)).text)).to.contain('WhatsApp: not sent — (#130429) Rate limit hit, retrying');
+      // The minute is up (brought forward, with every job of the number): both messages go out, each sent once.
+      await testKnex()('whatsapp_agents').where({ agent_id: shop.whatsappId }).update({ throttled_until: testKnex().fn.now() });
+      const bringForward = async () => {
+        for (const orderId of [first.id, second.id]) {
+          const call = await callOf(orderId);
+          await testKnex()('pgboss.job')
+            .where({ name: 'whatsapp-send', state: 'created' })
+            .whereRaw("data->>'callId' = ?", [call.id])
+            .update({ start_after: testKnex().fn.now() });
+        }
+      };
+      await bringForward();
+      await waitFor('both messages taken', async () => {
+        const rows = await Promise.all([callOf(first.id), callOf(second.id)]);
+        if (rows.every((row) => row.message_id)) return true;
+        // The one that lost the minute's turn waits for the next: brought forward too.
+        await testKnex()('whatsapp_agents')
+          .where({ agent_id: shop.whatsappId })
+          .whereNotNull('throttled_until')
+          .update({ throttled_until: testKnex().fn.now() });
+        await bringForward();
+        return false;
+      });
+      expect(graph.received.filter((r) => r.json.to === '212612345711')).to.have.length(1);
+      expect(graph.received.filter((r) => r.json.to === '212612345710')).to.have.length(2);
+      expect((await callOf(second.id)).ended_at).to.equal(null);
     });
 
     it('throttled outside the calling hours: the next try waits for their opening, the backoff grows to 15 minutes at most, and the sweep never fails the call meanwhile', async () => {
@@ -275,11 +335,12 @@ describe('WhatsApp: statuses in any order, throttling, one URL for many numbers,
       const answer = (status: number, body: object) =>
         readSendAnswer({ delivered: false, status, error: `HTTP ${status}`, failure: null, body: JSON.stringify(body), durationMs: 1 });
       const error = (code: number, message: string) => ({ error: { message, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp' } } });
-      expect(answer(400, fixture('send-error-130429'))).to.deep.equal({ result: 'throttled', message: '(#130429) Rate limit hit' });
-      expect(answer(400, fixture('send-error-131056')).result).to.equal('throttled');
-      expect(answer(400, error(131048, '(#131048) Spam rate limit hit')).result).to.equal('throttled');
-      expect(answer(400, error(80007, '(#80007) Rate limit issues')).result).to.equal('throttled');
-      expect(answer(429, { nothing: true })).to.deep.equal({ result: 'throttled', message: 'HTTP 429' });
+      expect(answer(400, fixture('send-error-130429'))).to.deep.equal({ result: 'throttled', message: '(#130429) Rate limit hit', scope: 'number' });
+      // The pair rate limit holds back the messages to one customer, not the number.
+      expect(answer(400, fixture('send-error-131056'))).to.include({ result: 'throttled', scope: 'pair' });
+      expect(answer(400, error(131048, '(#131048) Spam rate limit hit'))).to.include({ result: 'throttled', scope: 'number' });
+      expect(answer(400, error(80007, '(#80007) Rate limit issues'))).to.include({ result: 'throttled', scope: 'number' });
+      expect(answer(429, { nothing: true })).to.deep.equal({ result: 'throttled', message: 'HTTP 429', scope: 'number' });
       expect(answer(400, fixture('send-error-131026'))).to.deep.equal({ result: 'refused', message: '(#131026) Message undeliverable' });
       expect(answer(400, error(132001, '(#132001) Template name does not exist in the translation')).result).to.equal('refused');
       expect(answer(401, { nothing: true }).result).to.equal('refused');

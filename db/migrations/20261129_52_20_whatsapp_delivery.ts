@@ -9,7 +9,8 @@ import type { Knex } from 'knex';
  * - `calls.send_error`, `send_error_at`, `send_next_at`: why the message of an open WhatsApp call
  *   has not gone out yet, and when it is tried again (the order page says so).
  * - `whatsapp_agents.last_error`, `last_error_at`: the agent's last send error or failed status
- *   (its page shows it; the agents list marks an agent with one in the last hour).
+ *   (its page shows it; the agents list marks an agent with one in the last hour);
+ *   `throttled_until`: Meta throttled the number, which is tried at most once a minute until then.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('whatsapp_early_statuses', (t) => {
@@ -32,12 +33,13 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('whatsapp_agents', (t) => {
     t.text('last_error');
     t.timestamp('last_error_at', { useTz: true });
+    t.timestamp('throttled_until', { useTz: true });
   });
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('whatsapp_agents', (t) => {
-    t.dropColumns('last_error', 'last_error_at');
+    t.dropColumns('last_error', 'last_error_at', 'throttled_until');
   });
   await knex.schema.alterTable('calls', (t) => {
     t.dropColumns('send_error', 'send_error_at', 'send_next_at');

@@ -24,7 +24,7 @@ export type SendAnswer =
   | { result: 'sent'; messageId: string }
   | { result: 'refused'; message: string }
   | { result: 'retry'; reason: string }
-  | { result: 'throttled'; message: string };
+  | { result: 'throttled'; message: string; scope: 'number' | 'pair' };
 
 /**
  * Meta's throttling codes, which come as HTTP 400 but mean "later": 130429 (the number's throughput,
@@ -116,7 +116,9 @@ export function readSendAnswer(result: DeliveryResult): SendAnswer {
   if (result.status !== null && result.status >= 400 && result.status < 500) {
     const given = typeof body?.error?.message === 'string' && body.error.message.trim() !== '' ? body.error.message : `HTTP ${result.status}`;
     const message = given.replaceAll('\u0000', '').slice(0, MAX_ERROR_MESSAGE);
-    if (result.status === 429 || THROTTLING_CODES.has(Number(body?.error?.code))) return { result: 'throttled', message };
+    const code = Number(body?.error?.code);
+    // 131056 limits the messages to one customer; the others (and a 429) the number, its account or the app.
+    if (result.status === 429 || THROTTLING_CODES.has(code)) return { result: 'throttled', message, scope: code === 131056 ? 'pair' : 'number' };
     return { result: 'refused', message };
   }
   return { result: 'retry', reason: result.error ?? `HTTP ${result.status}` };

@@ -24,6 +24,9 @@ const SEND_RETRY_SECONDS = [10, 60, 300, 900];
  * minute for the call, and never ending it.
  */
 const THROTTLE_FIRST_SECONDS = 60;
+/** While Meta throttles a number, one of its messages is tried at most this often; the others wait (spread over this many more seconds). */
+const NUMBER_PAUSE_SECONDS = 60;
+const NUMBER_PAUSE_SPREAD_SECONDS = 30;
 const THROTTLE_MAX_SECONDS = 900;
 /** A message Meta never took within this long after its last planned try (its send job lost) ends `failed`. */
 const SEND_WITHIN_MINUTES = 25;
@@ -105,6 +108,7 @@ export class WhatsAppService {
       await this.calls.endCall(callId, { outcome: 'failed', summary: answer.message }, 'system', unsent);
     } else if (answer.result === 'throttled') {
       const delay = Math.min(THROTTLE_FIRST_SECONDS * 2 ** throttled, THROTTLE_MAX_SECONDS);
+      if (answer.scope === 'number') await this.pauseNumber(callId);
       await this.later(callId, answer.message, delay, { callId, try: attempt, throttled: throttled + 1 });
     } else {
       const delay = SEND_RETRY_SECONDS[attempt - 1];
@@ -140,6 +144,55 @@ export class WhatsAppService {
     });
   }
 
+  /**
+   * Whether the message of this call may be sent now: yes, unless Meta throttled its number (a
+   * throughput, spam or account limit), in which case one message of the number is tried a minute
+   * later (the first to claim it) and the others wait their turn — their job moved to the end of
+   * the pause, the call saying why meanwhile. Nothing counts as a try while waiting.
+   */
+  async mayTry(callId: string, job: { callId: string; try: number; throttled: number }): Promise<boolean> {
+    for (let look = 0; look < 2; look++) {
+      const now = this.now();
+      const agent = await this.agentOfCall(this.knex, callId).first('w.agent_id', 'w.throttled_until');
+      if (!agent?.throttled_until) return true;
+      if (agent.throttled_until <= now) {
+        const claimed = await this.knex('whatsapp_agents')
+          .where({ agent_id: agent.agent_id })
+          .where('throttled_until', '<=', now)
+          .update({ throttled_until: new Date(now.getTime() + NUMBER_PAUSE_SECONDS * 1000) })
+          .returning('agent_id');
+        if (claimed.length > 0) return true;
+        continue; // another message of the number took this minute's turn
+      }
+      const spread = Math.floor(Math.random() * NUMBER_PAUSE_SPREAD_SECONDS * 1000);
+      await this.knex.transaction(async (trx) => {
+        const [call] = await trx('calls as c')
+          .update({
+            send_error: trx.raw('coalesce(c.send_error, (SELECT last_error FROM whatsapp_agents WHERE agent_id = ?))', [agent.agent_id]),
+            send_error_at: trx.raw('coalesce(c.send_error_at, ?)', [now]),
+            send_next_at: trx.raw('call_due_at(c.workspace_id, ?)', [new Date(agent.throttled_until.getTime() + spread)]),
+          })
+          .where({ id: callId, kind: 'whatsapp' })
+          .whereNull('ended_at')
+          .whereNull('message_id')
+          .returning(['send_next_at']);
+        if (call) await this.jobs.send(trx, QUEUES.whatsappSend.name, job, { startAfter: call.send_next_at });
+      });
+      return false;
+    }
+    return true;
+  }
+
+  /** Meta throttled the number of this call: its next message goes out in a minute at the earliest. */
+  private async pauseNumber(callId: string): Promise<void> {
+    const until = new Date(this.now().getTime() + NUMBER_PAUSE_SECONDS * 1000);
+    await this.knex('whatsapp_agents').update({ throttled_until: until }).whereIn('agent_id', this.agentOfCall(this.knex, callId).select('w.agent_id'));
+  }
+
+  private agentOfCall(db: Knex | Knex.Transaction, callId: string) {
+    return db('calls as c').join('operations as op', 'op.id', 'c.operation_id').join('whatsapp_agents as w', 'w.agent_id', 'op.agent_id').where('c.id', callId);
+  }
+
   /** The agent's last error (a send not gone out, a failed status) and when: its page shows it. */
   private async noteError(db: Knex | Knex.Transaction, callId: string, reason: string, at = this.now()): Promise<void> {
     await db('whatsapp_agents')
@@ -170,7 +223,10 @@ export class WhatsAppService {
         [call.operation_id],
       );
       await this.jobs.send(trx, QUEUES.whatsappReplyWindow.name, { callId }, { startAfter: call.result_due_at });
-      return (await trx('operations').where({ id: call.operation_id }).first('agent_id')).agent_id as string;
+      const agentId = (await trx('operations').where({ id: call.operation_id }).first('agent_id')).agent_id as string;
+      // Meta took a message of the number: its other messages need not wait any more.
+      await trx('whatsapp_agents').where({ agent_id: agentId }).whereNotNull('throttled_until').update({ throttled_until: null });
+      return agentId;
     });
     // Meta may have told us about this message before we stored its id: those statuses apply now.
     if (agentId) await this.applyEarly(agentId, messageId);
