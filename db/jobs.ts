@@ -49,7 +49,8 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];
 export interface JobData {
   'operation-due': { operationId: string };
   'call-request': { callId: string; try?: number };
-  'whatsapp-send': { callId: string; try?: number };
+  /** `throttled`: how many times Meta said "later" (a throttling answer) so far; those do not count as tries. */
+  'whatsapp-send': { callId: string; try?: number; throttled?: number };
   'whatsapp-reply-window': { callId: string };
   'call-timeout': { callId: string };
   'claim-expiry': { callId: string };

@@ -20,6 +20,10 @@ export const AgentBody = named(
     template_language: z.string().optional().meta({ description: "WhatsApp agents: the template's language code" }),
     reply_window_hours: z.number().int().optional().meta({ description: 'WhatsApp agents: how long we wait for a reply' }),
     callback_url: z.string().optional().meta({ description: "WhatsApp agents: the webhook URL to paste in Meta's dashboard" }),
+    last_error: z.string().nullable().optional().meta({
+      description: "WhatsApp agents: why its last message did not go out (Meta's error, a throttling answer, Meta unreachable, a failed status), or null",
+    }),
+    last_error_at: z.string().nullable().optional().meta({ description: 'WhatsApp agents: when that last error happened (ISO 8601), or null' }),
     verify_token: z
       .string()
       .optional()

@@ -59,6 +59,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     },
     secrets,
   );
+  const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp);
   return {
     workspaces,
     invitations,
@@ -89,6 +90,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       storeLog: await stores.prune(),
       formTokens: await formTokens.pruneExpired(),
       storeApprovals: await storeConnect.prune(),
+      whatsappEarlyStatuses: await whatsapp.pruneEarlyStatuses(),
     }),
     formTokens,
     imports: new ImportService(knex, idempotency, orders),
@@ -112,7 +114,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     callSettings,
     calls,
     callViews: new CallViewService(knex),
-    whatsapp: new WhatsAppService(knex, jobs, calls, config.whatsapp),
+    whatsapp,
     sweep: new SweepService(knex, jobs, calls),
     apiKeys: new ApiKeyService(knex),
     tokens: new TokenService({

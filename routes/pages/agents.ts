@@ -40,7 +40,7 @@ const EMPTY_FORM = {
   app_secret: '',
   template_name: 'order_confirmation',
   template_language: 'fr',
-  reply_window_hours: '24',
+  reply_window_hours: '4',
   fallback_agent_id: '',
 };
 const LABELS: Record<string, string> = { endpointUrl: 'The endpoint URL' };
@@ -61,8 +61,12 @@ export function agentPages(services: Services): Router {
   async function renderAgents(req: Request, res: Response, status = 200, form: FormState = {}, created: Agent | null = null) {
     const agents = await services.agents.list(workspaceId(req));
     const hasHandler = agents.some((agent) => agent.is_order_handler);
+    // A WhatsApp agent whose message did not go out in the last hour is marked (its page says why).
+    const hourAgo = Date.now() - 3_600_000;
+    const recentErrors = new Set(agents.filter((a) => a.last_error_at && Date.parse(a.last_error_at) > hourAgo).map((a) => a.id));
     res.status(status).render('agents', {
       agents,
+      recentErrors,
       hasHandler,
       created,
       isOwner: isOwner(workspace(req)),

@@ -26,7 +26,18 @@ export interface OrderCalls {
   has_open_operation: boolean;
   /** Who has the open operation, and its step on the ladder (2 or 3 once a fallback took the order over). */
   next_step: { agent_name: string; step: number } | null;
+  /** The order's last WhatsApp message when it did not go out or failed: why, and whether it is tried again or who has the order now. */
+  whatsapp_problem: WhatsAppProblem | null;
 }
+
+/**
+ * A WhatsApp message that did not go out: `retrying` (Meta throttled it, or could not be reached;
+ * the same call is tried again) with the reason, or `failed` (refused, given up, or a failed status)
+ * with the call's summary and the agent the order was handed to (null when there is none).
+ */
+export type WhatsAppProblem =
+  | { state: 'retrying'; reason: string; next_try_at: string | null }
+  | { state: 'failed'; reason: string | null; reason_message: Message | null; handed_to: string | null };
 
 export interface OrderCallSummary {
   last_outcome: Outcome | null;
@@ -85,6 +96,9 @@ export class CallViewService {
         'c.delivered_at',
         'c.read_at',
         'c.summary_code',
+        'c.message_id',
+        'c.send_error',
+        'c.send_next_at',
         'a.name as agent_name',
         'u.name as member_name',
       ]);
@@ -106,6 +120,27 @@ export class CallViewService {
       next_call_at: iso(pending?.next_attempt_at ?? null),
       has_open_operation: operations.length > 0,
       next_step: open ? { agent_name: open.agent_name, step: open.ladder_step } : null,
+      whatsapp_problem: await this.whatsappProblem(workspaceId, orderId, rows),
+    };
+  }
+
+  /** What the order page says of the order's last WhatsApp message when it did not go out (see WhatsAppProblem). */
+  // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them (lines), read field by field
+  private async whatsappProblem(workspaceId: string, orderId: string, rows: any[]): Promise<WhatsAppProblem | null> {
+    const last = rows.filter((row) => row.kind === 'whatsapp').at(-1);
+    if (!last) return null;
+    if (!last.ended_at && !last.message_id && last.send_error) return { state: 'retrying', reason: last.send_error, next_try_at: iso(last.send_next_at) };
+    if (last.outcome !== 'failed') return null;
+    const next = await this.knex('operations as op')
+      .join('agents as a', 'a.id', 'op.agent_id')
+      .where({ 'op.workspace_id': workspaceId, 'op.order_id': orderId, 'op.ladder_step': last.ladder_step + 1 })
+      .orderBy('op.created_at', 'desc')
+      .first('a.name');
+    return {
+      state: 'failed',
+      reason: last.summary_code ? null : last.summary,
+      reason_message: last.summary_code ? recode(last.summary_code) : null,
+      handed_to: next?.name ?? null,
     };
   }
 

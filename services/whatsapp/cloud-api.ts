@@ -16,8 +16,23 @@ export interface MessageContext {
   template_language: string;
 }
 
-/** How Meta's answer to a send reads: sent (with the message's wamid), refused for good, or to try again. */
-export type SendAnswer = { result: 'sent'; messageId: string } | { result: 'refused'; message: string } | { result: 'retry'; reason: string };
+/**
+ * How Meta's answer to a send reads: sent (with the message's wamid), refused for good, to try again
+ * (Meta or the network down), or throttled (Meta says "later": tried again, never a refusal).
+ */
+export type SendAnswer =
+  | { result: 'sent'; messageId: string }
+  | { result: 'refused'; message: string }
+  | { result: 'retry'; reason: string }
+  | { result: 'throttled'; message: string; scope: 'number' | 'pair' };
+
+/**
+ * Meta's throttling codes, which come as HTTP 400 but mean "later": 130429 (the number's throughput,
+ * "Rate limit hit"), 131056 (too many messages to one customer, "pair rate limit"), 131048 ("Spam
+ * rate limit hit": limits on the number for now) and 80007 (the business account's rate limit).
+ * See developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes.
+ */
+const THROTTLING_CODES: ReadonlySet<number> = new Set([130429, 131056, 131048, 80007]);
 
 /** Meta's error messages are kept as a call's summary, at most this long. */
 const MAX_ERROR_MESSAGE = 200;
@@ -87,19 +102,24 @@ function json(text: string): unknown {
 
 /**
  * Reads Meta's answer: a 2xx carries `messages[0].id`; a 4xx is Meta refusing the message (a bad
- * token, a template not approved, a number not on WhatsApp), kept with Meta's `error.message`; a
- * 5xx, a time-out or a refused connection is worth another try.
+ * token, a template not approved, a number not on WhatsApp), kept with Meta's `error.message`, but
+ * an HTTP 429 or a 400 with a throttling code is "later"; a 5xx, a time-out or a refused connection
+ * is worth another try.
  */
 export function readSendAnswer(result: DeliveryResult): SendAnswer {
-  const body = json(result.body) as { messages?: Array<{ id?: unknown }>; error?: { message?: unknown } } | undefined;
+  const body = json(result.body) as { messages?: Array<{ id?: unknown }>; error?: { message?: unknown; code?: unknown } } | undefined;
   if (result.delivered) {
     const id = body?.messages?.[0]?.id;
     if (typeof id === 'string' && id.length > 0 && id.length <= 256) return { result: 'sent', messageId: id };
     return { result: 'refused', message: 'Meta accepted the message without giving its id' };
   }
   if (result.status !== null && result.status >= 400 && result.status < 500) {
-    const message = typeof body?.error?.message === 'string' && body.error.message.trim() !== '' ? body.error.message : `HTTP ${result.status}`;
-    return { result: 'refused', message: message.replaceAll('\u0000', '').slice(0, MAX_ERROR_MESSAGE) };
+    const given = typeof body?.error?.message === 'string' && body.error.message.trim() !== '' ? body.error.message : `HTTP ${result.status}`;
+    const message = given.replaceAll('\u0000', '').slice(0, MAX_ERROR_MESSAGE);
+    const code = Number(body?.error?.code);
+    // 131056 limits the messages to one customer; the others (and a 429) the number, its account or the app.
+    if (result.status === 429 || THROTTLING_CODES.has(code)) return { result: 'throttled', message, scope: code === 131056 ? 'pair' : 'number' };
+    return { result: 'refused', message };
   }
   return { result: 'retry', reason: result.error ?? `HTTP ${result.status}` };
 }

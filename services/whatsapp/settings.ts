@@ -11,9 +11,21 @@ export interface WhatsAppAgentFields {
   template_language: string;
   reply_window_hours: number;
   callback_url: string;
+  /** Why the agent's last message did not go out (a send refused, throttled or unreachable, a failed status), or null. */
+  last_error: string | null;
+  /** When that was (ISO 8601), or null. */
+  last_error_at: string | null;
 }
 
-export const WHATSAPP_COLUMNS = ['phone_number_id', 'template_name', 'template_language', 'reply_window_hours', 'verify_token'] as const;
+export const WHATSAPP_COLUMNS = [
+  'phone_number_id',
+  'template_name',
+  'template_language',
+  'reply_window_hours',
+  'verify_token',
+  'last_error',
+  'last_error_at',
+] as const;
 
 const REQUIRED = ['phoneNumberId', 'accessToken', 'appSecret', 'templateName', 'templateLanguage'] as const;
 
@@ -107,6 +119,8 @@ export function whatsappFields(row: Record<string, unknown>, publicBaseUrl: stri
     template_language: String(row.template_language),
     reply_window_hours: Number(row.reply_window_hours),
     callback_url: `${publicBaseUrl}/hooks/whatsapp/${agentId}`,
+    last_error: typeof row.last_error === 'string' ? row.last_error : null,
+    last_error_at: row.last_error_at instanceof Date ? row.last_error_at.toISOString() : null,
   };
 }
 

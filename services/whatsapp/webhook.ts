@@ -77,18 +77,29 @@ function readStatus(status: Json): WhatsAppEvent | undefined {
   return { type: 'status', id: `${messageId}:${value}`, messageId, status: value, at, error };
 }
 
+/** One change of a webhook body: the number it is for (`metadata.phone_number_id`, null when absent) and its events. */
+export interface WhatsAppChange {
+  phoneNumberId: string | null;
+  events: WhatsAppEvent[];
+}
+
 /**
- * The messages and statuses of a webhook body `{"object": "whatsapp_business_account", "entry":
- * [{"changes": [{"value": {"messages": [...], "statuses": [...]}}]}]}`, in the order they came.
- * Whatever is not shaped like that (another object, missing fields, wrong types) is skipped.
+ * The changes of a webhook body `{"object": "whatsapp_business_account", "entry": [{"changes":
+ * [{"value": {"metadata": {"phone_number_id": …}, "messages": [...], "statuses": [...]}}]}]}`, each
+ * with the number it names (one app's callback URL serves all its numbers) and its messages and
+ * statuses in the order they came. Whatever is not shaped like that (another object, missing
+ * fields, wrong types) is skipped.
  */
-export function readEvents(body: unknown): WhatsAppEvent[] {
-  const events: WhatsAppEvent[] = [];
-  if (object(body)?.object !== 'whatsapp_business_account') return events;
+export function readChanges(body: unknown): WhatsAppChange[] {
+  const changes: WhatsAppChange[] = [];
+  if (object(body)?.object !== 'whatsapp_business_account') return changes;
+  let count = 0;
   for (const entry of list(object(body)?.entry)) {
     for (const change of list(object(entry)?.changes)) {
       const value = object(object(change)?.value);
       if (!value) continue;
+      const numberId = object(value.metadata)?.phone_number_id;
+      const events: WhatsAppEvent[] = [];
       for (const message of list(value.messages)) {
         const event = object(message) && readMessage(object(message)!);
         if (event) events.push(event);
@@ -97,8 +108,11 @@ export function readEvents(body: unknown): WhatsAppEvent[] {
         const event = object(status) && readStatus(object(status)!);
         if (event) events.push(event);
       }
-      if (events.length >= MAX_EVENTS) return events.slice(0, MAX_EVENTS);
+      const kept = events.slice(0, MAX_EVENTS - count);
+      count += kept.length;
+      changes.push({ phoneNumberId: typeof numberId === 'string' && /^\d{1,30}$/.test(numberId) ? numberId : null, events: kept });
+      if (count >= MAX_EVENTS) return changes;
     }
   }
-  return events;
+  return changes;
 }

@@ -1,7 +1,10 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { ROOT } from '../../config';
 import type { SignedIn } from './app';
 import { app, signUp } from './app';
 import { testKnex } from './db';
@@ -19,22 +22,25 @@ export interface GraphRequest {
   json: any;
 }
 
-type GraphAnswer = { status: number; body: object } | 'hang';
+export type GraphAnswer = { status: number; body: object } | 'hang';
 
-/** An HTTP double of Meta's Graph API on 127.0.0.1: records each request, answers as told (by default a wamid). */
-export async function graphDouble(answer: (req: GraphRequest, n: number) => GraphAnswer = () => sentAnswer()) {
+/**
+ * An HTTP double of Meta's Graph API on 127.0.0.1: records each request, answers as told (by default
+ * a wamid). An answer may be awaited: the double can post to our webhook before it answers the send.
+ */
+export async function graphDouble(answer: (req: GraphRequest, n: number) => GraphAnswer | Promise<GraphAnswer> = () => sentAnswer()) {
   const received: GraphRequest[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
-    req.on('end', () => {
+    req.on('end', async () => {
       let json: unknown = {};
       try {
         json = JSON.parse(body);
       } catch {}
       const entry = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, json };
       received.push(entry);
-      const action = answer(entry, received.length);
+      const action = await answer(entry, received.length);
       if (action === 'hang') return;
       res.writeHead(action.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(action.body));
@@ -53,7 +59,20 @@ export async function graphDouble(answer: (req: GraphRequest, n: number) => Grap
   };
 }
 
-export function sentAnswer(id = `wamid.${crypto.randomBytes(12).toString('hex')}`) {
+/** A body of Meta's documentation kept in test/fixtures/whatsapp (its README names the page of each), as a fresh copy. */
+// biome-ignore lint/suspicious/noExplicitAny: Meta's JSON, changed field by field by the tests
+export function fixture(name: string): any {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'whatsapp', `${name}.json`), 'utf8'));
+}
+
+/** Meta's answer to a refused or throttled send: HTTP 400 (or as given) with the documented error body of `test/fixtures/whatsapp/send-error-{code}.json`. */
+export function errorAnswer(code: number, status = 400) {
+  return { status, body: fixture(`send-error-${code}`) };
+}
+
+export const newWamid = () => `wamid.${crypto.randomBytes(12).toString('hex')}`;
+
+export function sentAnswer(id = newWamid()) {
   return { status: 200, body: { messaging_product: 'whatsapp', contacts: [{ input: '212612345678', wa_id: '212612345678' }], messages: [{ id }] } };
 }
 
@@ -103,7 +122,7 @@ export async function sentOrder(shop: SignedIn, body: object) {
   return { order: res.body, call };
 }
 
-function sign(body: string, secret = APP_SECRET): string {
+export function sign(body: string, secret = APP_SECRET): string {
   return `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
@@ -117,27 +136,18 @@ export function deliver(agentId: string, payload: object | string, signature?: s
     .send(body);
 }
 
-/** The envelope Meta wraps messages and statuses in. */
-export function envelope(value: { messages?: object[]; statuses?: object[] }) {
-  return {
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: '102290129340398',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
-              contacts: [{ profile: { name: 'Amina' }, wa_id: '212612345678' }],
-              ...value,
-            },
-          },
-        ],
-      },
-    ],
-  };
+/**
+ * The envelope Meta wraps messages and statuses in (test/fixtures/whatsapp/message-text.json), for
+ * the number `phoneNumberId` (ours by default), holding `value`'s messages and statuses.
+ */
+export function envelope(value: { messages?: object[]; statuses?: object[] }, phoneNumberId = PHONE_NUMBER_ID) {
+  const body = fixture('message-text');
+  const change = body.entry[0].changes[0];
+  change.value.metadata.phone_number_id = phoneNumberId;
+  change.value.contacts = [{ profile: { name: 'Amina' }, wa_id: '212612345678' }];
+  delete change.value.messages;
+  Object.assign(change.value, value);
+  return body;
 }
 
 const unix = () => String(Math.floor(Date.now() / 1000));
@@ -184,17 +194,13 @@ export function imageMessage() {
   };
 }
 
+/**
+ * A status of one of our messages as Meta reports it: `failed` as test/fixtures/whatsapp/status-failed.json
+ * (error 131026, "Message undeliverable"), any other value as status-sent.json with that value.
+ */
 export function status(messageId: string, value: string, extra: object = {}) {
-  return {
-    id: messageId,
-    status: value,
-    timestamp: unix(),
-    recipient_id: '212612345678',
-    ...(value === 'failed'
-      ? {}
-      : { conversation: { id: 'c1', origin: { type: 'utility' } }, pricing: { billable: true, pricing_model: 'PMP', category: 'utility' } }),
-    ...extra,
-  };
+  const base = fixture(value === 'failed' ? 'status-failed' : 'status-sent').entry[0].changes[0].value.statuses[0];
+  return { ...base, id: messageId, status: value, timestamp: unix(), recipient_id: '212612345678', ...extra };
 }
 
 /**
