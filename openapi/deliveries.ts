@@ -352,7 +352,8 @@ export function register(b: OpenApiBuilder): void {
           },
         },
         413: {
-          description: 'Over 10 MB, or more rows than the bound; nothing is written',
+          description:
+            "PAYLOAD_TOO_LARGE (over 10 MB), TOO_MANY_ROWS (more rows than the bound), TOO_MANY_CELLS (a row of over 200 cells, over 1,000,000 cells in all, or an XLSX of over 500,000 shared strings) or TOO_MUCH_WORK (over 5 s of the parser's CPU time); nothing is written",
           example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' },
         },
         500: {

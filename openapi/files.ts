@@ -58,7 +58,7 @@ export function register(b: OpenApiBuilder): void {
             example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { file: 'The file is empty' } },
           },
           413: {
-            description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders, or over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} lines that are blank or have another number of cells than the header; reading stops there and nothing is written)`,
+            description: `PAYLOAD_TOO_LARGE (over 10 MB) or TOO_MANY_ROWS (over ${IMPORT_MAX_ROWS.toLocaleString('en')} orders, or over ${IMPORT_MAX_UNEVEN_LINES.toLocaleString('en')} lines that are blank or have another number of cells than the header); TOO_MANY_CELLS (a row of over 200 cells, over 1,000,000 cells in all, or an XLSX of over 500,000 shared strings) or TOO_MUCH_WORK (over 5 s of the parser's CPU time). Reading stops there and nothing is written`,
             example: { error: 'The file is larger than 10 MB: split it and import each part', code: 'PAYLOAD_TOO_LARGE' },
           },
           422: {

@@ -25,8 +25,6 @@ export const IMPORT_MAX_BYTES = SHEET_MAX_BYTES;
 export const IMPORT_MAX_ROWS = SHEET_MAX_ROWS;
 /** Rows of a file checked, then written, at a time (orders and carriers' reports alike). */
 const IMPORT_BATCH = 1000;
-/** Cells a CSV line is split into at most (see spreadsheets/csv.ts). */
-const MAX_CELLS = 1000;
 /** Longer than any name in COLUMN_NAMES: such a header cell is no column of ours, whatever its text. */
 const MAX_COLUMN_NAME = 100;
 /** Blank or uneven lines a file may hold (see spreadsheets/bounds.ts): twice its rows. */
@@ -195,11 +193,7 @@ function checkRows(file: OrdersFile, rows: SheetRow[]): { valid: ValidOrder[]; e
   const errors: ImportResult['errors'] = [];
   for (const row of rows) {
     if (row.cells.slice(file.width).some((cell) => cell.trim() !== '')) {
-      const reason =
-        row.cells.length === MAX_CELLS
-          ? msg('importCellsMore', { cells: MAX_CELLS.toLocaleString('en'), width: file.width })
-          : msg('importCells', { cells: row.cells.length, width: file.width });
-      errors.push({ line: row.line, fields: { line: reason } });
+      errors.push({ line: row.line, fields: { line: msg('importCells', { cells: row.cells.length, width: file.width }) } });
       continue;
     }
     const cell = (field: ImportField) => {

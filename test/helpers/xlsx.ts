@@ -116,28 +116,49 @@ export function xlsx(
   return zip(parts);
 }
 
-/**
- * A sheet's XML of `size` bytes (a header row, then spaces) deflated a megabyte at a time: a zip
- * bomb of a few hundred kB that never exists whole in memory.
- */
-export async function deflatedBomb(size: number): Promise<{ data: Buffer; size: number; crc: number }> {
-  const names = ['nom', 'telephone', 'boutique', 'produit'].map((n) => `<c t="inlineStr"><is><t>${n}</t></is></c>`).join('');
-  const head = Buffer.from(`<?xml version="1.0"?><worksheet><sheetData><row r="1">${names}</row><row r="2"><c t="inlineStr"><is><t>`);
-  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+/** A part already deflated: its packed bytes, and the size and CRC of what they unpack to. */
+type Packed = { data: Buffer; size: number; crc: number };
+
+/** Pieces of a part deflated as they come: a part of hundreds of MB never exists whole in memory. */
+async function deflated(pieces: Iterable<Buffer>): Promise<Packed> {
   const deflater = zlib.createDeflateRaw({ level: 9 });
   const out: Buffer[] = [];
   deflater.on('data', (b: Buffer) => out.push(b));
   const done = new Promise((resolve) => deflater.on('end', resolve));
-  let crc = zlib.crc32(head);
-  deflater.write(head);
-  let written = head.length;
-  while (written < size) {
-    const piece = chunk.subarray(0, Math.min(chunk.length, size - written));
+  let crc = 0;
+  let size = 0;
+  for (const piece of pieces) {
     crc = zlib.crc32(piece, crc);
+    size += piece.length;
     if (!deflater.write(piece)) await new Promise((resolve) => deflater.once('drain', resolve));
-    written += piece.length;
   }
   deflater.end();
   await done;
-  return { data: Buffer.concat(out), size: written, crc };
+  return { data: Buffer.concat(out), size, crc };
+}
+
+/**
+ * A sheet's XML of `size` bytes (a header row, then spaces) deflated a megabyte at a time: a zip
+ * bomb of a few hundred kB that never exists whole in memory.
+ */
+export function deflatedBomb(size: number): Promise<Packed> {
+  const names = ['nom', 'telephone', 'boutique', 'produit'].map((n) => `<c t="inlineStr"><is><t>${n}</t></is></c>`).join('');
+  const head = Buffer.from(`<?xml version="1.0"?><worksheet><sheetData><row r="1">${names}</row><row r="2"><c t="inlineStr"><is><t>`);
+  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+  function* pieces() {
+    yield head;
+    for (let written = head.length; written < size; written += chunk.length) yield chunk.subarray(0, Math.min(chunk.length, size - written));
+  }
+  return deflated(pieces());
+}
+
+/** `head`, then `unit` `times` over, then `tail`, deflated about a megabyte at a time (four million cells in 117 kB). */
+export function deflatedRepeat(head: string, unit: string, times: number, tail: string): Promise<Packed> {
+  const perPiece = Math.max(1, Math.floor((1024 * 1024) / Buffer.byteLength(unit)));
+  function* pieces() {
+    yield Buffer.from(head);
+    for (let done = 0; done < times; done += perPiece) yield Buffer.from(unit.repeat(Math.min(perPiece, times - done)));
+    yield Buffer.from(tail);
+  }
+  return deflated(pieces());
 }

@@ -3,7 +3,7 @@ import { finished } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse as csvParser, CsvError } from 'csv-parse';
 import type { Options } from 'csv-parse';
-import { unevenRows, unreadable } from './bounds';
+import { tooManyCells, tooWide, unevenRows, unreadable, WorkBudget } from './bounds';
 import type { SheetBounds } from './bounds';
 import type { SheetRow } from './rows';
 import { msg } from '../messages';
@@ -17,11 +17,6 @@ export type CsvSeparator = ',' | ';' | '\t';
  * so one slice never makes more than a thousand rows.
  */
 const SLICE_BYTES = 2000;
-/**
- * Cells a line is split into at most: the rest of a longer line stays in its last cell. Without it a
- * line of ten million commas is an array of ten million cells (a wide shop export has under a hundred).
- */
-export const MAX_CELLS = 1000;
 
 /**
  * The encoding of a CSV file: a BOM says it (UTF-8, or UTF-16 as Excel's "Unicode text" writes);
@@ -116,7 +111,8 @@ export interface CsvSheet {
 
 /**
  * A CSV file's rows, read as they are needed: the parser reads one slice (2 kB) ahead of the
- * reader, and stops when the reader does.
+ * reader, and stops when the reader does. The bounds of an XLSX apply to its cells too: a line of
+ * more than `maxColumns` cells, or more than `maxCells` in the rows read, is refused.
  */
 export function readCsv(file: Buffer, bounds: SheetBounds): CsvSheet {
   const { encoding, bom } = encodingOf(file);
@@ -147,22 +143,32 @@ async function* csvRows(file: Buffer, encoding: CsvEncoding, delimiter: CsvSepar
   /** The cells of the first row that is not blank (the header's), and the rows with another number. */
   let width: number | undefined;
   let uneven = 0;
+  /** A line of more cells than the bound was read; the cells of the rows read (blank ones are bounded as uneven). */
+  let wide = false;
+  let cells = 0;
+  const work = new WorkBudget(bounds.maxWorkMs);
   const options: Options<null, string[]> = {
     delimiter,
     record_delimiter: '\n',
     relax_quotes: true,
     skip_empty_lines: true,
-    ignore_last_delimiters: MAX_CELLS,
+    // A longer line keeps the rest in its last cell: one cell past the bound says it is too wide,
+    // without an array of ten million cells for a line of ten million commas.
+    ignore_last_delimiters: bounds.maxColumns + 1,
     on_record: (record, context) => {
       // The next row is compared with itself (see above).
       (parser.info as { records: number }).records = 0;
+      if (record.length > bounds.maxColumns) wide = true;
       const blank = isBlank(record);
       if (width === undefined) {
         if (blank) return null;
         width = record.length;
       } else if (record.length !== width) uneven += 1;
       // `lines` is where a row ends; a quoted field with line breaks makes it start earlier.
-      if (!blank) ready.push({ line: context.lines - lineBreaksIn(record), cells: record });
+      if (!blank) {
+        cells += record.length;
+        ready.push({ line: context.lines - lineBreaksIn(record), cells: record });
+      }
       return null;
     },
   };
@@ -170,19 +176,20 @@ async function* csvRows(file: Buffer, encoding: CsvEncoding, delimiter: CsvSepar
   const parser = csvParser(options as unknown as Options);
   // Its errors are read from `errored` after each slice, in the order of the rows.
   parser.on('error', () => undefined);
+  /** The rows made since the last call; a file past a bound is refused once the parser has read the line that passes it. */
   const taken = (): SheetRow[] => {
     if (parser.errored) throw parser.errored;
+    if (wide) throw tooWide(bounds.maxColumns);
+    if (cells > bounds.maxCells) throw tooManyCells(bounds.maxCells);
+    if (uneven > bounds.maxUnevenRows) throw unevenRows(bounds.maxUnevenRows);
     const rows = ready;
     ready = [];
     return rows;
   };
   try {
     for (const text of slicesOf(file, encoding)) {
-      parser.write(text);
-      const rows = taken();
-      // A file with too many uneven lines is refused once the parser has read them.
-      if (uneven > bounds.maxUnevenRows) throw unevenRows(bounds.maxUnevenRows);
-      yield* rows;
+      work.spend(() => parser.write(text));
+      yield* taken();
       await nextTurn();
     }
     parser.end();

@@ -1,5 +1,5 @@
 import { boundsOf, tooLarge, TooManyRowsError, unreadable } from './bounds';
-import type { SheetBounds } from './bounds';
+import type { SheetLimits } from './bounds';
 import { readCsv } from './csv';
 import type { CsvEncoding, CsvSeparator } from './csv';
 import type { SheetRow } from './rows';
@@ -31,10 +31,13 @@ export interface OpenedSheet {
  * Opens a CSV (UTF-8 with or without BOM, UTF-16 with BOM, or Windows-1252; `,`, `;` or tab) or
  * XLSX (first sheet) file held in memory, within bounds: at most `maxBytes` (10 MB) and `maxRows`
  * (20,000) rows after the header; a file of millions of blank rows, an XLSX that unpacks to more
- * than its parts may hold, or one cell of megabytes is a 413 before memory grows. A file that is no
- * spreadsheet, or has no row at all, is a ValidationError on `file`.
+ * than its parts may hold, or one cell of megabytes is a 413 before memory grows. Its work is
+ * bounded too: a row of more than `maxColumns` (200) cells, more than `maxCells` (50 per allowed
+ * row) in all, more than `maxSharedStrings` (25 per allowed row), or more than `maxWorkMs` (5 s)
+ * of the parser's CPU time is a 413 as soon as it is passed. A file that is no spreadsheet, or has
+ * no row at all, is a ValidationError on `file`.
  */
-export async function openSpreadsheet(file: Buffer, options: Partial<Pick<SheetBounds, 'maxBytes' | 'maxRows'>> = {}): Promise<OpenedSheet> {
+export async function openSpreadsheet(file: Buffer, options: SheetLimits = {}): Promise<OpenedSheet> {
   const bounds = boundsOf(options);
   if (file.length === 0) throw unreadable(msg('importEmpty'));
   if (file.length > bounds.maxBytes) throw tooLarge(bounds.maxBytes);

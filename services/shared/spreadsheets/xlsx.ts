@@ -1,12 +1,12 @@
 import type { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SaxesParser } from 'saxes';
 import type { SaxesTagPlain } from 'saxes';
 import yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
 import { AppError } from '../errors';
-import { unevenRows, unreadable } from './bounds';
+import { tooManyCells, tooManyStrings, tooWide, unevenRows, unreadable, WorkBudget } from './bounds';
 import type { SheetBounds } from './bounds';
-import { MAX_CELLS } from './csv';
 import type { SheetRow } from './rows';
 import { msg } from '../messages';
 
@@ -24,8 +24,18 @@ const MAX_ENTRIES = 10_000;
  * huge text in memory.
  */
 const MAX_TEXT_RUN = 1024 * 1024;
+/**
+ * Elements open at once: a sheet's deepest text is some seven levels down. The parser keeps each open
+ * element: 60 MB of `<a>` opened and never closed held 1.5 GB.
+ */
+const MAX_DEPTH = 100;
 /** A cell's text is cut here, as Excel does. */
 const MAX_CELL_CHARS = 32_767;
+/**
+ * Characters of XML parsed between two turns of the event loop: some milliseconds of work, whatever
+ * the XML holds. An inflated chunk is 16 kB, but a part stored without compression comes whole.
+ */
+const SLICE_CHARS = 32 * 1024;
 
 function partTooLarge(): AppError {
   return new AppError(413, msg('sheetUnpacked'), 'PAYLOAD_TOO_LARGE');
@@ -64,28 +74,47 @@ interface PartHandlers {
   text?: (text: string) => void;
 }
 
+/** A part's reading: the handlers of its tags and text, and the work budget of the whole file. */
+interface PartReading {
+  limit: number;
+  handlers: PartHandlers;
+  work: WorkBudget;
+}
+
 /** An XML part read whole through a streaming parser. */
-async function readPart(zip: ZipFile, entry: Entry, limit: number, handlers: PartHandlers): Promise<void> {
-  for await (const _ of streamPart(zip, entry, limit, handlers)) {
-    // Each step is one chunk inflated and parsed.
+async function readPart(zip: ZipFile, entry: Entry, reading: PartReading): Promise<void> {
+  for await (const _ of streamPart(zip, entry, reading)) {
+    // Each step is one slice parsed.
   }
 }
 
-/** The same as a generator: one step per chunk inflated, so that the reader can stop it between two. */
-async function* streamPart(zip: ZipFile, entry: Entry, limit: number, handlers: PartHandlers): AsyncGenerator<void> {
+/** The text of a chunk, a slice at a time. */
+function* slicesOf(text: string): Generator<string> {
+  for (let start = 0; start < text.length; start += SLICE_CHARS) yield text.slice(start, start + SLICE_CHARS);
+}
+
+/**
+ * The same as a generator: one step per slice parsed, so that the reader can stop it between two,
+ * and a turn of the event loop after each, so that other requests are answered meanwhile.
+ */
+async function* streamPart(zip: ZipFile, entry: Entry, { limit, handlers, work }: PartReading): AsyncGenerator<void> {
   if (entry.uncompressedSize > limit) throw partTooLarge();
   const parser = new SaxesParser<{ xmlns: false; position: true }>({ xmlns: false, position: true });
   let lastTagAt = 0;
+  let depth = 0;
   let failure: unknown;
   parser.on('error', (err) => {
     failure ??= err;
   });
   parser.on('opentag', (tag) => {
     lastTagAt = parser.position;
+    depth += 1;
+    if (depth > MAX_DEPTH) throw notAWorkbook();
     handlers.opentag?.(tag);
   });
   parser.on('closetag', (tag) => {
     lastTagAt = parser.position;
+    depth -= 1;
     handlers.closetag?.(tag);
   });
   if (handlers.text) parser.on('text', handlers.text);
@@ -98,12 +127,15 @@ async function* streamPart(zip: ZipFile, entry: Entry, limit: number, handlers: 
   const decoder = new TextDecoder();
   try {
     for await (const chunk of stream) {
-      parser.write(decoder.decode(chunk as Buffer, { stream: true }));
-      if (failure) throw failure instanceof AppError ? failure : notAWorkbook();
-      if (parser.position - lastTagAt > MAX_TEXT_RUN) throw partTooLarge();
-      yield;
+      for (const slice of slicesOf(decoder.decode(chunk as Buffer, { stream: true }))) {
+        work.spend(() => parser.write(slice));
+        if (failure) throw failure instanceof AppError ? failure : notAWorkbook();
+        if (parser.position - lastTagAt > MAX_TEXT_RUN) throw partTooLarge();
+        yield;
+        await nextTurn();
+      }
     }
-    parser.write(decoder.decode()).close();
+    work.spend(() => parser.write(decoder.decode()).close());
     if (failure) throw failure instanceof AppError ? failure : notAWorkbook();
   } catch (err) {
     if (err instanceof AppError) throw err;
@@ -115,13 +147,17 @@ async function* streamPart(zip: ZipFile, entry: Entry, limit: number, handlers: 
 }
 
 /** The `Target` of each relationship of a `.rels` part, by its `Id` (or by its `Type` for the package's own). */
-async function relationships(zip: ZipFile, entry: Entry | undefined): Promise<Array<{ id: string; type: string; target: string }>> {
+async function relationships(zip: ZipFile, entry: Entry | undefined, work: WorkBudget): Promise<Array<{ id: string; type: string; target: string }>> {
   const found: Array<{ id: string; type: string; target: string }> = [];
   if (!entry) return found;
-  await readPart(zip, entry, MAX_SMALL_PART_BYTES, {
-    opentag: (tag) => {
-      if (localName(tag.name) !== 'Relationship' || found.length >= MAX_ENTRIES) return;
-      found.push({ id: attribute(tag, 'Id') ?? '', type: attribute(tag, 'Type') ?? '', target: attribute(tag, 'Target') ?? '' });
+  await readPart(zip, entry, {
+    limit: MAX_SMALL_PART_BYTES,
+    work,
+    handlers: {
+      opentag: (tag) => {
+        if (localName(tag.name) !== 'Relationship' || found.length >= MAX_ENTRIES) return;
+        found.push({ id: attribute(tag, 'Id') ?? '', type: attribute(tag, 'Type') ?? '', target: attribute(tag, 'Target') ?? '' });
+      },
     },
   });
   return found;
@@ -139,32 +175,35 @@ function resolve(from: string, target: string): string {
 }
 
 /** The path of the workbook's first sheet, in the order the workbook lists its sheets (the tabs' order). */
-async function firstSheetPath(zip: ZipFile, entries: Map<string, Entry>): Promise<string> {
-  const office = (await relationships(zip, entries.get('_rels/.rels'))).find((r) => r.type.endsWith('/officeDocument'));
+async function firstSheetPath(zip: ZipFile, entries: Map<string, Entry>, work: WorkBudget): Promise<string> {
+  const office = (await relationships(zip, entries.get('_rels/.rels'), work)).find((r) => r.type.endsWith('/officeDocument'));
   const workbookPath = office ? resolve('', office.target) : 'xl/workbook.xml';
   const workbook = entries.get(workbookPath);
   if (!workbook) throw notAWorkbook();
   let firstId: string | undefined;
-  await readPart(zip, workbook, MAX_SMALL_PART_BYTES, {
-    opentag: (tag) => {
-      if (localName(tag.name) === 'sheet') firstId ??= attribute(tag, 'id');
+  await readPart(zip, workbook, {
+    limit: MAX_SMALL_PART_BYTES,
+    work,
+    handlers: {
+      opentag: (tag) => {
+        if (localName(tag.name) === 'sheet') firstId ??= attribute(tag, 'id');
+      },
     },
   });
-  const rels = await relationships(zip, entries.get(resolve(workbookPath, `_rels/${workbookPath.split('/').pop()}.rels`)));
+  const rels = await relationships(zip, entries.get(resolve(workbookPath, `_rels/${workbookPath.split('/').pop()}.rels`)), work);
   const sheet = rels.find((r) => r.id === firstId);
   if (!sheet) throw notAWorkbook();
   return resolve(workbookPath, sheet.target);
 }
 
 /** The shared strings table: cells of type `s` hold an index into it. Held in memory, so bounded in count too. */
-async function sharedStrings(zip: ZipFile, entry: Entry | undefined, bounds: SheetBounds): Promise<string[]> {
+async function sharedStrings(zip: ZipFile, entry: Entry | undefined, bounds: SheetBounds, work: WorkBudget): Promise<string[]> {
   const strings: string[] = [];
   if (!entry) return strings;
-  const maxStrings = bounds.maxRows * 25;
   let current: string | undefined;
   let inText = false;
   let phonetic = 0;
-  await readPart(zip, entry, MAX_PART_BYTES, {
+  const handlers: PartHandlers = {
     opentag: (tag) => {
       const name = localName(tag.name);
       if (name === 'si') current = '';
@@ -179,12 +218,13 @@ async function sharedStrings(zip: ZipFile, entry: Entry | undefined, bounds: She
       if (name === 't') inText = false;
       else if (name === 'rPh') phonetic -= 1;
       else if (name === 'si' && current !== undefined) {
-        if (strings.length >= maxStrings) throw partTooLarge();
+        if (strings.length >= bounds.maxSharedStrings) throw tooManyStrings(bounds.maxSharedStrings);
         strings.push(current.slice(0, MAX_CELL_CHARS));
         current = undefined;
       }
     },
-  });
+  };
+  await readPart(zip, entry, { limit: MAX_PART_BYTES, handlers, work });
   return strings;
 }
 
@@ -214,20 +254,28 @@ export async function readXlsx(file: Buffer, bounds: SheetBounds): Promise<XlsxS
   if (zip.entryCount > MAX_ENTRIES) throw notAWorkbook();
   const entries = new Map<string, Entry>();
   for await (const entry of zip.eachEntry()) entries.set(entry.fileName, entry);
-  const sheetPath = await firstSheetPath(zip, entries);
+  // One budget for every part of the file: its parsing is bounded as a whole.
+  const work = new WorkBudget(bounds.maxWorkMs);
+  const sheetPath = await firstSheetPath(zip, entries, work);
   const sheet = entries.get(sheetPath);
   if (!sheet) throw notAWorkbook();
   // The shared strings sit beside the workbook, one folder above the sheets (xl/sharedStrings.xml).
   const stringsPath = resolve(sheetPath, ['..', 'sharedStrings.xml'].join('/'));
-  const strings = await sharedStrings(zip, entries.get(stringsPath), bounds);
-  return { rows: sheetRows(zip, sheet, strings, bounds) };
+  const strings = await sharedStrings(zip, entries.get(stringsPath), bounds, work);
+  return { rows: sheetRows(zip, sheet, strings, bounds, work) };
 }
 
-async function* sheetRows(zip: ZipFile, sheet: Entry, strings: string[], bounds: SheetBounds): AsyncGenerator<SheetRow> {
+/**
+ * The sheet's rows as they are parsed. Every `<c>` element counts toward the file's cells and its
+ * row's, empty or not: the parser's work is per element, whatever it holds.
+ */
+async function* sheetRows(zip: ZipFile, sheet: Entry, strings: string[], bounds: SheetBounds, work: WorkBudget): AsyncGenerator<SheetRow> {
   const ready: SheetRow[] = [];
   let blankRows = 0;
   let rowNumber = 0;
   let cells: string[] | undefined;
+  let allCells = 0;
+  let rowCells = 0;
   let column = 0;
   let type = 'n';
   let value: string | undefined;
@@ -239,8 +287,14 @@ async function* sheetRows(zip: ZipFile, sheet: Entry, strings: string[], bounds:
       if (name === 'row') {
         rowNumber = Number(attribute(tag, 'r')) || rowNumber + 1;
         cells = [];
+        rowCells = 0;
         column = 0;
-      } else if (name === 'c' && cells) {
+      } else if (name === 'c') {
+        allCells += 1;
+        if (allCells > bounds.maxCells) throw tooManyCells(bounds.maxCells);
+        if (!cells) return;
+        rowCells += 1;
+        if (rowCells > bounds.maxColumns) throw tooWide(bounds.maxColumns);
         column = columnOf(attribute(tag, 'r')) ?? column;
         type = attribute(tag, 't') ?? 'n';
         value = undefined;
@@ -258,7 +312,9 @@ async function* sheetRows(zip: ZipFile, sheet: Entry, strings: string[], bounds:
       if (name === 'v' || name === 't') inValue = false;
       else if (name === 'rPh') phonetic -= 1;
       else if (name === 'c' && cells) {
-        if (column < MAX_CELLS && value !== undefined) {
+        if (value !== undefined) {
+          // A value past the last column read: a row wider than the bound, however few its cells.
+          if (column >= bounds.maxColumns) throw tooWide(bounds.maxColumns);
           while (cells.length < column) cells.push('');
           cells[column] = cellText(type, value, strings).slice(0, MAX_CELL_CHARS);
         }
@@ -272,7 +328,7 @@ async function* sheetRows(zip: ZipFile, sheet: Entry, strings: string[], bounds:
       }
     },
   };
-  for await (const _ of streamPart(zip, sheet, MAX_PART_BYTES, handlers)) {
+  for await (const _ of streamPart(zip, sheet, { limit: MAX_PART_BYTES, handlers, work })) {
     while (ready.length > 0) yield ready.shift()!;
   }
   while (ready.length > 0) yield ready.shift()!;
