@@ -104,6 +104,10 @@ describe('spreadsheets bounded by work: cells per row, cells, shared strings and
         expect(res.status, page).to.equal(413);
         expect(res.type, page).to.equal('text/html');
         expect(res.text, page).to.contain('more than 200 cells').and.contain('enctype="multipart/form-data"');
+        // In the page's language.
+        const french = await s.agent.post(page).set('Accept-Language', 'fr').field('_csrf', csrf).attach('file', attack, 'attack.xlsx');
+        expect(french.status, page).to.equal(413);
+        expect(french.text, page).to.contain('plus de 200 cellules');
       }
       expect(await written(s.workspaceId)).to.deep.equal({ orders: 0, events: 0 });
     });

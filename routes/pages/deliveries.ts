@@ -67,7 +67,8 @@ export function deliveryPages(services: Services): Router {
         const translate: (text: string) => string = res.locals.message;
         return render(res, 400, { carrier, error: req.t('report.refused', { details: Object.values(err.fields).map(translate).join(' ') }) });
       }
-      if (err instanceof AppError && err.status < 500) return render(res, err.status, { carrier, error: err.message });
+      // In the page's language: a file too large, too many rows, cells or work.
+      if (err instanceof AppError && err.status < 500) return render(res, err.status, { carrier, error: translateMessage(req.t, recode(err.page)) });
       // A batch the database refused: the page says which lines are applied, in its language; the fault is logged.
       if (err instanceof AppError && err.code === 'REPORT_INTERRUPTED') {
         logFault(err, req.log);
