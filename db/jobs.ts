@@ -27,6 +27,8 @@ export const QUEUES = {
   sweep: { name: 'sweep', policy: 'short', expireInSeconds: 60, retryLimit: 2, retryDelay: 5 },
   /** Each minute: expired sessions and idempotency keys deleted, order counters folded, the webhook log pruned. */
   housekeeping: { name: 'housekeeping', policy: 'short', expireInSeconds: 120, retryLimit: 2, retryDelay: 30 },
+  /** Each day: orders past their workspace's retention anonymised (services/orders/retention.ts), in bounded batches. */
+  retention: { name: 'retention', policy: 'short', expireInSeconds: 3600, retryLimit: 2, retryDelay: 300 },
   /** Each second or so: a drain job for every webhook endpoint with a delivery due. */
   webhookDispatch: { name: 'webhook-dispatch', policy: 'short', expireInSeconds: 30, retryLimit: 2, retryDelay: 1 },
   /**
@@ -56,6 +58,7 @@ export interface JobData {
   'claim-expiry': { callId: string };
   sweep: Record<string, never>;
   housekeeping: Record<string, never>;
+  retention: Record<string, never>;
   'webhook-dispatch': Record<string, never>;
   'webhook-endpoint': { endpointId: string };
   /** The outcome an order reached, told to its store; `done`: requests that succeeded on earlier tries. */

@@ -9,6 +9,7 @@ import { claimExpiry } from './claim-expiry';
 import { housekeeping } from './housekeeping';
 import type { JobContext, JobHandler } from './job';
 import { operationDue } from './operation-due';
+import { retention } from './retention';
 import { storeWriteBack } from './store-write-back';
 import { sweep } from './sweep';
 import { webhookDispatch } from './webhook-dispatch';
@@ -26,6 +27,7 @@ export const HANDLERS: ReadonlyArray<JobHandler<QueueName>> = [
   claimExpiry,
   sweep,
   housekeeping,
+  retention,
   webhookEndpoint,
   storeWriteBack,
   webhookDispatch,

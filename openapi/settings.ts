@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { blockSchema } from '../services/orders';
+import { blockSchema, RETENTION_MONTHS, retentionSchema } from '../services/orders';
 import { schema as callSettingsInput } from '../services/calls';
 import { SHOP_TIME_ZONE } from '../services/shared';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
-import { BODY_ERRORS, errors, instant, SESSION_ERRORS } from './common';
+import { BODY_ERRORS, errors, instant, OWNER_ONLY, SESSION_ERRORS } from './common';
 
 export const CallSettingsBody = named(
   'CallSettings',
@@ -23,6 +23,17 @@ export const BlockedPhoneBody = named(
     created_at: instant,
   }),
 );
+export const RetentionBody = named(
+  'RetentionSettings',
+  z.looseObject({
+    retention_months: z
+      .number()
+      .int()
+      .min(RETENTION_MONTHS.min)
+      .max(RETENTION_MONTHS.max)
+      .meta({ description: "Months a customer's details are kept after the order's last change (default 24)" }),
+  }),
+);
 const BLOCKED = { phone: '+212612345678', reason: 'Refused delivery twice', created_at: '2026-11-24T10:00:00.000Z' };
 
 const EXAMPLE = { max_attempts: 3, retry_interval_minutes: 120, calling_hours: { start: '09:00', end: '21:00' }, timezone: SHOP_TIME_ZONE };
@@ -30,7 +41,7 @@ const EXAMPLE = { max_attempts: 3, retry_interval_minutes: 120, calling_hours: {
 export function register(b: OpenApiBuilder): void {
   b.tag(
     'Settings',
-    'How the confirmation loop calls: attempts, retry interval, calling hours; and the numbers it never calls (the block list). Every member may change them.',
+    'How the confirmation loop calls: attempts, retry interval, calling hours; and the numbers it never calls (the block list): every member may change them. How long customers’ details are kept: the owner’s.',
   );
   b.add(
     {
@@ -50,6 +61,32 @@ export function register(b: OpenApiBuilder): void {
       description: 'Any of the fields; snake_case names are accepted too.',
       body: { schema: callSettingsInput, example: { maxAttempts: 3, retryIntervalMinutes: 60, callingHours: { start: '09:00', end: '21:00' } } },
       responses: { 200: { description: 'The settings now', schema: CallSettingsBody, example: EXAMPLE }, ...errors(SESSION_ERRORS, BODY_ERRORS) },
+    },
+    {
+      method: 'get',
+      path: '/api/settings/retention',
+      tag: 'Settings',
+      security: ['session'],
+      summary: 'How long customers’ details are kept',
+      description:
+        "Each day the worker anonymises the orders whose last change is older than `retention_months`: the customer's name, phone, address, city and note, and their calls' summaries and replies. Statuses, amounts, dates and every statistic stay (docs/privacy.md).",
+      responses: {
+        200: { description: 'The setting (24 until changed)', schema: RetentionBody, example: { retention_months: 24 } },
+        ...errors(SESSION_ERRORS),
+      },
+    },
+    {
+      method: 'put',
+      path: '/api/settings/retention',
+      tag: 'Settings',
+      security: ['session'],
+      summary: 'Change how long customers’ details are kept (the owner)',
+      description: `A whole number of months from ${RETENTION_MONTHS.min} to ${RETENTION_MONTHS.max}; \`retention_months\` is accepted too. Orders already anonymised stay so.`,
+      body: { schema: retentionSchema, example: { retentionMonths: 12 } },
+      responses: {
+        200: { description: 'The setting now', schema: RetentionBody, example: { retention_months: 12 } },
+        ...errors(SESSION_ERRORS, BODY_ERRORS, OWNER_ONLY),
+      },
     },
     {
       method: 'get',

@@ -6,7 +6,7 @@ import { SignedSender } from '../integrations/http';
 import { Secrets } from '../integrations/secrets';
 import { AgentService } from './agents';
 import { ApiKeyService, CreditService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
-import { BlockedPhoneService, ImportService, exportCsv, OperationService, OrderService } from './orders';
+import { ANONYMISED_PHONE, BlockedPhoneService, ImportService, exportCsv, OperationService, OrderService, RetentionService } from './orders';
 import { CallSettingsService, CallViewService, CallService, SweepService } from './calls';
 import { compactDeliveryCounts, DeliveryService } from './deliveries';
 import { FormTokenService, IdempotencyService } from './shared';
@@ -73,6 +73,8 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     blockedPhones,
     /** What the order and call pages say about a risky order: the orders it looks like, its number's block-list entry, its refused parcels. */
     riskOf: async (workspaceId: string, order: Order) => {
+      // An anonymised order's phone is every anonymised order's: nothing to compare it with.
+      if (order.phone === ANONYMISED_PHONE) return { lookalikes: [], blocked: null, refusals: null };
       const [lookalikes, blocked, refusals] = await Promise.all([
         orders.lookalikes(workspaceId, order),
         order.flags.includes('blocked_phone') ? blockedPhones.find(workspaceId, order.phone) : null,
@@ -93,6 +95,8 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       whatsappEarlyStatuses: await whatsapp.pruneEarlyStatuses(),
     }),
     formTokens,
+    /** Retention: the workspace setting, and the worker's daily pass that anonymises what is past it. */
+    retention: new RetentionService(knex),
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters, language?: Language) => exportCsv(knex, workspaceId, filters, language),
     stats: new StatsService(knex),

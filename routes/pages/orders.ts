@@ -225,7 +225,8 @@ export function orderPages(services: Services): Router {
 
   async function renderOrder(req: Request, res: Response, status = 200, form: FormState & { deliveryValues?: Record<string, string> } = {}) {
     const order = await services.orders.get(workspaceId(req), String(req.params.id));
-    const [calls, history, risk, deliveryEvents] = await Promise.all([
+    const [anonymisedAt, calls, history, risk, deliveryEvents] = await Promise.all([
+      services.retention.anonymisedAt(workspaceId(req), order.id),
       services.callViews.forOrder(workspaceId(req), order.id),
       services.orders.history(workspaceId(req), order),
       services.riskOf(workspaceId(req), order),
@@ -233,6 +234,7 @@ export function orderPages(services: Services): Router {
     ]);
     res.status(status).render('orders/show', {
       order,
+      anonymisedAt,
       calls,
       history,
       ...risk,

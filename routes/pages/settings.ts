@@ -3,7 +3,8 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { CallSettings } from '../../services/calls';
 import { DELIVERY_STATUSES, builtInWords } from '../../services/deliveries';
-import { ConflictError, ValidationError } from '../../services/shared';
+import { RETENTION_MONTHS } from '../../services/orders';
+import { ConflictError, isOwner, ValidationError } from '../../services/shared';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
 import type { FormState } from './forms';
@@ -33,13 +34,26 @@ export function settingsPages(services: Services): Router {
   const workspaceId = (req: Request) => workspaceOf(req).workspace.id;
 
   /** The page: the call settings form and the block list, either of them maybe coming back with errors. */
-  async function renderSettings(req: Request, res: Response, status = 200, form: FormState = {}, blockForm: FormState = {}, wordForm: FormState = {}) {
-    const [settings, blocked, words] = await Promise.all([
+  async function renderSettings(
+    req: Request,
+    res: Response,
+    status = 200,
+    form: FormState = {},
+    blockForm: FormState = {},
+    wordForm: FormState = {},
+    retentionForm: FormState = {},
+  ) {
+    const [settings, blocked, words, retention] = await Promise.all([
       services.callSettings.get(workspaceId(req)),
       services.blockedPhones.list(workspaceId(req)),
       services.deliveries.words.list(workspaceId(req)),
+      services.retention.get(workspaceId(req)),
     ]);
     res.status(status).render('settings', {
+      isOwner: isOwner(workspaceOf(req).workspace),
+      retentionLimits: RETENTION_MONTHS,
+      retentionValues: retentionForm.values ?? { retention_months: String(retention.retention_months) },
+      retentionErrors: retentionForm.errors ?? {},
       words,
       builtInWords: builtInWords(),
       deliveryStatuses: DELIVERY_STATUSES,
@@ -68,6 +82,26 @@ export function settingsPages(services: Services): Router {
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       await renderSettings(req, res, 400, { values, errors: errorsByInput(err, FORM_FIELD, LABELS) });
+    }
+  });
+
+  // How long customers' details are kept: the owner's (a member gets 403, as on the API).
+  router.post('/settings/retention', async (req, res) => {
+    const values = formValues(req, ['retention_months']);
+    try {
+      await services.retention.update(workspaceOf(req).workspace, { retentionMonths: numberOrText(values.retention_months) });
+      await redirectWithNotice(req, res, '/settings#retention-heading', req.t('retentionPage.saved', { months: values.retention_months.trim() }));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await renderSettings(
+        req,
+        res,
+        400,
+        {},
+        {},
+        {},
+        { values, errors: errorsByInput(err, { retentionMonths: 'retention_months' }, { retentionMonths: 'The retention period' }) },
+      );
     }
   });
 

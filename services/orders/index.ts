@@ -9,3 +9,4 @@ export * from './imports';
 export * from './operations';
 export * from './blocked-phones';
 export * from './delivery';
+export * from './retention';

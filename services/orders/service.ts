@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { ANONYMISED_PHONE } from './retention';
 import { DUPLICATE_WINDOW_HOURS, INPUT_FIELDS } from '../../db/order-fields';
 import { queryPrepared } from '../../db/prepared';
 import { AppError, ConflictError, NotFoundError, requestHash, isUuid, parse, msg } from '../../services/shared';
@@ -174,6 +175,8 @@ export class OrderService {
 
   /** The customer's other orders (same phone in the workspace): the newest 20, and their statuses. */
   async history(workspaceId: string, order: Order, shown = 20): Promise<CustomerHistory> {
+    // An anonymised order's phone is every anonymised order's: it has no customer to show.
+    if (order.phone === ANONYMISED_PHONE) return { orders: [], total: 0, earlier: 0, by_status: {} };
     const others = () => this.knex.from('orders as o').where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone }).whereNot('o.id', order.id);
     const [rows, counts] = await Promise.all([
       others()
