@@ -145,6 +145,11 @@ describe('accessibility of every page (headless Chromium)', function () {
     const claimed = (await owner.agent.post('/api/calls/next').expect(200)).body;
     const voice = (await owner.agent.post('/api/agents').send({ name: 'Robot', kind: 'voice', endpointUrl: 'http://127.0.0.1:9/calls' }).expect(201)).body;
     const store = await connectedStore(owner);
+    // An order whose customer's details were anonymised (retention, or a customer's erasure): its page says so.
+    const anonymised = orders[orders.length - 1].id;
+    await testKnex()('orders')
+      .where({ id: anonymised })
+      .update({ client_name: '—', phone: '+212000000000', address: null, city: null, note: null, anonymised_at: new Date() });
     pages = [
       '/orders',
       '/orders?status=pending',
@@ -152,6 +157,7 @@ describe('accessibility of every page (headless Chromium)', function () {
       `/orders/${pendingId}`,
       `/orders/${orders[3].id}`,
       `/orders/${pendingId}/delete`,
+      `/orders/${anonymised}`,
       '/calls',
       `/calls/${claimed.call.id}`,
       '/settings',
