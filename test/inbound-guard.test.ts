@@ -212,6 +212,18 @@ describe('one guard for every door that takes a body from outside a session (iss
   }
 });
 
+/** A WhatsApp agent of a new workspace, handing over to a person. */
+async function newWhatsAppAgent(): Promise<{ id: string }> {
+  const shop = await signUp();
+  const human = (await shop.agent.post('/api/agents').send({ name: 'Salma' }).expect(201)).body;
+  return (
+    await shop.agent
+      .post('/api/agents')
+      .send({ ...whatsappAgent(human.id), orderHandler: false })
+      .expect(201)
+  ).body;
+}
+
 describe('the attacks of issue 51, each failing before its fix', () => {
   it('item 1: the WooCommerce keys callback, sent NUL or \\ud800 in a key, answers 404 and writes nothing (was a 500 from the jsonb bind)', async () => {
     const stranger = request(testApp());
@@ -227,14 +239,7 @@ describe('the attacks of issue 51, each failing before its fix', () => {
   });
 
   it('item 2: the WhatsApp verify handshake with a non-ASCII token of the right length in characters is 403, not a 500', async () => {
-    const shopWithAgent = await signUp();
-    const human = (await shopWithAgent.agent.post('/api/agents').send({ name: 'Salma' }).expect(201)).body;
-    const created = (
-      await shopWithAgent.agent
-        .post('/api/agents')
-        .send({ ...whatsappAgent(human.id), orderHandler: false })
-        .expect(201)
-    ).body;
+    const created = await newWhatsAppAgent();
     const token: string = (await testKnex()('whatsapp_agents').where({ agent_id: created.id }).first('verify_token')).verify_token;
     const lookalike = `é${'a'.repeat(token.length - 1)}`;
     expect(lookalike.length).to.equal(token.length);
@@ -249,14 +254,7 @@ describe('the attacks of issue 51, each failing before its fix', () => {
   });
 
   it('item 3: a signed WhatsApp body nested 400,000 deep (800 kB, under the 1 MB bound) is refused from its bytes (400), before it is parsed', async () => {
-    const shopWithAgent = await signUp();
-    const human = (await shopWithAgent.agent.post('/api/agents').send({ name: 'Salma' }).expect(201)).body;
-    const created = (
-      await shopWithAgent.agent
-        .post('/api/agents')
-        .send({ ...whatsappAgent(human.id), orderHandler: false })
-        .expect(201)
-    ).body;
+    const created = await newWhatsAppAgent();
     const body = Buffer.from(deep(400_000));
     const res = await request(testApp())
       .post(`/hooks/whatsapp/${created.id}`)
