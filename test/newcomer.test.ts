@@ -172,12 +172,13 @@ describe('npm start for a newcomer, with nothing configured', function () {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ocs-notdir-')), 'a-file');
     fs.writeFileSync(file, 'not a directory');
     try {
-      // DATA_DIR is a file: neither the secrets nor the cluster can be written under it.
+      // DATA_DIR is a file: neither the secrets nor the cluster can be written under it (the secrets are given).
       const result = await runScript('server.js', [], {
         ...NOTHING_SET,
         DATA_DIR: path.join(file, 'data'),
         SESSION_SECRET: 'x'.repeat(32),
         JWT_SECRET: 'y'.repeat(32),
+        SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
       });
       expect(result.code).to.equal(1);
       expect(result.stderr).to.contain('The embedded Postgres could not start');
