@@ -9,3 +9,5 @@ export * from './imports';
 export * from './operations';
 export * from './blocked-phones';
 export * from './delivery';
+export * from './anonymise';
+export * from './customers';

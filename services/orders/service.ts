@@ -7,6 +7,7 @@ import type { IdempotencyService } from '../../services/shared';
 import type { OperationService } from './operations';
 import { CANCELLING_STATUSES, ORDER_STATUSES } from './status';
 import type { OrderStatus } from './status';
+import { ANONYMISED_PHONE } from './anonymise';
 import { OrderSearch, SEARCH_LIMITS } from './search';
 import type { SearchLimits } from './search';
 import { applyBounds, applyPosition, encodeCursor, positionCondition, POSITION_AT } from './filters';
@@ -174,6 +175,8 @@ export class OrderService {
 
   /** The customer's other orders (same phone in the workspace): the newest 20, and their statuses. */
   async history(workspaceId: string, order: Order, shown = 20): Promise<CustomerHistory> {
+    // Anonymised orders share one phone and are nobody's: no customer's history.
+    if (order.phone === ANONYMISED_PHONE) return { orders: [], total: 0, earlier: 0, by_status: {} };
     const others = () => this.knex.from('orders as o').where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone }).whereNot('o.id', order.id);
     const [rows, counts] = await Promise.all([
       others()
@@ -209,6 +212,7 @@ export class OrderService {
    * was cancelled). One range of the phone index.
    */
   async lookalikes(workspaceId: string, order: Order): Promise<Order[]> {
+    if (order.phone === ANONYMISED_PHONE) return [];
     const rows = await this.knex
       .from('orders as o')
       .select(ORDER_FIELDS)
