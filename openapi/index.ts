@@ -4,6 +4,7 @@ import { OpenApiBuilder } from './builder';
 import * as account from './account';
 import * as agents from './agents';
 import * as calls from './calls';
+import * as customers from './customers';
 import * as data from './data';
 import * as deliveries from './deliveries';
 import * as files from './files';
@@ -19,6 +20,7 @@ import * as workspace from './workspace';
 /** One module per route group; a new group is one file and one line here. */
 const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   orders,
+  customers,
   files,
   deliveries,
   calls,

@@ -71,7 +71,7 @@ function route(r: Omit<Route, 'tag' | 'security'>): Route {
 export function register(b: OpenApiBuilder): void {
   b.tag(
     'Webhooks',
-    "The workspace's webhook endpoints, their test event and delivery log. Every member reads them; only the workspace owner adds, changes, tests, resends to or deletes an endpoint, or sees its secret (a member gets 403).",
+    "The workspace's webhook endpoints, their test event and delivery log. Every member reads them; only the workspace owner adds, changes, tests, resends to or deletes an endpoint, or sees its secret (a member gets 403). Events (`data`): `order.created` `{order}`, `order.updated` `{order, previous_status, changed_fields}`, `order.deleted` `{order}`, `order.delivery_updated` `{order}`, `call.ended` `{order, call}`, `customer.erased` `{phone_sha256, order_count, erased_at}` (a customer's orders were erased: the SHA-256, in hex, of the normalised phone `+212…`, never the phone), `webhook.test` `{}`.",
   );
   const one = `/api/webhooks/{id}`;
   b.add(

@@ -6,7 +6,7 @@ import { SignedSender } from '../integrations/http';
 import { Secrets } from '../integrations/secrets';
 import { AgentService } from './agents';
 import { ApiKeyService, CreditService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
-import { ANONYMISED_PHONE, BlockedPhoneService, ImportService, exportCsv, OperationService, OrderService, RetentionService } from './orders';
+import { ANONYMISED_PHONE, BlockedPhoneService, CustomerService, ImportService, exportCsv, OperationService, OrderService, RetentionService } from './orders';
 import { CallSettingsService, CallViewService, CallService, SweepService } from './calls';
 import { compactDeliveryCounts, DeliveryService } from './deliveries';
 import { FormTokenService, IdempotencyService } from './shared';
@@ -71,6 +71,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     orders,
     deliveries,
     blockedPhones,
+    customers: new CustomerService(knex),
     /** What the order and call pages say about a risky order: the orders it looks like, its number's block-list entry, its refused parcels. */
     riskOf: async (workspaceId: string, order: Order) => {
       // An anonymised order's phone is every anonymised order's: nothing to compare it with.

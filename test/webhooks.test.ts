@@ -110,7 +110,15 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
     expect(res.headers['cache-control']).to.equal('no-store');
     expect(Object.keys(res.body)).to.deep.equal(['id', 'url', 'events', 'description', 'enabled', 'created_at', 'disabled_reason', 'secret']);
     expect(res.body).to.include({ url: 'http://127.0.0.1:9/hooks', description: 'Store', enabled: true, disabled_reason: null });
-    expect(res.body.events).to.deep.equal(['order.created', 'order.updated', 'order.deleted', 'order.delivery_updated', 'call.ended', 'webhook.test']);
+    expect(res.body.events).to.deep.equal([
+      'order.created',
+      'order.updated',
+      'order.deleted',
+      'order.delivery_updated',
+      'call.ended',
+      'customer.erased',
+      'webhook.test',
+    ]);
     expect(res.body.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(res.body.secret.slice(6), 'base64')).to.have.length(32);
     const list = await s.agent.get('/api/webhooks').expect(200);

@@ -6,6 +6,7 @@ import { accountRouter } from './account';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
 import { carriersRouter } from './carriers';
+import { customersRouter } from './customers';
 import { deliveriesRouter } from './deliveries';
 import { apiKeysRouter } from './api-keys';
 import { addOrderFileRoutes, ordersRouter } from './orders';
@@ -40,6 +41,7 @@ export function apiRouter(services: Services): Router {
   addOrderFileRoutes(router, services);
   router.use('/account', accountRouter(services));
   router.use('/orders', ordersRouter(services));
+  router.use('/customers', customersRouter(services));
   router.use('/deliveries', deliveriesRouter(services));
   router.use('/carriers', carriersRouter(services));
   router.use('/agents', agentsRouter(services));

@@ -12,6 +12,7 @@ import { apiKeyPages } from './api-keys';
 import { authPages } from './auth';
 import { callPages } from './calls';
 import { creditPages } from './credits';
+import { customerPages } from './customers';
 import { deliveryPages } from './deliveries';
 import { importPages, receiveImportUpload } from './imports';
 import { joinPages } from './join';
@@ -69,6 +70,7 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   router.use(joinPages(services));
   router.use(importPages(services));
   router.use(orderPages(services));
+  router.use(customerPages(services));
   router.use(deliveryPages(services));
   router.use(statsPages(services));
   router.use(callPages(services));

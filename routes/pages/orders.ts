@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError, msg } from '../../services/shared';
 import {
+  ANONYMISED_PHONE,
   ORDER_STATUSES,
   COUNT_CAP,
   FIELD_COLUMNS,
@@ -235,6 +236,7 @@ export function orderPages(services: Services): Router {
     res.status(status).render('orders/show', {
       order,
       anonymisedAt,
+      anonymisedPhone: ANONYMISED_PHONE,
       calls,
       history,
       ...risk,

@@ -165,9 +165,10 @@ function exportSelect(knex: Knex): Array<string | Knex.Raw> {
 
 /**
  * The orders of a workspace matching the filters as CSV text, newest first: UTF-8 with a BOM (so
- * Excel reads Arabic and French), `created_at` in Morocco time, each call counted once.
+ * Excel reads Arabic and French), `created_at` in Morocco time, each call counted once. `phone`
+ * (normalised) keeps one customer's orders (services/orders/customers.ts).
  */
-export async function* exportCsv(knex: Knex, workspaceId: string, filters: OrderFilters, language: Language = 'en'): AsyncGenerator<string> {
+export async function* exportCsv(knex: Knex, workspaceId: string, filters: OrderFilters, language: Language = 'en', phone?: string): AsyncGenerator<string> {
   // The header goes out with the first rows: the first query has run before anything is sent.
   let header = `\ufeff${stringify([headerRow(language)], { record_delimiter: 'windows' })}`;
   let position: Position | null = null;
@@ -175,6 +176,9 @@ export async function* exportCsv(knex: Knex, workspaceId: string, filters: Order
     const query = knex
       .from('orders as o')
       .where('o.workspace_id', workspaceId)
+      .modify((q) => {
+        if (phone) q.where('o.phone', phone);
+      })
       .joinRaw(
         `LEFT JOIN LATERAL (
            SELECT count(*)::int AS calls,

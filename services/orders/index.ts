@@ -9,4 +9,6 @@ export * from './imports';
 export * from './operations';
 export * from './blocked-phones';
 export * from './delivery';
+export * from './anonymise';
+export * from './customers';
 export * from './retention';

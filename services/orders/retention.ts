@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { bodyFields, camelOrSnake, msg, ownerOnly, parse } from '../../services/shared';
 import type { WorkspaceActor } from '../../services/shared';
+import { anonymiseOrders } from './anonymise';
 
 /**
  * Retention (docs/privacy.md): a workspace keeps its customers' details `retention_months` after an
@@ -11,11 +12,6 @@ import type { WorkspaceActor } from '../../services/shared';
  * delivery_counts) reads the same before and after.
  */
 export const RETENTION_MONTHS = { default: 24, min: 3, max: 120 } as const;
-
-/** What an anonymised order carries instead of its customer's name and phone. */
-export const ANONYMISED_NAME = '—';
-/** Passes the phone column's check (+212 and nine digits), yet no Moroccan number starts with 0: no customer's. */
-export const ANONYMISED_PHONE = '+212000000000';
 
 /** Orders anonymised per statement, and at most per pass (the rest waits for the next day's pass). */
 const PASS = { batchSize: 1_000, cap: 100_000 } as const;
@@ -27,49 +23,6 @@ export const retentionSchema = z.object({
 
 export interface RetentionSettings {
   retention_months: number;
-}
-
-/** The delivery statuses delivery_counts counts (services/deliveries/README.md). */
-const COUNTED_DELIVERIES = "('delivered', 'refused', 'returned', 'lost')";
-
-/**
- * Anonymises the orders `picked` selects (a query of `id`s, locked by the caller), in one statement:
- * - the order: name and phone to the markers above, address, city and note to null;
- * - its calls: summary, summary code and the changes asked for to null; a reply's text to '' (a reply
- *   was made, which call_counts' "answered" reads, but its words are gone);
- * - delivery_counts: `orders_count_deliveries` moves a delivered order's count from its city to "no
- *   city"; the same statement moves it back, so /stats' cities read the same.
- * `orders_webhook_changes` does not fire for it (migration 20261130_58_20), and no counter another
- * trigger keeps reads a column changed here. Returns the orders anonymised.
- */
-async function anonymiseOrders(db: Knex | Knex.Transaction, picked: string, bindings: readonly Knex.Value[]): Promise<number> {
-  const { rows } = await db.raw<{ rows: Array<{ n: string }> }>(
-    `WITH picked AS (SELECT p.id, o.city AS old_city FROM (${picked}) p JOIN orders o ON o.id = p.id WHERE o.anonymised_at IS NULL),
-     done AS (
-       UPDATE orders o SET client_name = ?, phone = ?, address = NULL, city = NULL, note = NULL, anonymised_at = now()
-         FROM picked WHERE o.id = picked.id
-       RETURNING o.id, o.workspace_id, o.delivery_at, o.store_name, picked.old_city, o.currency, o.delivery_status,
-                 o.delivery_confirmer_kind, o.delivery_confirmer_id, o.total_amount),
-     calls_done AS (
-       UPDATE calls c SET summary = NULL, summary_code = NULL, changes = NULL, reply = CASE WHEN c.reply IS NULL THEN NULL ELSE '' END
-         FROM operations p JOIN done ON done.id = p.order_id
-        WHERE c.operation_id = p.id
-          AND (c.summary IS NOT NULL OR c.summary_code IS NOT NULL OR c.changes IS NOT NULL OR c.reply <> '')
-       RETURNING c.id),
-     cities AS (
-       INSERT INTO delivery_counts (workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id, n, amount)
-       SELECT workspace_id, (delivery_at AT TIME ZONE 'Africa/Casablanca')::date, store_name, city, coalesce(currency, ''),
-              delivery_status, coalesce(delivery_confirmer_kind, ''), delivery_confirmer_id, sum(n), sum(amount)
-         FROM (SELECT d.*, d.old_city AS city, 1 AS n, coalesce(d.total_amount, 0) AS amount FROM done d
-               UNION ALL
-               SELECT d.*, '' AS city, -1 AS n, -coalesce(d.total_amount, 0) AS amount FROM done d) moves
-        WHERE delivery_status IN ${COUNTED_DELIVERIES} AND coalesce(old_city, '') <> ''
-        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-       RETURNING 1)
-     SELECT (SELECT count(*) FROM done) AS n, (SELECT count(*) FROM calls_done) AS calls, (SELECT count(*) FROM cities) AS cities`,
-    [...bindings, ANONYMISED_NAME, ANONYMISED_PHONE],
-  );
-  return Number(rows[0].n);
 }
 
 /**

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { ANONYMISED_PHONE } from './retention';
 import { DUPLICATE_WINDOW_HOURS, INPUT_FIELDS } from '../../db/order-fields';
 import { queryPrepared } from '../../db/prepared';
 import { AppError, ConflictError, NotFoundError, requestHash, isUuid, parse, msg } from '../../services/shared';
@@ -8,6 +7,7 @@ import type { IdempotencyService } from '../../services/shared';
 import type { OperationService } from './operations';
 import { CANCELLING_STATUSES, ORDER_STATUSES } from './status';
 import type { OrderStatus } from './status';
+import { ANONYMISED_PHONE } from './anonymise';
 import { OrderSearch, SEARCH_LIMITS } from './search';
 import type { SearchLimits } from './search';
 import { applyBounds, applyPosition, encodeCursor, positionCondition, POSITION_AT } from './filters';
@@ -212,6 +212,7 @@ export class OrderService {
    * was cancelled). One range of the phone index.
    */
   async lookalikes(workspaceId: string, order: Order): Promise<Order[]> {
+    if (order.phone === ANONYMISED_PHONE) return [];
     const rows = await this.knex
       .from('orders as o')
       .select(ORDER_FIELDS)

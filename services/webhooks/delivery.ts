@@ -49,7 +49,10 @@ function failureMessage(result: DeliveryResult): Message {
   return result.body ? msg('hookErrAnswer', { reason, answer: result.body.slice(0, ERROR_BODY_CHARS) }) : reason;
 }
 
-/** The payload's `data`, from what the triggers recorded: an order as GET /api/orders/:id shows it, a call as the loop's API does. */
+/**
+ * The payload's `data`, from what the triggers recorded: an order as GET /api/orders/:id shows it, a
+ * call as the loop's API does; a `customer.erased`'s three fields (services/orders/customers.ts).
+ */
 // biome-ignore lint/suspicious/noExplicitAny: the JSON the triggers recorded, read field by field
 function payloadData(data: any): object {
   const out: Record<string, unknown> = {};
@@ -57,6 +60,11 @@ function payloadData(data: any): object {
   if ('previous_status' in data) out.previous_status = data.previous_status;
   if ('changed_fields' in data) out.changed_fields = data.changed_fields;
   if (data.call) out.call = toCall(data.call);
+  if ('phone_sha256' in data) {
+    out.phone_sha256 = data.phone_sha256;
+    out.order_count = data.order_count;
+    out.erased_at = data.erased_at;
+  }
   return out;
 }
 

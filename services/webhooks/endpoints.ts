@@ -8,7 +8,15 @@ import type { UrlPolicy } from '../../integrations/url-guard';
 import { NotFoundError, ValidationError, decode, isUuid, msg, parse, plain, validEndpointUrl } from '../../services/shared';
 import type { FieldErrors, Message } from '../../services/shared';
 
-export const WEBHOOK_EVENTS = ['order.created', 'order.updated', 'order.deleted', 'order.delivery_updated', 'call.ended', 'webhook.test'] as const;
+export const WEBHOOK_EVENTS = [
+  'order.created',
+  'order.updated',
+  'order.deleted',
+  'order.delivery_updated',
+  'call.ended',
+  'customer.erased',
+  'webhook.test',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_ENDPOINTS = 10;
 

@@ -171,6 +171,9 @@ describe('accessibility of every page (headless Chromium)', function () {
       '/stores/new?kind=custom',
       `/stores/${store.id}`,
       `/stores/${store.id}/delete`,
+      '/customers',
+      '/customers/%2B212612345678',
+      '/customers/%2B212612345678/erase',
       '/no-such-page',
     ];
   });

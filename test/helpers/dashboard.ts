@@ -26,6 +26,11 @@ export const PAGE_ROUTES = [
   '/orders/import/sample.csv',
   '/orders/:id',
   '/orders/:id/delete',
+  '/customers',
+  '/customers/:phone',
+  '/customers/:phone/export.json',
+  '/customers/:phone/export.csv',
+  '/customers/:phone/erase',
   '/stats',
   '/stats/team',
   '/deliveries',
@@ -54,6 +59,8 @@ export type PageRoute = (typeof PAGE_ROUTES)[number];
 export const NOT_PAGES: readonly PageRoute[] = [
   '/',
   '/orders/import/sample.csv',
+  '/customers/:phone/export.json',
+  '/customers/:phone/export.csv',
   '/stores/shopify/callback',
   '/stores/youcan/callback',
   '/stores/woocommerce/return',
@@ -158,6 +165,7 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
   const joinPath = await invitationPath(owner, uniqueEmail('invited'));
 
   const orderPages = [orders[0], orders[3], orders[5], orders[8], orders[orders.length - 1]].map((o) => `/orders/${o.id}`);
+  const customer = `/customers/${encodeURIComponent('+212612345678')}`;
   return {
     owner,
     pages: {
@@ -172,6 +180,12 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
       '/orders/import/sample.csv': ['/orders/import/sample.csv'],
       '/orders/:id': orderPages,
       '/orders/:id/delete': [`/orders/${orders[0].id}/delete`],
+      '/customers': ['/customers'],
+      // 06 12 34 56 78: the first and the fifth order's, its calls' notes among them; and a number without orders.
+      '/customers/:phone': [customer, '/customers/0699999999'],
+      '/customers/:phone/export.json': [`${customer}/export.json`],
+      '/customers/:phone/export.csv': [`${customer}/export.csv`],
+      '/customers/:phone/erase': [`${customer}/erase`],
       '/stats': ['/stats'],
       '/stats/team': ['/stats/team'],
       '/deliveries': ['/deliveries'],
