@@ -45,6 +45,10 @@ const envSchema = z.object({
     .trim()
     .refine((value) => isSecretsKey(value), 'must be 32 bytes in base64 (openssl rand -base64 32)')
     .optional(),
+  SECRETS_OLD_KEYS: z
+    .string()
+    .refine((value) => commaList(value).every(isSecretsKey), 'must be a comma-separated list of keys, each 32 bytes in base64')
+    .optional(),
   PUBLISHABLE_KEY: optionalString,
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).optional(),
   BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(12),
@@ -97,8 +101,10 @@ export interface Config {
   redisUrl: string | undefined;
   sessionSecret: string;
   jwtSecret: string;
-  /** The key (32 bytes, base64) third-party secrets are encrypted with at rest (services/shared/secrets.ts). */
+  /** The key (32 bytes, base64) third-party secrets are encrypted with at rest (integrations/secrets.ts). */
   secretsKey: string;
+  /** Keys values may still be sealed with during a rotation (`npm run secrets -- rotate`): read, never used to seal. */
+  secretsOldKeys: readonly string[];
   publishableKey: string;
   trustProxy: number;
   bcryptCost: number;
@@ -235,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     sessionSecret: e.SESSION_SECRET ?? generated!.SESSION_SECRET,
     jwtSecret,
     secretsKey: e.SECRETS_KEY ?? generated!.SECRETS_KEY,
+    secretsOldKeys: Object.freeze(e.SECRETS_OLD_KEYS ? commaList(e.SECRETS_OLD_KEYS) : []),
     publishableKey: e.PUBLISHABLE_KEY ?? derivePublishableKey(jwtSecret),
     trustProxy: e.TRUST_PROXY ?? (isProduction ? 1 : 0),
     bcryptCost: e.BCRYPT_COST,

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   }
   const knex = createKnex(databaseUrl, 10, logger);
   if (!config.isProduction) {
-    const applied = await migrateLatest(knex);
+    const applied = await migrateLatest(knex, { secretsKey: config.secretsKey });
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   }
   let worker: RunningWorker | undefined;

@@ -165,6 +165,7 @@ export function benchServices(knex: Knex, options: { jwtSecret?: string; publish
       bcryptCost: 4,
       jwtSecret: options.jwtSecret ?? 'x'.repeat(32),
       secretsKey: Secrets.newKey(),
+      secretsOldKeys: [],
       publicBaseUrl: 'https://ocs.bench.invalid',
       publishableKey: options.publishableKey ?? 'pk',
       isProduction: true,

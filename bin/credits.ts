@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<void> {
   if (!config.databaseUrl) embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'));
   const knex = createKnex(config.databaseUrl ?? embedded!.url, 1);
   try {
-    if (embedded) await migrateLatest(knex);
+    if (embedded) await migrateLatest(knex, { secretsKey: config.secretsKey });
     const balance = await new CreditService(knex).grant(email, Number(amountText), values.note);
     console.log(`Granted ${amountText} credits to ${email}. Balance: ${balance.credits} (total ${balance.totalCredits}, spent ${balance.totalSpent})`);
   } finally {

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   // The knexfile's configuration, as `npx knex migrate:latest` uses it.
   const knex = knexFactory({ ...knexfile, connection: { connectionString: config.databaseUrl, statement_timeout: 0 } });
   try {
-    const applied = await migrateLatest(knex);
+    const applied = await migrateLatest(knex, { secretsKey: config.secretsKey });
     console.log(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'Already up to date');
     // The job engine's schema and our queues, so that web and worker dynos find them ready.
     await prepareJobs(config.databaseUrl);

@@ -40,8 +40,15 @@ export const migrationSource: Knex.MigrationSource<{ file: string }> = {
 /** Where `knex migrate:make` writes a new migration: beside the others, in TypeScript. */
 export const MIGRATIONS_SOURCE_DIRECTORY = fs.existsSync(SOURCE_DIRECTORY) ? SOURCE_DIRECTORY : MIGRATIONS_DIRECTORY;
 
+/** What a migration may need of the configuration, given to it as its knex instance's `userParams`. */
+export interface MigrationParams {
+  /** SECRETS_KEY: the key plain secrets are sealed with (20261130_58_01_secrets_at_rest). */
+  secretsKey?: string;
+}
+
 /** Applies every pending migration; returns the names it applied. */
-export async function migrateLatest(knex: Knex): Promise<string[]> {
-  const [, applied] = (await knex.migrate.latest({ migrationSource })) as [number, string[]];
+export async function migrateLatest(knex: Knex, params: MigrationParams = {}): Promise<string[]> {
+  const migrating = knex.withUserParams({ ...knex.userParams, ...params });
+  const [, applied] = (await migrating.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
 }

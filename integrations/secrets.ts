@@ -64,6 +64,34 @@ export class Secrets {
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
   }
 
+  /**
+   * `record` with each of `fields` that holds text sealed: a row about to be written, or a jsonb
+   * value's object (a store's write-back keys). Other fields, and fields absent or null, as they are.
+   */
+  sealFields<T extends object>(record: T, fields: readonly string[]): T {
+    return this.mapFields(record, fields, (value) => this.seal(value));
+  }
+
+  /** `record` with each of `fields` that holds text opened (`open`): a row as read. */
+  openFields<T extends object>(record: T, fields: readonly string[]): T {
+    return this.mapFields(record, fields, (value) => this.open(value));
+  }
+
+  /** A stored value sealed again with the current key, or null when it already is (a rotation's step). */
+  reseal(stored: string): string | null {
+    if (Secrets.isSealed(stored) && stored.split(':')[1] === this.currentId) return null;
+    return this.seal(this.open(stored));
+  }
+
+  private mapFields<T extends object>(record: T, fields: readonly string[], change: (value: string) => string): T {
+    const copy = { ...record } as Record<string, unknown>;
+    for (const field of fields) {
+      const value = copy[field];
+      if (typeof value === 'string') copy[field] = change(value);
+    }
+    return copy as T;
+  }
+
   /** Whether a stored value is sealed (else it is plain text stored before encryption). */
   static isSealed(stored: string): boolean {
     return /^v1:[A-Za-z0-9_-]{8}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/.test(stored);

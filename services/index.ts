@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import type { Jobs } from '../db/jobs';
 import { HostResolver } from '../integrations/dns';
 import { SignedSender } from '../integrations/http';
-import { Secrets } from '../integrations/secrets';
+import { secretsOf } from '../db/secrets-at-rest';
 import { AgentService } from './agents';
 import { ApiKeyService, CreditService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
 import { ANONYMISED_PHONE, BlockedPhoneService, CustomerService, ImportService, exportCsv, OperationService, OrderService, RetentionService } from './orders';
@@ -21,26 +21,26 @@ export type Services = ReturnType<typeof createServices>;
 
 type ServiceConfig = Pick<
   Config,
-  'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores' | 'whatsapp' | 'secretsKey'
+  'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores' | 'whatsapp' | 'secretsKey' | 'secretsOldKeys'
 >;
 
 /** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
 export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
+  // Third-party secrets are sealed with SECRETS_KEY before they are stored, opened as they are read (db/secrets-at-rest.ts).
+  const secrets = secretsOf(config);
   const workspaces = new WorkspaceService(knex);
   const invitations = new InvitationService(knex, config.publicBaseUrl);
   const operations = new OperationService(knex, jobs);
   const callSettings = new CallSettingsService(knex);
-  const calls = new CallService(knex, jobs, callSettings, config.calls);
+  const calls = new CallService(knex, jobs, callSettings, config.calls, secrets);
   const idempotency = new IdempotencyService(knex);
   // Voice agents and webhook endpoints: the same rule for where we may send.
   const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction, resolver: new HostResolver(config.calls.dnsServers) };
   const orders = new OrderService(knex, idempotency, operations);
-  const deliveries = new DeliveryService(knex, orders, config.publicBaseUrl);
+  const deliveries = new DeliveryService(knex, orders, config.publicBaseUrl, secrets);
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
-  const webhooks = new WebhookService(knex, jobs, urlPolicy);
+  const webhooks = new WebhookService(knex, jobs, urlPolicy, secrets);
   const blockedPhones = new BlockedPhoneService(knex);
-  // Third-party secrets (Shopify's tokens) are sealed with SECRETS_KEY before they are stored.
-  const secrets = new Secrets(config.secretsKey);
   const stores = new StoreConnectionService(knex, config.publicBaseUrl, secrets);
   const formTokens = new FormTokenService(knex);
   // Connecting a store talks to the platform from the web process, through the same outbound guard.
@@ -59,14 +59,14 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     },
     secrets,
   );
-  const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp);
+  const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp, secrets);
   return {
     workspaces,
     invitations,
     members: new MemberService(knex, calls),
     users,
     credits: new CreditService(knex),
-    agents: new AgentService(knex, urlPolicy, config.publicBaseUrl),
+    agents: new AgentService(knex, urlPolicy, config.publicBaseUrl, secrets),
     webhooks,
     orders,
     deliveries,
@@ -103,7 +103,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     stats: new StatsService(knex),
     stores,
     storeConnect,
-    storeIntake: new StoreIntakeService(knex, orders, operations),
+    storeIntake: new StoreIntakeService(knex, orders, operations, secrets),
     storeWriteBack: new StoreWriteBackService(
       knex,
       jobs,
@@ -114,6 +114,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
         httpsOnly: config.isProduction,
       },
       new ShopifyAdmin(knex, secrets, { app: config.stores.shopifyApp, apiOrigin: config.stores.shopifyApiOrigin }),
+      secrets,
     ),
     operations,
     callSettings,

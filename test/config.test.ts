@@ -56,6 +56,15 @@ describe('configuration', () => {
     expect(loadConfig({ DATA_DIR: dataDir, SECRETS_KEY: KEY }).secretsKey).to.equal(KEY);
   });
 
+  it('SECRETS_OLD_KEYS: keys still read during a rotation, comma-separated, each 32 bytes in base64', () => {
+    const old = [Buffer.alloc(32, 1).toString('base64'), Buffer.alloc(32, 2).toString('base64url')];
+    expect(loadConfig({ DATA_DIR: dataDir, SECRETS_KEY: KEY }).secretsOldKeys).to.deep.equal([]);
+    expect(loadConfig({ DATA_DIR: dataDir, SECRETS_KEY: KEY, SECRETS_OLD_KEYS: ` ${old[0]}, ${old[1]} ` }).secretsOldKeys).to.deep.equal(old);
+    expect(problems({ DATA_DIR: dataDir, SECRETS_KEY: KEY, SECRETS_OLD_KEYS: `${old[0]},short` })).to.deep.equal([
+      'SECRETS_OLD_KEYS: must be a comma-separated list of keys, each 32 bytes in base64',
+    ]);
+  });
+
   it('production trusts one proxy hop by default, configurable by TRUST_PROXY', () => {
     const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://h/db', SESSION_SECRET: 's'.repeat(32), JWT_SECRET: 'j'.repeat(32), SECRETS_KEY: KEY };
     expect(loadConfig(base).trustProxy).to.equal(1);

@@ -7,8 +7,10 @@ import { testApp, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createKey } from './helpers/keys';
 import { agentDouble, createOrder, humanShop } from './helpers/loop';
+import { opened } from './helpers/secrets';
 
-const agentRow = (id: string) => testKnex()('agents').where({ id }).first();
+/** An agent's row, its signing secret opened (sealed at rest). */
+const agentRow = async (id: string) => opened(await testKnex()('agents').where({ id }).first());
 
 describe('agents of two kinds', () => {
   it('201 voice: kind, endpoint_url and a whsec_ secret (32 random bytes), not cached; the list never shows the secret', async () => {

@@ -166,7 +166,7 @@ describe('the worker as its own process', function () {
     const agent = await agentDouble();
     let worker: WorkerProcess | undefined;
     try {
-      await migrateLatest(knex);
+      await migrateLatest(knex, { secretsKey: TEST_ENV.SECRETS_KEY });
       const web = await startServer({ ...TEST_ENV, NODE_ENV: 'development', WORKER: 'off', DATABASE_URL: pg.url, REDIS_URL: undefined });
       worker = await startWorkerProcess(pg.url);
       const { shop } = await voiceWorkspace(web.url, knex, agent.url, 100);

@@ -16,6 +16,7 @@ import { csrfFrom, signUp, TEST_ENV, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { testWorker, waitFor } from './helpers/loop';
 import { Jobs } from '../db/jobs';
+import { opened } from './helpers/secrets';
 
 /**
  * One click: doubles of Shopify's OAuth and Admin GraphQL, WooCommerce's wc-auth and webhooks REST
@@ -141,7 +142,8 @@ function shopifyCallbackQuery(params: Record<string, string>, secret = SHOPIFY_S
   return new URLSearchParams({ ...params, hmac }).toString();
 }
 
-const connectionsOf = (s: Owner) => testKnex()('store_connections').where({ workspace_id: s.workspaceId });
+/** The owner's connections, each signing key opened (sealed at rest); the write-back credentials as stored. */
+const connectionsOf = async (s: Owner) => (await testKnex()('store_connections').where({ workspace_id: s.workspaceId })).map((row) => opened(row));
 const statesOf = (s: Owner) => testKnex()('oauth_states').where({ workspace_id: s.workspaceId });
 /** Makes the owner's approvals under way `minutes` old. */
 const ageStates = (s: Owner, minutes: number) => statesOf(s).update({ created_at: testKnex().raw(`now() - make_interval(mins => ?)`, [minutes]) });
@@ -523,7 +525,13 @@ describe('connecting a store in one click', () => {
       expect(back.headers.location).to.equal(`/stores/${connectionId}`);
       const [connection] = await connectionsOf(s);
       expect(connection).to.include({ enabled: true, pending: false, connected_by: 'oauth', shop: woo.url });
-      expect(connection.write_back).to.deep.equal({ consumer_key: 'ck_abc123', consumer_secret: 'cs_def456', set_status: false });
+      // WooCommerce's keys are kept sealed, each on its own (issue 58).
+      expect(connection.write_back.consumer_key).to.match(/^v1:/);
+      expect(secrets.openFields(connection.write_back, ['consumer_key', 'consumer_secret'])).to.deep.equal({
+        consumer_key: 'ck_abc123',
+        consumer_secret: 'cs_def456',
+        set_status: false,
+      });
       const made = woo.hits.slice(before);
       expect(made.map((h) => JSON.parse(h.body).topic)).to.deep.equal(['order.created', 'order.updated', 'order.deleted']);
       for (const hit of made) {

@@ -179,6 +179,8 @@ async function order(s: Shop) {
     .set({
       'Content-Type': 'application/json',
       'X-Shopify-Topic': 'orders/create',
+      // A one-click connection takes only the messages Shopify sends for its own shop (issue 51).
+      'X-Shopify-Shop-Domain': 'atlas.myshopify.com',
       'X-Shopify-Webhook-Id': crypto.randomUUID(),
       'X-Shopify-Hmac-Sha256': crypto.createHmac('sha256', CLIENT_SECRET).update(raw).digest('base64'),
     })

@@ -486,6 +486,7 @@ describe('store write-back', () => {
           new Jobs(testKnex()),
           { shopifyApiVersion: '2025-10', httpsOnly: true, retrySeconds: [] },
           new ShopifyAdmin(testKnex(), new Secrets(TEST_ENV.SECRETS_KEY), {}),
+          new Secrets(TEST_ENV.SECRETS_KEY),
         );
         const sender = new SignedSender(true, 2000);
         try {

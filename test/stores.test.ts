@@ -7,6 +7,7 @@ import { createServices } from '../services';
 import type { SignedIn } from './helpers/app';
 import { csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
+import { opened, testSecrets } from './helpers/secrets';
 
 const KEYS = [
   'id',
@@ -30,7 +31,8 @@ const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
 const NOT_FOUND = { error: 'Store connection not found' };
 const SHOPIFY = { kind: 'shopify', name: 'Atlas', shop: 'Atlas.myshopify.com', secret: 'shpss_0123456789abcdef' };
 
-const connectionRow = (id: string) => testKnex()('store_connections').where({ id }).first();
+/** A connection's row, its signing key opened (sealed at rest). */
+const connectionRow = async (id: string) => opened(await testKnex()('store_connections').where({ id }).first());
 
 /** A member of the owner's workspace, who signed up through the owner's invitation link. */
 const memberOf = (owner: SignedIn) => signUp({ invitedBy: owner });
@@ -102,6 +104,15 @@ describe('store connections: /api/stores', () => {
       write_back: { consumer_key: 'ck_1', consumer_secret: 'cs_1', set_status: true },
     });
     expect(woo.write_back).to.deep.equal({ enabled: true, last_error: null });
+    // WooCommerce's keys sealed too, each on its own; `set_status` in clear.
+    const wooStored = (await connectionRow(woo.id)).write_back;
+    expect(wooStored.consumer_key).to.match(/^v1:[\w-]{8}:/);
+    expect(wooStored.consumer_secret).to.match(/^v1:[\w-]{8}:/);
+    expect(testSecrets.openFields(wooStored, ['consumer_key', 'consumer_secret'])).to.deep.equal({
+      consumer_key: 'ck_1',
+      consumer_secret: 'cs_1',
+      set_status: true,
+    });
     const removed = (await s.agent.put(`/api/stores/${woo.id}`).send({ write_back: null }).expect(200)).body;
     expect(removed.write_back).to.deep.equal({ enabled: false, last_error: null });
     expect((await connectionRow(woo.id)).write_back).to.equal(null);
@@ -281,7 +292,7 @@ describe('the /stores pages', () => {
     expect(bad.text).to.contain('id="f-shop-error"').and.contain('id="f-secret-error"');
     const created = await s.agent.post('/stores').type('form').send({ _csrf: csrf, kind: 'custom', name: 'Sheet' }).expect(200);
     expect(created.headers['cache-control']).to.equal('no-store');
-    const [row] = await testKnex()('store_connections').where({ workspace_id: s.workspaceId });
+    const row = opened((await testKnex()('store_connections').where({ workspace_id: s.workspaceId }))[0]);
     expect(row).to.include({ kind: 'custom', name: 'Sheet', cod_only: false });
     expect(created.text).to.contain(row.secret).and.contain(`/hooks/stores/${row.id}`);
     const again = await s.agent.get(`/stores/${row.id}`).expect(200);

@@ -11,6 +11,7 @@ import { messageBody, RETRY_DELAYS_SECONDS } from '../services/webhooks';
 import type { SignedIn } from './helpers/app';
 import { app, csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testDatabaseUrl, testKnex } from './helpers/db';
+import { opened } from './helpers/secrets';
 import { createKey, randomIp } from './helpers/keys';
 import { agentDouble, ORDER, openAllDay, voiceShop, waitFor } from './helpers/loop';
 import { startWorkerProcess } from './helpers/process';
@@ -126,7 +127,9 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
     expect(list.body.endpoints[0]).not.to.have.property('secret');
     expect(JSON.stringify(list.body)).not.to.contain(res.body.secret);
     const row = await testKnex()('webhook_endpoints').where({ id: res.body.id }).first();
-    expect(row).to.include({ workspace_id: s.workspaceId, secret: res.body.secret });
+    // Sealed at rest (SECURITY.md): the row opens to the secret, and holds none of it in clear.
+    expect(opened(row)).to.include({ workspace_id: s.workspaceId, secret: res.body.secret });
+    expect(row.secret).to.match(/^v1:/).and.not.contain(res.body.secret.slice(6));
   });
 
   it('400 VALIDATION_ERROR for URLs of every bad shape and for bad events lists; nothing is written', async () => {
@@ -602,7 +605,7 @@ describe('the /webhooks pages', () => {
       .expect(303);
     const id = added.headers.location.split('/').pop()!;
     const page = await s.agent.get(`/webhooks/${id}`).expect(200);
-    const row = await testKnex()('webhook_endpoints').where({ id }).first();
+    const row = opened(await testKnex()('webhook_endpoints').where({ id }).first());
     expect(row.events).to.deep.equal(['order.created', 'call.ended']);
     expect(page.headers['cache-control']).to.equal('no-store');
     expect(page.text).to.contain(row.secret);

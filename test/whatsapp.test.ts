@@ -6,6 +6,7 @@ import { decodeHTML } from 'entities';
 import request from 'supertest';
 import { loadConfig, ROOT } from '../config';
 import { Jobs } from '../db/jobs';
+import { Secrets } from '../integrations/secrets';
 import { createServices } from '../services';
 import { TEMPLATE_TEXTS } from '../services/whatsapp';
 import { CallService, CallSettingsService } from '../services/calls';
@@ -32,6 +33,7 @@ import {
   whatsappAgent,
   whatsappShop,
 } from './helpers/whatsapp';
+import { opened } from './helpers/secrets';
 
 /** A page's words: tags dropped (each ends a line), entities decoded. */
 const pageText = (html: string) => decodeHTML(html.replace(/<(script|style)[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, '\n')).replace(/[ \t]*\n[\n\s]*/g, '\n');
@@ -65,7 +67,9 @@ describe('WhatsApp agents', function () {
         expect(text).not.to.match(/access_token|app_secret/);
       }
       // A blank token in an edit keeps the one stored.
-      expect((await testKnex()('whatsapp_agents').where({ agent_id: agent.id }).first()).access_token).to.equal(ACCESS_TOKEN);
+      expect(
+        opened(await testKnex()('whatsapp_agents').where({ agent_id: agent.id }).first(), ['access_token', 'app_secret', 'verify_token']).access_token,
+      ).to.equal(ACCESS_TOKEN);
     });
 
     it('the owner adds one from the agents page: the fallback is required, the secrets never shown again, then its page with the steps', async () => {
@@ -109,7 +113,7 @@ describe('WhatsApp agents', function () {
       const [agent] = await agentsNow();
       expect(agent).to.include({ name: 'WhatsApp Atlas', fallback_agent_id: human.body.id });
       expect(added.headers.location).to.equal(`/agents/${agent.id}`);
-      const connection = await testKnex()('whatsapp_agents').where({ agent_id: agent.id }).first();
+      const connection = opened(await testKnex()('whatsapp_agents').where({ agent_id: agent.id }).first(), ['access_token', 'app_secret', 'verify_token']);
       expect(connection).to.include({
         phone_number_id: PHONE_NUMBER_ID,
         access_token: ACCESS_TOKEN,
@@ -212,7 +216,15 @@ describe('WhatsApp agents', function () {
       const opening: Date = (await testKnex()('operations').where({ id: order.operation_id }).first()).next_attempt_at;
       expect(opening.getTime()).to.be.greaterThan(now.getTime());
       // A worker's clock two hours after the opening: the operation is due, the hours are closed.
-      const at = (time: Date) => new CallService(testKnex(), new Jobs(testKnex()), new CallSettingsService(testKnex()), loadConfig(TEST_ENV).calls, () => time);
+      const at = (time: Date) =>
+        new CallService(
+          testKnex(),
+          new Jobs(testKnex()),
+          new CallSettingsService(testKnex()),
+          loadConfig(TEST_ENV).calls,
+          new Secrets(TEST_ENV.SECRETS_KEY),
+          () => time,
+        );
       const sends = () =>
         testKnex()('pgboss.job')
           .where({ name: 'whatsapp-send' })

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { SECRET_COLUMNS } from '../../db/secrets-at-rest';
+import type { Secrets } from '../../integrations/secrets';
 import { z } from 'zod';
 import type { UrlPolicy } from '../../integrations/url-guard';
 import { newSigningSecret } from '../../integrations/signing';
@@ -53,6 +55,9 @@ function fallbackOf(value: unknown): string | null | undefined {
   return value;
 }
 
+/** The WhatsApp connection's columns sealed at rest (db/secrets-at-rest.ts). */
+const WHATSAPP_SECRETS = SECRET_COLUMNS.whatsapp_agents.text;
+
 const AGENT_FIELDS = ['id', 'name', 'kind', 'is_order_handler', 'endpoint_url', 'fallback_agent_id', 'created_at'];
 
 type AgentRow = Omit<Agent, 'created_at' | 'secret' | keyof WhatsAppAgentFields> & { created_at: Date; secret?: string | null };
@@ -82,7 +87,19 @@ export class AgentService {
     private readonly knex: Knex,
     private readonly urlPolicy: UrlPolicy,
     private readonly publicBaseUrl: string,
+    /** Seals the voice agents' signing secrets and the WhatsApp agents' tokens before they are stored; opens them as they are read. */
+    private readonly secrets: Secrets,
   ) {}
+
+  /** A row as read, its voice signing secret opened. */
+  private opened<T extends { secret?: string | null }>(row: T): T {
+    return this.secrets.openFields(row, ['secret']);
+  }
+
+  /** A WhatsApp connection's row about to be written, its tokens sealed. */
+  private sealedWhatsApp(row: Record<string, unknown>): Record<string, unknown> {
+    return this.secrets.sealFields(row, WHATSAPP_SECRETS);
+  }
 
   async get(workspaceId: string, id: string): Promise<Agent> {
     if (!isUuid(id)) throw agentNotFound();
@@ -97,7 +114,7 @@ export class AgentService {
     if (!isUuid(id)) throw agentNotFound();
     const row = await this.knex('agents').where({ id, workspace_id: workspace.id, kind: 'voice' }).first('secret');
     if (!row) throw agentNotFound();
-    return row.secret;
+    return this.secrets.open(row.secret);
   }
 
   /** A WhatsApp agent's webhook verify token, for the workspace's owner (the agent's page and its guide). */
@@ -109,7 +126,7 @@ export class AgentService {
       .where({ 'a.id': id, 'a.workspace_id': workspace.id })
       .first('w.verify_token');
     if (!row) throw agentNotFound();
-    return row.verify_token;
+    return this.secrets.open(row.verify_token);
   }
 
   /** A new signing secret for a voice agent; the old one stops working at once. */
@@ -118,10 +135,10 @@ export class AgentService {
     if (!isUuid(id)) throw agentNotFound();
     const [row] = await this.knex('agents')
       .where({ id, workspace_id: workspace.id, kind: 'voice' })
-      .update({ secret: newSigningSecret() })
+      .update({ secret: this.secrets.seal(newSigningSecret()) })
       .returning([...AGENT_FIELDS, 'secret']);
     if (!row) throw agentNotFound();
-    return toAgent(row, true);
+    return toAgent(this.opened(row), true);
   }
 
   async list(workspaceId: string): Promise<Agent[]> {
@@ -180,7 +197,7 @@ export class AgentService {
       kind: data.kind ?? 'human',
       endpoint_url: endpointUrl,
       fallback_agent_id: fallbackId,
-      secret: isVoice ? newSigningSecret() : null,
+      secret: isVoice ? this.secrets.seal(newSigningSecret()) : null,
     };
     return db.transaction(async (trx) => {
       await this.lockWorkspace(trx, workspaceId);
@@ -189,11 +206,14 @@ export class AgentService {
       const [created] = await trx('agents')
         .insert(row)
         .returning([...AGENT_FIELDS, 'secret']);
-      if (!whatsapp) return toAgent(created, true);
+      if (!whatsapp) return toAgent(this.opened(created), true);
       const [connection] = await trx('whatsapp_agents')
-        .insert({ ...whatsapp, agent_id: created.id })
+        .insert({ ...this.sealedWhatsApp(whatsapp), agent_id: created.id })
         .returning(WHATSAPP_COLUMNS);
-      return { ...toAgent(created, true, whatsappFields(connection, this.publicBaseUrl, created.id)), verify_token: connection.verify_token };
+      return {
+        ...toAgent(created, true, whatsappFields(connection, this.publicBaseUrl, created.id)),
+        verify_token: this.secrets.open(connection.verify_token),
+      };
     });
   }
 
@@ -235,7 +255,7 @@ export class AgentService {
       const query = trx('agents').where({ id, workspace_id: workspaceId });
       const [row] = Object.keys(patch).length > 0 ? await query.update(patch).returning(AGENT_FIELDS) : await query.select(AGENT_FIELDS);
       if (!row) throw agentNotFound();
-      if (Object.keys(whatsapp).length > 0) await trx('whatsapp_agents').where({ agent_id: id }).update(whatsapp);
+      if (Object.keys(whatsapp).length > 0) await trx('whatsapp_agents').where({ agent_id: id }).update(this.sealedWhatsApp(whatsapp));
       return (await this.withWhatsApp(trx, [row]))[0];
     });
   }

@@ -3,6 +3,7 @@
  * operations to agents, the agents' reports, time-outs, and what an ended call moves.
  */
 import type { Knex } from 'knex';
+import type { Secrets } from '../../integrations/secrets';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import type { CallSettingsService } from './settings';
@@ -51,6 +52,8 @@ export class CallService {
     private readonly jobs: Jobs,
     private readonly settings: CallSettingsService,
     private readonly config: CallConfig,
+    /** Opens the voice agents' signing secrets (sealed at rest). */
+    private readonly secrets: Secrets,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -202,7 +205,7 @@ export class CallService {
 
   /** What a call.requested needs, for each call still open and not yet accepted: the call, its agent and its order. */
   async requestContexts(callIds: string[]) {
-    return requestContexts(this.knex, callIds);
+    return (await requestContexts(this.knex, callIds)).map((ctx) => this.secrets.openFields(ctx, ['secret']));
   }
 
   get resultTimeoutMinutes(): number {
@@ -293,7 +296,7 @@ export class CallService {
     return this.knex.transaction(async (trx) => {
       const call = await lockCall(trx, callId);
       if (call?.kind !== 'voice' || call.agent_kind !== 'voice') throw callNotFound();
-      const report = authenticate(call.agent_secret);
+      const report = authenticate(this.secrets.open(call.agent_secret));
       const seen = await recordReport(trx, call, webhookId, report.type);
       if (seen === 'replayed') throw new ConflictError(msg('replayed'), 'REPLAYED');
       if (seen === 'already') return 'already';

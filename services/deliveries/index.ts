@@ -1,3 +1,4 @@
+import type { Secrets } from '../../integrations/secrets';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { NotFoundError, ValidationError, msg, bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../../services/shared';
@@ -76,10 +77,11 @@ export class DeliveryService {
     private readonly knex: Knex,
     private readonly orders: OrderService,
     publicBaseUrl: string,
+    secrets: Secrets,
   ) {
     this.words = new CarrierWords(knex);
     this.reports = new ReportImport(knex, this.words);
-    this.carriers = new CarrierConnectionService(knex, publicBaseUrl);
+    this.carriers = new CarrierConnectionService(knex, publicBaseUrl, secrets);
   }
 
   /** PUT /api/orders/:id/delivery and the order page's form: a person's change, always applied. */

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { WRITE_BACK_SECRETS } from '../../db/secrets-at-rest';
 import type { Secrets } from '../../integrations/secrets';
 import { newSigningSecret } from '../../integrations/signing';
 import {
@@ -192,14 +193,14 @@ export class StoreConnectionService {
   constructor(
     private readonly knex: Knex,
     private readonly publicBaseUrl: string,
-    /** Seals a Shopify access token before it is stored. */
+    /** Seals the signing key and the write-back credentials before they are stored. */
     private readonly secrets: Secrets,
   ) {}
 
-  /** Write-back credentials as stored: a Shopify token sealed (WooCommerce's keys as given, for now). */
+  /** Write-back credentials as stored: Shopify's token, WooCommerce's consumer key and secret sealed. */
   private stored(credentials: WriteBack): string | null {
     if (!credentials) return null;
-    return JSON.stringify('access_token' in credentials ? { access_token: this.secrets.seal(credentials.access_token) } : credentials);
+    return JSON.stringify(sealedWriteBack(this.secrets, credentials));
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
@@ -276,7 +277,7 @@ export class StoreConnectionService {
           kind: input.kind,
           name: input.name,
           shop,
-          secret: made ?? input.secret,
+          secret: this.secrets.seal(made ?? input.secret!),
           cod_only: input.cod_only ?? true,
           write_back: this.stored(input.write_back ?? null),
         })
@@ -295,7 +296,7 @@ export class StoreConnectionService {
     if (input.write_back && !current.shop) throw new ValidationError({ write_back: msg('wbAddAgain') });
     const patch: Record<string, unknown> = {};
     if (input.name !== undefined) patch.name = input.name;
-    if (input.secret !== undefined) patch.secret = input.secret;
+    if (input.secret !== undefined) patch.secret = this.secrets.seal(input.secret);
     if (input.cod_only !== undefined) patch.cod_only = input.cod_only;
     if (input.enabled !== undefined) {
       // A connection being set up is enabled by its approval alone, once its webhooks are registered.
@@ -357,6 +358,16 @@ export class StoreConnectionService {
       .select('received_at', 'topic', 'external_id', 'result', 'order_id', 'reason', 'reason_codes');
     return rows.map((row) => ({ ...toEvent(row), reasons: ((row.reason_codes ?? []) as Coded[]).map(recode) }));
   }
+}
+
+/** A connection's write-back credentials as stored: each of their secrets sealed (the rest, as expiries and `set_status`, in clear). */
+export function sealedWriteBack<T extends object>(secrets: Secrets, credentials: T): T {
+  return secrets.sealFields(credentials, WRITE_BACK_SECRETS);
+}
+
+/** A connection's write-back credentials as read, each of their secrets opened. */
+export function openedWriteBack<T extends object>(secrets: Secrets, stored: T): T {
+  return secrets.openFields(stored, WRITE_BACK_SECRETS);
 }
 
 function connectionNotFound(): NotFoundError {

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Knex } from 'knex';
 import type { Prepared } from '../../db/prepared';
 import { queryPrepared } from '../../db/prepared';
+import type { Secrets } from '../../integrations/secrets';
 import { custom } from '../../integrations/stores/custom';
 import { isShopRecordOf, sentForShop, shopify } from '../../integrations/stores/shopify';
 import { woocommerce } from '../../integrations/stores/woocommerce';
@@ -92,6 +93,8 @@ export class StoreIntakeService {
     private readonly knex: Knex,
     private readonly orders: OrderService,
     private readonly operations: OperationService,
+    /** Opens the connection's signing key (sealed at rest): microseconds, no query. */
+    private readonly secrets: Secrets,
   ) {}
 
   /**
@@ -101,7 +104,7 @@ export class StoreIntakeService {
    */
   async connection(connectionId: string): Promise<IntakeConnection | null> {
     const [connection] = isUuid(connectionId) ? await queryPrepared<IntakeConnection>(this.knex, CONNECTION, [connectionId]) : [];
-    return connection ?? null;
+    return connection ? this.secrets.openFields(connection, ['secret']) : null;
   }
 
   async receive(connection: IntakeConnection, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {

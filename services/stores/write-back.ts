@@ -2,10 +2,12 @@ import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
+import type { Secrets } from '../../integrations/secrets';
 import type { Outcome, WriteBackFailure, WriteBackStep } from '../../integrations/stores/write-back';
 import { pathSegment, shopifySteps, wooCommerceSteps } from '../../integrations/stores/write-back';
 import { RETRY_DELAYS_SECONDS } from '../webhooks';
 import type { ShopifyAdmin } from './shopify-admin';
+import { openedWriteBack } from './connections';
 import { decode, msg, plain } from '../../services/shared';
 import type { Message } from '../../services/shared';
 
@@ -78,6 +80,8 @@ export class StoreWriteBackService {
     private readonly settings: WriteBackSettings,
     /** Shopify's Admin API, with the connection's token refreshed as it expires. */
     private readonly shopifyAdmin: ShopifyAdmin,
+    /** Opens WooCommerce's keys (sealed at rest). */
+    private readonly secrets: Secrets,
   ) {
     this.retrySeconds = settings.retrySeconds ?? RETRY_DELAYS_SECONDS;
   }
@@ -96,7 +100,7 @@ export class StoreWriteBackService {
         return this.fail(target, msg('wbHttpsOnly'));
       }
       if (pathSegment(order.externalId) === null) return this.fail(target, msg('wbOrderId'));
-      steps = wooCommerceSteps({ shop: target.shop, credentials: target.write_back }, order);
+      steps = wooCommerceSteps({ shop: target.shop, credentials: openedWriteBack(this.secrets, target.write_back) }, order);
     } else {
       return { result: 'skipped' };
     }

@@ -4,6 +4,7 @@
  * delivery fails for days disabled; and the exact body of a message.
  */
 import type { Knex } from 'knex';
+import type { Secrets } from '../../integrations/secrets';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, FailureKind, SignedMessage } from '../../integrations/http';
@@ -86,6 +87,8 @@ export class DeliveryWorker {
   constructor(
     private readonly knex: Knex,
     private readonly jobs: Jobs,
+    /** Opens the endpoints' signing secrets (sealed at rest). */
+    private readonly secrets: Secrets,
   ) {}
 
   /** Endpoints with a delivery due now: each gets a drain job (one at a time per endpoint). */
@@ -137,9 +140,8 @@ export class DeliveryWorker {
       if (claimed.length === 0) return totals;
       const endpoint = await this.knex('webhook_endpoints').where({ id: endpointId }).first('url', 'secret', 'enabled');
       if (!endpoint?.enabled) return totals;
-      const results = await Promise.all(
-        claimed.map((d) => send({ url: endpoint.url, secret: endpoint.secret, messageId: d.message_id, body: messageBody(d) })),
-      );
+      const secret = this.secrets.open(endpoint.secret);
+      const results = await Promise.all(claimed.map((d) => send({ url: endpoint.url, secret, messageId: d.message_id, body: messageBody(d) })));
       await this.record(endpointId, claimed, results);
       totals.sent += results.filter((r) => r.delivered).length;
       totals.failed += results.filter((r) => !r.delivered).length;

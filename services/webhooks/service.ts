@@ -3,6 +3,7 @@
  * message, a resend) and their delivery log, and the worker's entry points (drain, prune).
  */
 import type { Knex } from 'knex';
+import type { Secrets } from '../../integrations/secrets';
 import type { Jobs } from '../../db/jobs';
 import { newSigningSecret } from '../../integrations/signing';
 import type { UrlPolicy } from '../../integrations/url-guard';
@@ -39,8 +40,10 @@ export class WebhookService {
     private readonly knex: Knex,
     private readonly jobs: Jobs,
     private readonly urlPolicy: UrlPolicy,
+    /** Seals the endpoints' signing secrets before they are stored; opens them as they are read. */
+    private readonly secrets: Secrets,
   ) {
-    this.worker = new DeliveryWorker(knex, jobs);
+    this.worker = new DeliveryWorker(knex, jobs, secrets);
   }
 
   async list(workspaceId: string): Promise<Endpoint[]> {
@@ -64,7 +67,7 @@ export class WebhookService {
   /** The endpoint's signing secret (the dashboard shows it; the API only in the 201 and rotate answers). */
   async secret(workspace: WorkspaceActor, id: string): Promise<string> {
     ownerOnly(workspace);
-    return (await endpointRow(this.knex, workspace.id, id)).secret;
+    return this.secrets.open((await endpointRow(this.knex, workspace.id, id)).secret);
   }
 
   async create(workspace: WorkspaceActor, body: unknown, db: Knex = this.knex): Promise<Endpoint & { secret: string }> {
@@ -83,10 +86,10 @@ export class WebhookService {
           url,
           events: input.events ?? [...WEBHOOK_EVENTS],
           description: input.description ?? null,
-          secret: newSigningSecret(),
+          secret: this.secrets.seal(newSigningSecret()),
         })
         .returning([...ENDPOINT_FIELDS, 'secret']);
-      return { ...toEndpoint(row), secret: row.secret };
+      return { ...toEndpoint(row), secret: this.secrets.open(row.secret) };
     });
   }
 
@@ -125,9 +128,9 @@ export class WebhookService {
     await endpointRow(this.knex, workspace.id, id);
     const [row] = await this.knex('webhook_endpoints')
       .where({ workspace_id: workspace.id, id })
-      .update({ secret: newSigningSecret() })
+      .update({ secret: this.secrets.seal(newSigningSecret()) })
       .returning([...ENDPOINT_FIELDS, 'secret']);
-    return { ...toEndpoint(row), secret: row.secret };
+    return { ...toEndpoint(row), secret: this.secrets.open(row.secret) };
   }
 
   /** A `webhook.test` to this endpoint alone. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Secrets } from '../../integrations/secrets';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
@@ -56,6 +57,8 @@ export class WhatsAppService {
     private readonly jobs: Jobs,
     private readonly calls: CallService,
     private readonly config: WhatsAppConfig,
+    /** Opens the agents' access tokens, app secrets and verify tokens (sealed at rest). */
+    private readonly secrets: Secrets,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -64,7 +67,7 @@ export class WhatsAppService {
   /** The open WhatsApp calls among `callIds` whose message Meta has not taken yet, with what the message needs. */
   async sendContexts(callIds: string[]): Promise<MessageContext[]> {
     if (callIds.length === 0) return [];
-    return this.knex('calls as c')
+    const rows: MessageContext[] = await this.knex('calls as c')
       .join('operations as op', 'op.id', 'c.operation_id')
       .join('whatsapp_agents as w', 'w.agent_id', 'op.agent_id')
       .join('orders as o', 'o.id', 'op.order_id')
@@ -86,6 +89,7 @@ export class WhatsAppService {
         'w.template_name',
         'w.template_language',
       );
+    return rows.map((ctx) => this.secrets.openFields(ctx, ['access_token']));
   }
 
   /** The Cloud API request for one message. */
@@ -306,7 +310,8 @@ export class WhatsAppService {
 
   private async connection(agentId: string): Promise<{ verify_token: string; app_secret: string } | undefined> {
     if (!isUuid(agentId)) return undefined;
-    return this.knex('whatsapp_agents').where({ agent_id: agentId }).first('verify_token', 'app_secret');
+    const row = await this.knex('whatsapp_agents').where({ agent_id: agentId }).first('verify_token', 'app_secret');
+    return row && this.secrets.openFields(row, ['verify_token', 'app_secret']);
   }
 
   /** Statuses kept for a message id no call carries, older than the longest reply window: deleted (housekeeping). */
@@ -342,7 +347,7 @@ export class WhatsAppService {
       .where('a.workspace_id', this.knex('agents').where({ id: agentId }).select('workspace_id'))
       .orderByRaw('(w.agent_id = ?) DESC, a.created_at', [agentId])
       .select('w.agent_id', 'w.app_secret');
-    return rows.find((row) => sameSecret(row.app_secret, appSecret))?.agent_id;
+    return rows.find((row) => sameSecret(this.secrets.open(row.app_secret), appSecret))?.agent_id;
   }
 
   private async apply(agentId: string, event: WhatsAppEvent): Promise<void> {

@@ -6,7 +6,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { createApp } from '../../app';
 import { loadConfig } from '../../config';
-import { testKnex, testSessionPool } from './db';
+import { TEST_SECRETS_KEY, testKnex, testSessionPool } from './db';
 
 export const silentLogger = pino({ level: 'silent' });
 
@@ -16,8 +16,8 @@ export const TEST_ENV = {
   LOG_LEVEL: 'silent',
   SESSION_SECRET: 'test-session-secret-test-session-secret',
   JWT_SECRET: 'test-jwt-secret-test-jwt-secret-test-jwt',
-  // 32 bytes in base64: the key Shopify's tokens are sealed with in the tests' database.
-  SECRETS_KEY: 'dGVzdC1zZWNyZXRzLWtleS10ZXN0LXNlY3JldHMta2U=',
+  // 32 bytes in base64: the key third-party secrets are sealed with in the tests' database.
+  SECRETS_KEY: TEST_SECRETS_KEY,
   PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
   // The suite signs up thousands of users and posts reports from one address; the tests of these
   // limits set them low on an app of their own.

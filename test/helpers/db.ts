@@ -8,6 +8,9 @@ import { createKnex, createSessionPool } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
 import { JOB_SCHEMA, prepareJobs } from '../../db/jobs';
 
+/** 32 bytes in base64: the key third-party secrets are sealed with in the tests' database (TEST_ENV.SECRETS_KEY). */
+export const TEST_SECRETS_KEY = 'dGVzdC1zZWNyZXRzLWtleS10ZXN0LXNlY3JldHMta2U=';
+
 let embedded: EmbeddedDatabase | undefined;
 let url: string | undefined;
 let knex: Knex | undefined;
@@ -21,7 +24,7 @@ export async function startTestDatabase(): Promise<void> {
     url = embedded.url;
   }
   knex = createKnex(url);
-  await migrateLatest(knex);
+  await migrateLatest(knex, { secretsKey: TEST_SECRETS_KEY });
   await prepareJobs(url);
   // Jobs left by an earlier run point at its data: each run starts with an empty queue.
   await knex.raw(`DELETE FROM ${JOB_SCHEMA}.job`);

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Knex } from 'knex';
+import type { Secrets } from '../../../integrations/secrets';
 import { z } from 'zod';
 import { newSigningSecret } from '../../../integrations/signing';
 import { NotFoundError, ownerOnly, ValidationError, msg, isUuid, parse, readInboundJson, requiredText, unsafeTextAt } from '../../../services/shared';
@@ -54,6 +55,8 @@ export class CarrierConnectionService {
   constructor(
     private readonly knex: Knex,
     private readonly publicBaseUrl: string,
+    /** Seals the connections' signing secrets before they are stored; opens them as they are read. */
+    private readonly secrets: Secrets,
   ) {}
 
   private toJson(row: { id: string; kind: string; name: string; created_at: Date | string }): CarrierConnection {
@@ -79,7 +82,7 @@ export class CarrierConnectionService {
     const input = parse(createSchema, body ?? {});
     const secret = newSigningSecret();
     const [row] = await this.knex('carrier_connections')
-      .insert({ workspace_id: workspace.id, kind: input.kind, name: input.name, secret })
+      .insert({ workspace_id: workspace.id, kind: input.kind, name: input.name, secret: this.secrets.seal(secret) })
       .returning(['id', 'kind', 'name', 'created_at']);
     return { ...this.toJson(row), secret };
   }
@@ -108,7 +111,8 @@ export class CarrierConnectionService {
   /** The connection a hook's path names, found before its body is read; null answers 404. */
   async connection(id: string): Promise<HookConnection | null> {
     if (!isUuid(id)) return null;
-    return (await this.knex('carrier_connections').where({ id }).first('id', 'workspace_id', 'kind', 'name', 'secret')) ?? null;
+    const row = await this.knex('carrier_connections').where({ id }).first('id', 'workspace_id', 'kind', 'name', 'secret');
+    return row ? this.secrets.openFields(row, ['secret']) : null;
   }
 
   /** A signed message: nothing is read or written before the signature holds. */

@@ -82,7 +82,7 @@ export class StoreConnectService {
                   kind: 'woocommerce',
                   name: input.name,
                   shop,
-                  secret: crypto.randomBytes(24).toString('base64url'),
+                  secret: this.connector.secrets.seal(crypto.randomBytes(24).toString('base64url')),
                   cod_only: input.cod_only ?? true,
                   enabled: false,
                   pending: true,

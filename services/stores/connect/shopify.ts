@@ -53,7 +53,7 @@ export async function shopifyCallback(connector: Connector, workspace: Workspace
     const credentials = sealGrant(connector.secrets, grant);
     if (state.connection_id) return reconnected(connector, state.connection_id, state.workspace_id, credentials);
     const token = grant.accessToken;
-    const id = await pendingConnection(connector.knex, state, 'shopify', app.clientSecret);
+    const id = await pendingConnection(connector.knex, state, 'shopify', connector.secrets.seal(app.clientSecret));
     const made: string[] = [];
     try {
       for (const topic of SHOPIFY_TOPICS) {

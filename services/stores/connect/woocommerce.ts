@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { isUuid, readInboundJson } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
+import { openedWriteBack, sealedWriteBack } from '../connections';
 import { activate, afterState, discard, sha256, STATE_MINUTES, takeState } from './approvals';
 import type { Connector } from './connector';
 import { ConnectError } from './connector';
@@ -33,7 +34,7 @@ export async function wooKeys(connector: Connector, connectionId: string, raw: B
   const parsed = read.ok ? keysSchema.safeParse(read.value) : undefined;
   if (!parsed?.success) return false;
   const body = parsed.data;
-  const keys = JSON.stringify({ consumer_key: body.consumer_key, consumer_secret: body.consumer_secret });
+  const keys = JSON.stringify(sealedWriteBack(connector.secrets, { consumer_key: body.consumer_key, consumer_secret: body.consumer_secret }));
   const updated = await connector
     .knex('store_connections as c')
     .where({ 'c.id': connectionId, 'c.pending': true, 'c.kind': 'woocommerce' })
@@ -63,7 +64,10 @@ export async function wooReturn(connector: Connector, workspace: WorkspaceActor,
       await discard(connector.knex, id);
       throw new ConnectError('refused', 'woocommerce');
     }
-    const keys = connection.write_back as { consumer_key: string; consumer_secret: string } | null;
+    // Kept sealed (wooKeys): opened here to make the webhooks, stored as they are.
+    const stored = connection.write_back as { consumer_key: string; consumer_secret: string } | null;
+    const keys = stored && openedWriteBack(connector.secrets, stored);
+    const secret = connector.secrets.open(connection.secret);
     if (!keys) {
       await discard(connector.knex, id);
       throw new ConnectError('keys', 'woocommerce');
@@ -76,7 +80,7 @@ export async function wooReturn(connector: Connector, workspace: WorkspaceActor,
             name: `${APP_NAME}: ${topic}`,
             topic,
             deliveryUrl: connector.url(`/hooks/stores/${id}`),
-            secret: connection.secret,
+            secret,
           }),
         );
         const webhook = answer.delivered ? idOf(jsonOf(answer.body).id) : null;
@@ -88,7 +92,7 @@ export async function wooReturn(connector: Connector, workspace: WorkspaceActor,
       await discard(connector.knex, id);
       throw err;
     }
-    await activate(connector.knex, id, { ...keys, set_status: false });
+    await activate(connector.knex, id, { ...stored, set_status: false });
     return id;
   });
 }

@@ -17,7 +17,7 @@ export async function youcanCallback(connector: Connector, workspace: WorkspaceA
     const grant = await connector.send(youcanTokenRequest(api, app, connector.url('/stores/youcan/callback'), query.get('code')!));
     const token = idOf(jsonOf(grant.body).access_token);
     if (!grant.delivered || !token) throw new ConnectError('platform', 'youcan');
-    const id = await pendingConnection(connector.knex, state, 'youcan', app.clientSecret);
+    const id = await pendingConnection(connector.knex, state, 'youcan', connector.secrets.seal(app.clientSecret));
     const made: string[] = [];
     try {
       for (const event of YOUCAN_EVENTS) {
