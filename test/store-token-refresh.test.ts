@@ -179,6 +179,7 @@ async function order(s: Shop) {
     .set({
       'Content-Type': 'application/json',
       'X-Shopify-Topic': 'orders/create',
+      'X-Shopify-Shop-Domain': 'atlas.myshopify.com',
       'X-Shopify-Webhook-Id': crypto.randomUUID(),
       'X-Shopify-Hmac-Sha256': crypto.createHmac('sha256', CLIENT_SECRET).update(raw).digest('base64'),
     })
