@@ -5,7 +5,8 @@ import { HostResolver } from '../integrations/dns';
 import { SignedSender } from '../integrations/http';
 import { Secrets } from '../integrations/secrets';
 import { AgentService } from './agents';
-import { ApiKeyService, CreditService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
+import { AuditService } from './audit';
+import { ApiKeyService, CreditService, DeviceService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
 import { BlockedPhoneService, ImportService, exportCsv, OperationService, OrderService } from './orders';
 import { CallSettingsService, CallViewService, CallService, SweepService } from './calls';
 import { compactDeliveryCounts, DeliveryService } from './deliveries';
@@ -60,11 +61,14 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     secrets,
   );
   const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp);
+  const audit = new AuditService(knex);
   return {
     workspaces,
     invitations,
     members: new MemberService(knex, calls),
     users,
+    devices: new DeviceService(knex),
+    audit,
     credits: new CreditService(knex),
     agents: new AgentService(knex, urlPolicy, config.publicBaseUrl),
     webhooks,
@@ -91,6 +95,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       formTokens: await formTokens.pruneExpired(),
       storeApprovals: await storeConnect.prune(),
       whatsappEarlyStatuses: await whatsapp.pruneEarlyStatuses(),
+      auditEvents: await audit.prune(),
     }),
     formTokens,
     imports: new ImportService(knex, idempotency, orders),
