@@ -7,4 +7,10 @@ import { withOrigin } from '../../services/audit';
  * its browser. Mounted after the session is read.
  */
 export const auditOrigin: RequestHandler = (req, _res, next) =>
-  withOrigin(() => ({ actorId: req.ctx?.user.id ?? null, ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null }), next);
+  withOrigin(() => ({ actorId: req.ctx?.user.id ?? null, ip: plainAddress(req.ip), userAgent: req.get('user-agent') ?? null }), next);
+
+/** An IPv4 address as people write it: `::ffff:203.0.113.7` (an IPv4 client of a dual-stack socket) is `203.0.113.7`. */
+function plainAddress(ip: string | undefined): string | null {
+  if (!ip) return null;
+  return /^::ffff:\d{1,3}(\.\d{1,3}){3}$/i.test(ip) ? ip.slice(7) : ip;
+}
