@@ -23,6 +23,7 @@ import { refuseCrossSite } from './routes/middleware/csrf';
 import { htmlErrors, htmlNotFound, jsonErrors, jsonNotFound } from './routes/middleware/errors';
 import { sessionMiddleware } from './routes/middleware/session';
 import { apiSession } from './routes/middleware/api-session';
+import { auditOrigin } from './routes/middleware/audit-origin';
 import { requestLog } from './routes/middleware/request-log';
 import { securityHeaders } from './routes/middleware/security-headers';
 import { pagesRouter } from './routes/pages';
@@ -124,6 +125,7 @@ export function createApp(deps: AppDeps): express.Express {
     crossSite,
     jsonUnlessCsv,
     safeText,
+    auditOrigin,
     apiRouter(services),
     jsonNotFound,
     jsonErrors,
@@ -138,6 +140,6 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(session, chooseLanguage(i18n));
   app.use(express.urlencoded({ extended: false, limit: BODY_LIMIT }), safeBody);
-  app.use(crossSite, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);
+  app.use(crossSite, auditOrigin, pagesRouter(services, { config, redis: deps.redis, logger }), htmlNotFound, htmlErrors);
   return app;
 }

@@ -5,7 +5,8 @@ import { HostResolver } from '../integrations/dns';
 import { SignedSender } from '../integrations/http';
 import { secretsOf } from '../db/secrets-at-rest';
 import { AgentService } from './agents';
-import { ApiKeyService, CreditService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
+import { AuditService } from './audit';
+import { ApiKeyService, CreditService, DeviceService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
 import { ANONYMISED_PHONE, BlockedPhoneService, CustomerService, ImportService, exportCsv, OperationService, OrderService, RetentionService } from './orders';
 import { CallSettingsService, CallViewService, CallService, SweepService } from './calls';
 import { compactDeliveryCounts, DeliveryService } from './deliveries';
@@ -60,11 +61,14 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     secrets,
   );
   const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp, secrets);
+  const audit = new AuditService(knex);
   return {
     workspaces,
     invitations,
     members: new MemberService(knex, calls),
     users,
+    devices: new DeviceService(knex),
+    audit,
     credits: new CreditService(knex),
     agents: new AgentService(knex, urlPolicy, config.publicBaseUrl, secrets),
     webhooks,
@@ -94,6 +98,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
       formTokens: await formTokens.pruneExpired(),
       storeApprovals: await storeConnect.prune(),
       whatsappEarlyStatuses: await whatsapp.pruneEarlyStatuses(),
+      auditEvents: await audit.prune(),
     }),
     formTokens,
     /** Retention: the workspace setting, and the worker's daily pass that anonymises what is past it. */

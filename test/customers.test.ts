@@ -6,7 +6,7 @@ import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
 import { createServices } from '../services';
-import { ANONYMISED_NAME, ANONYMISED_PHONE, ANONYMISED_TEXT, phoneSha256 } from '../services/orders';
+import { ANONYMISED_NAME, ANONYMISED_PHONE, phoneSha256 } from '../services/orders';
 import type { SignedIn } from './helpers/app';
 import { app, csrfFrom, csrfOf, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
@@ -206,7 +206,8 @@ describe("a customer's request: /customers/:phone and /api/customers/:phone", fu
       expect(row.anonymised_at).to.be.an.instanceOf(Date);
     }
     const call = await testKnex()('calls').where({ id: c.callId }).first();
-    expect(call).to.include({ summary: ANONYMISED_TEXT, changes: ANONYMISED_TEXT, reply: ANONYMISED_TEXT, outcome: 'confirmed' });
+    // The words go; that there was a reply stays (an empty one), as call_counts' "answered" reads it.
+    expect(call).to.include({ summary: null, changes: null, reply: '', outcome: 'confirmed' });
     expect(await testKnex()('blocked_phones').where({ workspace_id: s.workspaceId })).to.have.length(0);
     // The other workspace's order and block-list entry of the same number are untouched.
     expect(await testKnex()('orders').where({ id: theirs.id }).first()).to.include({ client_name: 'Amina Benali', phone: PHONE, note: 'Leur note' });
@@ -295,5 +296,22 @@ describe("a customer's request: /customers/:phone and /api/customers/:phone", fu
     expect(page).not.to.contain(`href="/orders/${first.id}"`).and.not.to.contain(`href="/orders/${lookalike.id}"`);
     const listed = (await s.agent.get(`/customers/${ENCODED}`).expect(200)).text;
     expect(listed).to.contain(`href="/orders/${next.id}"`).and.not.to.contain(`href="/orders/${first.id}"`);
+  });
+
+  it('the audit log records each export and the erasure, by whom, naming the customer by the phone’s SHA-256, never the phone', async () => {
+    const s = await shop();
+    await order(s);
+    await s.agent.get(`/customers/${ENCODED}/export.json`).expect(200);
+    await s.agent.get(`/customers/${ENCODED}/export.csv`).expect(200);
+    await s.agent.delete(`/api/customers/${ENCODED}`).expect(200);
+    const events = await testKnex()('audit_events').where({ workspace_id: s.workspaceId }).whereLike('action', 'customer_%').orderBy('created_at');
+    expect(events.map((e) => [e.action, e.actor_id, e.target_type, e.target_id])).to.deep.equal([
+      ['customer_exported', s.userId, 'customer', phoneSha256(PHONE)],
+      ['customer_exported', s.userId, 'customer', phoneSha256(PHONE)],
+      ['customer_erased', s.userId, 'customer', phoneSha256(PHONE)],
+    ]);
+    expect(events.map((e) => e.details)).to.deep.equal([{ format: 'json', orders: 1 }, { format: 'csv' }, { orders: 1, unblocked: false }]);
+    const log = (await s.agent.get('/api/workspace/audit').expect(200)).text;
+    for (const form of ['612345678', '0612345678', '6 12 34 56 78']) expect(log).not.to.contain(form);
   });
 });

@@ -45,6 +45,7 @@ const DYNAMIC_PREFIXES = [
   'webhookPage.status.',
   'apiKeysPage.state.',
   'workspacePage.role.',
+  'auditPage.action.',
   'status.',
   'flag.',
   'outcome.',

@@ -205,6 +205,10 @@ describe('connecting a store in one click', () => {
       expect(Date.parse(connection.write_back.expires_at)).to.be.within(calledAt + 3_600_000, answeredAt + 3_600_000);
       expect(Date.parse(connection.write_back.refresh_token_expires_at)).to.be.within(calledAt + 7_776_000_000, answeredAt + 7_776_000_000);
       expect(JSON.stringify(connection)).not.to.contain(SHOPIFY_GRANT.access_token).and.not.to.contain(SHOPIFY_GRANT.refresh_token);
+      // The audit log: connected in one click, once, by the owner, named; no token in it.
+      const audited = await testKnex()('audit_events').where({ workspace_id: s.workspaceId });
+      expect(audited.map((e) => [e.action, e.actor_id, e.target_id, e.target_label])).to.deep.equal([['store_connected', s.userId, connection.id, 'Atlas']]);
+      expect(JSON.stringify(audited)).not.to.contain(SHOPIFY_GRANT.access_token).and.not.to.contain(SHOPIFY_GRANT.refresh_token);
 
       const hits = shopify.hits.slice(before);
       // An expiring offline token is asked for.

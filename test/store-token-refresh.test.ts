@@ -314,6 +314,13 @@ describe('Shopify’s expiring offline tokens', () => {
       expect(back.headers.location).to.equal(`/stores/${s.connectionId}`);
       const after = await connectionRow(s.connectionId);
       expect(after).to.include({ id: s.connectionId, reconnect_needed: false, write_back_error: null, enabled: true });
+      // The audit log: connected once (in one click), reconnected once, by the owner; no token in it.
+      const audited = await testKnex()('audit_events').where({ workspace_id: s.workspaceId }).whereLike('action', 'store_%').orderBy('created_at');
+      expect(audited.map((e) => [e.action, e.actor_id, e.target_id])).to.deep.equal([
+        ['store_connected', s.userId, s.connectionId],
+        ['store_reconnected', s.userId, s.connectionId],
+      ]);
+      expect(JSON.stringify(audited)).not.to.contain(GRANT.access_token).and.not.to.contain(GRANT.refresh_token);
       expect(secrets.open(after.write_back.refresh_token)).to.equal(`${GRANT.refresh_token}_again`);
       expect(await testKnex()('store_connections').where({ workspace_id: s.workspaceId })).to.have.length(1);
       expect((await testKnex()('orders').where({ id: placed.id }).first()).store_connection_id).to.equal(s.connectionId);

@@ -27,9 +27,6 @@ export function customersRouter(services: Services): Router {
   router.delete('/:phone', async (req, res) => {
     const { workspace } = workspaceOf(req);
     const erasure = await services.customers.erase(workspace, req.params.phone, { unblock: unblockOf(req.body, req.query) });
-    // AUDIT HOOK (issue 58, item 4): record "customer erased" here — who (workspaceOf(req).user),
-    // the workspace, the phone's SHA-256 (phoneSha256(erasure.phone)), erasure.erased and
-    // erasure.unblocked, from req.ip. Never the phone itself.
     res.json({ erased: erasure.erased, unblocked: erasure.unblocked });
   });
   return router;

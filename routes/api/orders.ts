@@ -3,7 +3,7 @@ import { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
 import { asksForPages, readFilters, readListingQuery, ORDER_STATUSES, inEnglish } from '../../services/orders';
-import type { Order, OrderSource } from '../../services/orders';
+import type { Order, OrderFilters, OrderSource } from '../../services/orders';
 import { fileUpload, uploadedFile } from '../middleware/uploads';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { firstThenRest, sendChunks } from '../stream';
@@ -120,7 +120,10 @@ export function addOrderFileRoutes(router: Router, services: Services): void {
     const filters = readFilters(req.query, ORDER_STATUSES);
     // The header in the exporter's language: `?lang=` (en: the API's names), else their saved choice.
     const language = isLanguage(req.query.lang) ? req.query.lang : (req.ctx?.user.language ?? 'en');
-    const rows = await firstThenRest(services.exportCsv(workspaceOf(req).workspace.id, filters, language));
+    const { workspace } = workspaceOf(req);
+    const rows = await firstThenRest(services.exportCsv(workspace.id, filters, language));
+    // Read once the first rows are: an export that failed before sending anything is not one.
+    await services.audit.record({ workspaceId: workspace.id, action: 'orders_exported', target: { type: 'orders' }, details: exportDetails(filters) });
     res.set({
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="orders-${shopDay()}.csv"`,
@@ -128,4 +131,14 @@ export function addOrderFileRoutes(router: Router, services: Services): void {
     });
     await sendChunks(res, rows);
   });
+}
+
+/** What an export took, for the audit log: the filters given (none: every order). */
+function exportDetails(filters: OrderFilters): Record<string, string | string[] | null> {
+  const details: Record<string, string | string[] | null> = {};
+  for (const [name, value] of Object.entries(filters)) {
+    if (value === null || value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    details[name] = Array.isArray(value) ? value.map(String) : String(value);
+  }
+  return details;
 }

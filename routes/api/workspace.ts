@@ -3,7 +3,7 @@ import type { Services } from '../../services';
 import { forgetContext, requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
 
-/** /api/workspace: removing a member (the owner), or leaving (a member); the owner's invitation links. */
+/** /api/workspace: removing a member (the owner), or leaving (a member); the owner's invitation links and audit log. */
 export function workspaceRouter(services: Services): Router {
   const router = Router();
   router.use(requireApiWorkspace);
@@ -13,6 +13,10 @@ export function workspaceRouter(services: Services): Router {
     await services.members.remove(workspace, user.id, req.params.userId, leaving ? req.sessionID : undefined);
     if (leaving) forgetContext(req);
     res.status(204).end();
+  });
+  router.get('/audit', async (req, res) => {
+    const { older, newer } = req.query;
+    res.set('Cache-Control', 'no-store').json(await services.audit.list(workspaceOf(req).workspace, { older, newer }));
   });
   router.get('/invitations', async (req, res) => {
     res.json({ invitations: await services.invitations.list(workspaceOf(req).workspace) });

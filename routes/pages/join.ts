@@ -80,7 +80,7 @@ export function joinPages(services: Services): Router {
     const values = formValues(req, ['name']);
     try {
       const user = await services.users.signUp({ ...values, email: link.email, password: formValues(req, ['password']).password }, token);
-      await signIn(req, user, services);
+      await signIn(req, res, user, services);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return renderSignUp(res, token, link, 400, { values, errors: errorsByInput(err) });

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { ConflictError, isOwner, ValidationError } from '../../services/shared';
 import type { NewInvitation } from '../../services/accounts';
+import type { AuditPage } from '../../services/audit';
 import { forgetContext, requirePageUser, requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
 import { createOnce, errorsByInput, formValues, pageMessage, redirectWithNotice } from './forms';
@@ -33,6 +34,26 @@ export function workspacePages(services: Services): Router {
   }
 
   router.get('/workspace', (req, res) => renderWorkspace(req, res));
+
+  /** The audit log (the owner's; a member gets the 403 page): 50 events a page, newest first. */
+  router.get('/workspace/audit', requirePageWorkspace, async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    const asked = { older: req.query.older, newer: req.query.newer };
+    let page: AuditPage;
+    try {
+      page = await services.audit.list(workspace, asked);
+    } catch (err) {
+      // An edited link shows the newest page, as the other lists do.
+      if (!(err instanceof ValidationError)) throw err;
+      page = await services.audit.list(workspace);
+    }
+    res.set('Cache-Control', 'no-store').render('workspace-audit', {
+      events: page.events,
+      olderLink: page.older ? `/workspace/audit?older=${page.older}` : null,
+      newerLink: page.newer ? `/workspace/audit?newer=${page.newer}` : null,
+      firstLink: page.newer ? '/workspace/audit' : null,
+    });
+  });
 
   router.post('/workspace/members/:userId/remove', requirePageWorkspace, async (req, res) => {
     const { user, workspace } = workspaceOf(req);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Prepared } from '../../db/prepared';
 import { queryPrepared } from '../../db/prepared';
 import { NotFoundError, bodyFields, camelOrSnake, isUuid, parse, msg } from '../../services/shared';
+import { audit } from '../audit';
 
 const KEY_PREFIX = 'sk_live_';
 /** 32 random bytes are 43 base64url characters: 256 bits, hashed with SHA-256 and looked up by hash. */
@@ -61,6 +62,9 @@ function view(row: Record<string, unknown>): ApiKeyView {
   };
 }
 
+/** A key as the audit log names it: its name and the start anyone may see ("Sheets (sk_live_AbCdEf)"). */
+const keyLabel = (row: { name: string; prefix: string }) => (row.name ? `${row.name} (${row.prefix})` : row.prefix);
+
 export const hashKey = (key: string): string => crypto.createHash('sha256').update(key).digest('hex');
 
 /** A live key by its hash (every token exchange): prepared. */
@@ -79,16 +83,26 @@ export class ApiKeyService {
     const body = bodyFields(input);
     const data = parse(createSchema, { name: body.name ?? undefined, expiresInDays: camelOrSnake(body, 'expiresInDays', 'expires_in_days') ?? undefined });
     const key = `${KEY_PREFIX}${crypto.randomBytes(32).toString('base64url')}`;
-    const [row] = await db('api_keys')
-      .insert({
-        user_id: owner.userId,
-        workspace_id: owner.workspaceId,
-        name: data.name ?? '',
-        key_hash: hashKey(key),
-        prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
-        expires_at: data.expiresInDays ? db.raw(`now() + make_interval(days => ?)`, [data.expiresInDays]) : null,
-      })
-      .returning(COLUMNS);
+    const run = async (trx: Knex.Transaction) => {
+      const [created] = await trx('api_keys')
+        .insert({
+          user_id: owner.userId,
+          workspace_id: owner.workspaceId,
+          name: data.name ?? '',
+          key_hash: hashKey(key),
+          prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+          expires_at: data.expiresInDays ? trx.raw(`now() + make_interval(days => ?)`, [data.expiresInDays]) : null,
+        })
+        .returning(COLUMNS);
+      await audit.record(trx, {
+        workspaceId: owner.workspaceId,
+        action: 'api_key_created',
+        target: { type: 'api_key', id: created.id, label: keyLabel(created) },
+        details: { expires_in_days: data.expiresInDays ?? null },
+      });
+      return created;
+    };
+    const row = db.isTransaction ? await run(db as Knex.Transaction) : await db.transaction(run);
     return { ...view(row), key };
   }
 
@@ -106,15 +120,17 @@ export class ApiKeyService {
   /** Revokes a key the viewer may see (again is harmless); any other id (another member's, another workspace's) is 404. */
   async revoke(viewer: KeyViewer, id: string): Promise<void> {
     if (!isUuid(id)) throw new NotFoundError(msg('apiKeyNotFound'));
-    const rows = await this.visible(viewer)
-      .where({ id })
-      .update({ revoked_at: this.knex.raw('coalesce(revoked_at, now())') })
-      .returning('id');
-    if (rows.length === 0) throw new NotFoundError(msg('apiKeyNotFound'));
+    await this.knex.transaction(async (trx) => {
+      const row = await this.visible(viewer, trx).where({ id }).forUpdate().first('id', 'name', 'prefix', 'revoked_at');
+      if (!row) throw new NotFoundError(msg('apiKeyNotFound'));
+      if (row.revoked_at) return;
+      await trx('api_keys').where({ id }).update({ revoked_at: trx.fn.now() });
+      await audit.record(trx, { workspaceId: viewer.workspaceId, action: 'api_key_revoked', target: { type: 'api_key', id, label: keyLabel(row) } });
+    });
   }
 
-  private visible(viewer: KeyViewer): Knex.QueryBuilder {
-    const query = this.knex('api_keys').where({ workspace_id: viewer.workspaceId });
+  private visible(viewer: KeyViewer, db: Knex = this.knex): Knex.QueryBuilder {
+    const query = db('api_keys').where({ workspace_id: viewer.workspaceId });
     return viewer.role === 'owner' ? query : query.where({ user_id: viewer.userId });
   }
 

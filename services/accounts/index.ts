@@ -6,3 +6,4 @@ export * from './api-keys';
 export * from './tokens';
 export * from './credits';
 export * from './sessions';
+export * from './devices';

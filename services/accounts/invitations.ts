@@ -15,6 +15,7 @@ import {
   msg,
 } from '../../services/shared';
 import type { WorkspaceActor } from '../../services/shared';
+import { audit } from '../audit';
 
 /**
  * Joining a workspace takes a link the owner hands over (WhatsApp, SMS): we send no e-mail, so an
@@ -78,6 +79,7 @@ export class InvitationService {
           expires_at: trx.raw(`now() + make_interval(days => ?)`, [VALID_DAYS]),
         })
         .returning(['id', 'email', 'expires_at']);
+      await audit.record(trx, { workspaceId: workspace.id, action: 'member_invited', target: { type: 'invitation', id: created.id, label: address } });
       return created;
     });
     return { id: row.id, email: row.email, expires_at: iso(row.expires_at), join_url: `${this.publicBaseUrl}/join/${token}` };
@@ -102,8 +104,11 @@ export class InvitationService {
   async revoke(workspace: WorkspaceActor, id: string): Promise<void> {
     ownerOnly(workspace);
     if (!isUuid(id)) throw new NotFoundError(msg('invitationNotFound'));
-    const rows = await this.pending(this.knex, workspace.id).where({ id }).update({ revoked_at: this.knex.fn.now() }).returning('id');
-    if (rows.length === 0) throw new NotFoundError(msg('invitationNotFound'));
+    await this.knex.transaction(async (trx) => {
+      const [row] = await this.pending(trx, workspace.id).where({ id }).update({ revoked_at: trx.fn.now() }).returning(['id', 'email']);
+      if (!row) throw new NotFoundError(msg('invitationNotFound'));
+      await audit.record(trx, { workspaceId: workspace.id, action: 'invitation_revoked', target: { type: 'invitation', id: row.id, label: row.email } });
+    });
   }
 
   /**
@@ -149,6 +154,13 @@ export class InvitationService {
       if (joined.length === 0) {
         throw new ConflictError(msg('ALREADY_IN_WORKSPACE'), 'ALREADY_IN_WORKSPACE');
       }
+      // The one who joins acts: a sign-up through the link has no session yet.
+      await audit.record(trx, {
+        workspaceId: link.workspaceId,
+        action: 'member_joined',
+        actorId: user.id,
+        target: { type: 'member', id: user.id, label: user.email },
+      });
       return link;
     };
     return db.isTransaction ? run(db as Knex.Transaction) : this.knex.transaction(run);

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { CallService } from '../calls';
 import { ConflictError, ForbiddenError, NotFoundError, isUuid, msg } from '../../services/shared';
+import { audit } from '../audit';
 
 export interface RemovedMember {
   user_id: string;
@@ -27,7 +28,11 @@ export class MemberService {
     if (!isUuid(userId)) throw memberNotFound();
     if (workspace.role !== 'owner' && actorId !== userId) throw new ForbiddenError(msg('ownerRemoves'));
     return this.knex.transaction(async (trx) => {
-      const member = await trx('workspace_members').where({ workspace_id: workspace.id, user_id: userId }).forUpdate().first('role');
+      const member = await trx('workspace_members as m')
+        .join('users as u', 'u.id', 'm.user_id')
+        .where({ 'm.workspace_id': workspace.id, 'm.user_id': userId })
+        .forUpdate('m')
+        .first('m.role', 'u.email');
       if (!member) throw memberNotFound();
       if (member.role === 'owner') throw new ConflictError(msg('OWNER_CANNOT_BE_REMOVED'), 'OWNER_CANNOT_BE_REMOVED');
       await trx('workspace_members').where({ workspace_id: workspace.id, user_id: userId }).delete();
@@ -47,6 +52,12 @@ export class MemberService {
         await trx('session')
           .where({ sid: keepSessionId })
           .update({ sess: trx.raw("(sess::jsonb - 'ctx')::json") });
+      await audit.record(trx, {
+        workspaceId: workspace.id,
+        action: actorId === userId ? 'member_left' : 'member_removed',
+        target: { type: 'member', id: userId, label: member.email },
+        details: { keys_revoked: keysRevoked },
+      });
       return { user_id: userId, sessionsEnded, keysRevoked, claimsReleased };
     });
   }

@@ -6,6 +6,7 @@ import type { UrlPolicy } from '../../integrations/url-guard';
 import { newSigningSecret } from '../../integrations/signing';
 import { NotFoundError, ownerOnly, ValidationError, bodyFields, camelOrSnake, isUuid, parse, requiredText, validEndpointUrl, msg } from '../../services/shared';
 import type { FieldErrors, WorkspaceActor } from '../../services/shared';
+import { audit } from '../audit';
 import { checkLadder } from '../calls';
 import type { WhatsAppAgentFields } from '../whatsapp';
 import { namesWhatsAppField, readWhatsAppRows, WHATSAPP_COLUMNS, whatsappFields, whatsappInput, whatsappRow } from '../whatsapp';
@@ -133,12 +134,15 @@ export class AgentService {
   async rotateSecret(workspace: WorkspaceActor, id: string): Promise<Agent> {
     ownerOnly(workspace);
     if (!isUuid(id)) throw agentNotFound();
-    const [row] = await this.knex('agents')
-      .where({ id, workspace_id: workspace.id, kind: 'voice' })
-      .update({ secret: this.secrets.seal(newSigningSecret()) })
-      .returning([...AGENT_FIELDS, 'secret']);
-    if (!row) throw agentNotFound();
-    return toAgent(this.opened(row), true);
+    return this.knex.transaction(async (trx) => {
+      const [row] = await trx('agents')
+        .where({ id, workspace_id: workspace.id, kind: 'voice' })
+        .update({ secret: this.secrets.seal(newSigningSecret()) })
+        .returning([...AGENT_FIELDS, 'secret']);
+      if (!row) throw agentNotFound();
+      await audit.record(trx, { workspaceId: workspace.id, action: 'agent_secret_rotated', target: agentTarget(row) });
+      return toAgent(this.opened(row), true);
+    });
   }
 
   async list(workspaceId: string): Promise<Agent[]> {
@@ -206,6 +210,9 @@ export class AgentService {
       const [created] = await trx('agents')
         .insert(row)
         .returning([...AGENT_FIELDS, 'secret']);
+      // Voice and WhatsApp agents hold credentials (a signing secret, Meta's token): their changes are audited.
+      if (created.kind !== 'human')
+        await audit.record(trx, { workspaceId, action: 'agent_created', target: agentTarget(created), details: { kind: created.kind } });
       if (!whatsapp) return toAgent(this.opened(created), true);
       const [connection] = await trx('whatsapp_agents')
         .insert({ ...this.sealedWhatsApp(whatsapp), agent_id: created.id })
@@ -256,6 +263,16 @@ export class AgentService {
       const [row] = Object.keys(patch).length > 0 ? await query.update(patch).returning(AGENT_FIELDS) : await query.select(AGENT_FIELDS);
       if (!row) throw agentNotFound();
       if (Object.keys(whatsapp).length > 0) await trx('whatsapp_agents').where({ agent_id: id }).update(this.sealedWhatsApp(whatsapp));
+      const changed = [...Object.keys(patch), ...Object.keys(whatsapp)];
+      // A new access token or app secret is a credential changed: named as such, never shown.
+      const credentials = changed.some((field) => field === 'access_token' || field === 'app_secret');
+      if (current.kind !== 'human' && changed.length > 0)
+        await audit.record(trx, {
+          workspaceId,
+          action: credentials ? 'agent_secret_rotated' : 'agent_edited',
+          target: agentTarget(row),
+          details: { kind: current.kind, changed },
+        });
       return (await this.withWhatsApp(trx, [row]))[0];
     });
   }
@@ -285,6 +302,11 @@ export class AgentService {
   private async releaseHandler(trx: Knex.Transaction, workspaceId: string): Promise<void> {
     await trx('agents').where({ workspace_id: workspaceId, is_order_handler: true }).update({ is_order_handler: false });
   }
+}
+
+/** An agent as the audit log names it. */
+function agentTarget(row: { id: string; name: string }) {
+  return { type: 'agent' as const, id: row.id, label: row.name };
 }
 
 function agentNotFound(): NotFoundError {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { msg, bodyFields, camelOrSnake, parse, SHOP_TIME_ZONE, shopWallClock } from '../../services/shared';
+import { audit } from '../audit';
 
 export interface CallSettings {
   max_attempts: number;
@@ -118,7 +119,30 @@ export class CallSettingsService {
          WHERE workspace_id = ? AND status = 'pending'`,
         [SHOP_TIME_ZONE, `${current.calling_hours.start}:00`, workspaceId],
       );
+      const changed = (Object.keys(row) as Array<keyof Row>).filter((field) => String(row[field]) !== String(currentRow(current)[field]));
+      if (changed.length > 0)
+        await audit.record(trx, {
+          workspaceId,
+          action: 'settings_changed',
+          target: { type: 'settings', id: null, label: 'calls' },
+          details: {
+            changed,
+            max_attempts: row.max_attempts,
+            retry_interval_minutes: row.retry_interval_minutes,
+            hours: `${row.hours_start}–${row.hours_end}`,
+          },
+        });
       return toSettings(row);
     });
   }
+}
+
+/** The settings as their row holds them. */
+function currentRow(settings: CallSettings): Row {
+  return {
+    max_attempts: settings.max_attempts,
+    retry_interval_minutes: settings.retry_interval_minutes,
+    hours_start: settings.calling_hours.start,
+    hours_end: settings.calling_hours.end,
+  };
 }

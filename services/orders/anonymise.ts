@@ -74,6 +74,3 @@ export async function anonymiseOrdersById(trx: Knex.Transaction, workspaceId: st
     .update({ status: 'cancelled', next_attempt_at: null });
   return erased;
 }
-
-/** What a webhook message about an erased order says instead of a call's summary, changes or reply that existed. */
-export const ANONYMISED_TEXT = '—';

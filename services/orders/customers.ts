@@ -2,11 +2,12 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { ValidationError, normalizeMoroccanPhone, ownerOnly, msg } from '../../services/shared';
 import type { Language, WorkspaceActor } from '../../services/shared';
-import { anonymiseOrdersById, ANONYMISED_TEXT } from './anonymise';
+import { anonymiseOrdersById } from './anonymise';
 import { exportCsv } from './export';
 import { toOrder } from './model';
 import type { Order } from './model';
 import { ORDER_FIELDS } from './sql';
+import { audit } from '../audit';
 
 /**
  * A customer's request (issue 58, item 3; DESIGN.md "Privacy"): every order of one phone number in
@@ -138,6 +139,7 @@ export class CustomerService {
     };
     const callsOf = byOrder(calls);
     const eventsOf = byOrder(events);
+    await this.exported(workspaceId, phone, 'json', orders.length);
     return {
       phone,
       exported_at: new Date().toISOString(),
@@ -169,6 +171,21 @@ export class CustomerService {
     };
   }
 
+  /**
+   * Records in the audit log that the customer's data was exported (by whom and from where: the
+   * request's). The log names the customer by the phone's SHA-256, never the phone: an erasure must
+   * leave nothing of it behind.
+   */
+  async exported(workspaceId: string, phoneText: unknown, format: 'json' | 'csv', orders?: number): Promise<void> {
+    const phone = customerPhone(phoneText);
+    await audit.record(this.knex, {
+      workspaceId,
+      action: 'customer_exported',
+      target: customerTarget(phone),
+      details: { format, ...(orders === undefined ? {} : { orders }) },
+    });
+  }
+
   /** The customer's orders as the orders export writes them (same columns, same defusing), newest first. */
   exportCsv(workspaceId: string, phoneText: unknown, language: Language = 'en'): AsyncGenerator<string> {
     const phone = customerPhone(phoneText);
@@ -194,6 +211,7 @@ export class CustomerService {
       const erased = await anonymiseOrdersById(trx, workspace.id, ids);
       await scrubWebhookMessages(trx, workspace.id, rows);
       const unblocked = options.unblock ? (await trx('blocked_phones').where({ workspace_id: workspace.id, phone }).delete()) > 0 : false;
+      await audit.record(trx, { workspaceId: workspace.id, action: 'customer_erased', target: customerTarget(phone), details: { orders: erased, unblocked } });
       if (erased > 0) {
         const data = { phone_sha256: phoneSha256(phone), order_count: erased, erased_at: new Date().toISOString() };
         await trx.raw("SELECT webhook_event(?::uuid, 'customer.erased', ?::jsonb)", [workspace.id, JSON.stringify(data)]);
@@ -201,6 +219,12 @@ export class CustomerService {
       return { phone, erased, unblocked };
     });
   }
+}
+
+/** A customer as the audit log names them: by the phone's SHA-256 (its first twelve characters shown). */
+function customerTarget(phone: string): { type: 'customer'; id: string; label: string } {
+  const hash = phoneSha256(phone);
+  return { type: 'customer', id: hash, label: `SHA-256 ${hash.slice(0, 12)}…` };
 }
 
 /**
@@ -219,13 +243,13 @@ async function scrubWebhookMessages(trx: Knex.Transaction, workspaceId: string, 
         SET data = jsonb_set(m.data, '{order}', webhook_order(o))
                    || CASE WHEN m.data->'call' IS NOT NULL THEN jsonb_build_object('call', m.data->'call'
                         || jsonb_build_object(
-                             'summary', CASE WHEN m.data->'call'->>'summary' IS NULL THEN NULL ELSE to_jsonb(?::text) END,
-                             'changes', CASE WHEN m.data->'call'->>'changes' IS NULL THEN NULL ELSE to_jsonb(?::text) END,
-                             'reply', CASE WHEN m.data->'call'->>'reply' IS NULL THEN NULL ELSE to_jsonb(?::text) END))
+                             'summary', NULL,
+                             'changes', NULL,
+                             'reply', CASE WHEN m.data->'call'->>'reply' IS NULL THEN NULL ELSE to_jsonb(''::text) END))
                       ELSE '{}'::jsonb END
        FROM orders o
       WHERE m.workspace_id = ? AND m.created_at >= ? AND m.data->'order' IS NOT NULL
         AND o.workspace_id = m.workspace_id AND o.id = ANY(?::uuid[]) AND (m.data->'order'->>'id')::uuid = o.id`,
-    [ANONYMISED_TEXT, ANONYMISED_TEXT, ANONYMISED_TEXT, workspaceId, since, orders.map((row) => row.id)],
+    [workspaceId, since, orders.map((row) => row.id)],
   );
 }

@@ -18,6 +18,7 @@ import {
   recode,
 } from '../../services/shared';
 import type { FieldErrors, WorkspaceActor, Coded, Message } from '../../services/shared';
+import { audit } from '../audit';
 import { NON_EXPIRING_UNTIL, nonExpiring } from './shopify-admin';
 
 export const STORE_KINDS = ['shopify', 'woocommerce', 'youcan', 'custom'] as const;
@@ -282,6 +283,7 @@ export class StoreConnectionService {
           write_back: this.stored(input.write_back ?? null),
         })
         .returning('id');
+      await audit.record(trx, { workspaceId: workspace.id, action: 'store_created', target: storeTarget(row.id, input.name), details: { kind: input.kind } });
       return row.id as string;
     });
     const connection = await this.get(workspace.id, id, db);
@@ -306,7 +308,17 @@ export class StoreConnectionService {
     }
     // New credentials start without the old ones' error.
     if (input.write_back !== undefined) Object.assign(patch, { write_back: this.stored(input.write_back), write_back_error: null, reconnect_needed: false });
-    if (Object.keys(patch).length > 0) await this.knex('store_connections').where({ workspace_id: workspace.id, id }).update(patch);
+    if (Object.keys(patch).length > 0)
+      await this.knex.transaction(async (trx) => {
+        await trx('store_connections').where({ workspace_id: workspace.id, id }).update(patch);
+        const changed = Object.keys(patch).filter((field) => !['disabled_reason', 'write_back_error', 'reconnect_needed'].includes(field));
+        await audit.record(trx, {
+          workspaceId: workspace.id,
+          action: 'store_edited',
+          target: storeTarget(id, input.name ?? current.name),
+          details: { changed },
+        });
+      });
     return this.get(workspace.id, id);
   }
 
@@ -314,8 +326,11 @@ export class StoreConnectionService {
   async remove(workspace: WorkspaceActor, id: string): Promise<void> {
     ownerOnly(workspace);
     if (!isUuid(id)) throw connectionNotFound();
-    const deleted = await this.knex('store_connections').where({ workspace_id: workspace.id, id }).delete();
-    if (deleted === 0) throw connectionNotFound();
+    await this.knex.transaction(async (trx) => {
+      const [row] = await trx('store_connections').where({ workspace_id: workspace.id, id }).delete(['id', 'name', 'kind']);
+      if (!row) throw connectionNotFound();
+      await audit.record(trx, { workspaceId: workspace.id, action: 'store_deleted', target: storeTarget(row.id, row.name), details: { kind: row.kind } });
+    });
   }
 
   /**
@@ -372,4 +387,9 @@ export function openedWriteBack<T extends object>(secrets: Secrets, stored: T): 
 
 function connectionNotFound(): NotFoundError {
   return new NotFoundError(msg('storeNotFound'));
+}
+
+/** A store connection as the audit log names it. */
+export function storeTarget(id: string, name: string) {
+  return { type: 'store' as const, id, label: name };
 }

@@ -7,6 +7,7 @@ import type { Secrets } from '../../integrations/secrets';
 import type { Jobs } from '../../db/jobs';
 import { newSigningSecret } from '../../integrations/signing';
 import type { UrlPolicy } from '../../integrations/url-guard';
+import { audit } from '../audit';
 import { ConflictError, ownerOnly, bodyFields, isUuid, msg, recode } from '../../services/shared';
 import type { WorkspaceActor, Message } from '../../services/shared';
 import type { Endpoint } from './endpoints';
@@ -89,6 +90,7 @@ export class WebhookService {
           secret: this.secrets.seal(newSigningSecret()),
         })
         .returning([...ENDPOINT_FIELDS, 'secret']);
+      await audit.record(trx, { workspaceId, action: 'webhook_created', target: endpointTarget(row), details: { events: row.events } });
       return { ...toEndpoint(row), secret: this.secrets.open(row.secret) };
     });
   }
@@ -111,6 +113,8 @@ export class WebhookService {
       if (input.enabled === false) await dropPending(trx, id, msg('hookDroppedByMember'));
       if (Object.keys(patch).length === 0) return toEndpoint(current);
       const [row] = await trx('webhook_endpoints').where({ id }).update(patch).returning(ENDPOINT_FIELDS);
+      const changed = Object.keys(patch).filter((field) => !field.startsWith('disabled_') && field !== 'failing_since');
+      await audit.record(trx, { workspaceId, action: 'webhook_edited', target: endpointTarget(row), details: { changed } });
       return toEndpoint(row);
     });
   }
@@ -119,18 +123,24 @@ export class WebhookService {
   async remove(workspace: WorkspaceActor, id: string): Promise<void> {
     ownerOnly(workspace);
     if (!isUuid(id)) throw endpointNotFound();
-    const deleted = await this.knex('webhook_endpoints').where({ workspace_id: workspace.id, id }).delete();
-    if (deleted === 0) throw endpointNotFound();
+    await this.knex.transaction(async (trx) => {
+      const [row] = await trx('webhook_endpoints').where({ workspace_id: workspace.id, id }).delete(['id', 'url']);
+      if (!row) throw endpointNotFound();
+      await audit.record(trx, { workspaceId: workspace.id, action: 'webhook_deleted', target: endpointTarget(row) });
+    });
   }
 
   async rotateSecret(workspace: WorkspaceActor, id: string): Promise<Endpoint & { secret: string }> {
     ownerOnly(workspace);
-    await endpointRow(this.knex, workspace.id, id);
-    const [row] = await this.knex('webhook_endpoints')
-      .where({ workspace_id: workspace.id, id })
-      .update({ secret: this.secrets.seal(newSigningSecret()) })
-      .returning([...ENDPOINT_FIELDS, 'secret']);
-    return { ...toEndpoint(row), secret: this.secrets.open(row.secret) };
+    return this.knex.transaction(async (trx) => {
+      await endpointRow(trx, workspace.id, id, true);
+      const [row] = await trx('webhook_endpoints')
+        .where({ workspace_id: workspace.id, id })
+        .update({ secret: this.secrets.seal(newSigningSecret()) })
+        .returning([...ENDPOINT_FIELDS, 'secret']);
+      await audit.record(trx, { workspaceId: workspace.id, action: 'webhook_secret_rotated', target: endpointTarget(row) });
+      return { ...toEndpoint(row), secret: this.secrets.open(row.secret) };
+    });
   }
 
   /** A `webhook.test` to this endpoint alone. */
@@ -187,4 +197,10 @@ export class WebhookService {
   async prune(): Promise<number> {
     return pruneLog(this.knex);
   }
+}
+
+/** An endpoint as the audit log names it: its address without what may be a credential (user, password, query). */
+function endpointTarget(row: { id: string; url: string }) {
+  const url = URL.canParse(row.url) ? new URL(row.url) : null;
+  return { type: 'webhook' as const, id: row.id, label: url ? `${url.protocol}//${url.host}${url.pathname}` : row.url };
 }

@@ -166,6 +166,7 @@ describe('accessibility of every page (headless Chromium)', function () {
       '/api-keys',
       '/credits',
       '/workspace',
+      '/workspace/audit',
       '/stores',
       '/stores/new',
       '/stores/new?kind=custom',

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Secrets } from '../../../integrations/secrets';
 import { z } from 'zod';
 import { newSigningSecret } from '../../../integrations/signing';
+import { audit } from '../../audit';
 import { NotFoundError, ownerOnly, ValidationError, msg, isUuid, parse, readInboundJson, requiredText, unsafeTextAt } from '../../../services/shared';
 import { eventTime } from '../time';
 import type { WorkspaceActor } from '../../../services/shared';
@@ -81,16 +82,34 @@ export class CarrierConnectionService {
     ownerOnly(workspace);
     const input = parse(createSchema, body ?? {});
     const secret = newSigningSecret();
-    const [row] = await this.knex('carrier_connections')
-      .insert({ workspace_id: workspace.id, kind: input.kind, name: input.name, secret: this.secrets.seal(secret) })
-      .returning(['id', 'kind', 'name', 'created_at']);
+    const row = await this.knex.transaction(async (trx) => {
+      const [created] = await trx('carrier_connections')
+        .insert({ workspace_id: workspace.id, kind: input.kind, name: input.name, secret: this.secrets.seal(secret) })
+        .returning(['id', 'kind', 'name', 'created_at']);
+      await audit.record(trx, {
+        workspaceId: workspace.id,
+        action: 'carrier_created',
+        target: { type: 'carrier', id: created.id, label: created.name },
+        details: { kind: created.kind },
+      });
+      return created;
+    });
     return { ...this.toJson(row), secret };
   }
 
   async remove(workspace: WorkspaceActor & { id: string }, id: string): Promise<void> {
     ownerOnly(workspace);
-    const deleted = isUuid(id) ? await this.knex('carrier_connections').where({ id, workspace_id: workspace.id }).delete() : 0;
-    if (!deleted) throw new NotFoundError(msg('carrierNotFound'));
+    if (!isUuid(id)) throw new NotFoundError(msg('carrierNotFound'));
+    await this.knex.transaction(async (trx) => {
+      const [row] = await trx('carrier_connections').where({ id, workspace_id: workspace.id }).delete(['id', 'kind', 'name']);
+      if (!row) throw new NotFoundError(msg('carrierNotFound'));
+      await audit.record(trx, {
+        workspaceId: workspace.id,
+        action: 'carrier_deleted',
+        target: { type: 'carrier', id: row.id, label: row.name },
+        details: { kind: row.kind },
+      });
+    });
   }
 
   /** The connection's log, newest first. */

@@ -5,6 +5,8 @@
  */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { audit } from '../../audit';
+import { storeTarget } from '../connections';
 import type { ConnectKind } from './connector';
 import { ConnectError } from './connector';
 
@@ -64,9 +66,14 @@ export async function pendingConnection(knex: Knex, state: StateRow, kind: 'shop
 
 /** The connection works: its webhooks are made; `writeBack` holds what writing outcomes back needs (null: nothing). */
 export async function activate(knex: Knex, id: string, writeBack: object | null): Promise<void> {
-  await knex('store_connections')
-    .where({ id })
-    .update({ pending: false, enabled: true, write_back: writeBack ? JSON.stringify(writeBack) : null, write_back_error: null });
+  await knex.transaction(async (trx) => {
+    const [row] = await trx('store_connections')
+      .where({ id })
+      .update({ pending: false, enabled: true, write_back: writeBack ? JSON.stringify(writeBack) : null, write_back_error: null })
+      .returning(['id', 'workspace_id', 'name', 'kind']);
+    if (row)
+      await audit.record(trx, { workspaceId: row.workspace_id, action: 'store_connected', target: storeTarget(row.id, row.name), details: { kind: row.kind } });
+  });
 }
 
 /** A pending connection is deleted (a refusal, a failure): nothing of it stays. */

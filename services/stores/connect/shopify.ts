@@ -6,6 +6,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
 import { normalizeMoroccanPhone, readInboundJson } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
+import { audit } from '../../audit';
+import { storeTarget } from '../connections';
 import { sealGrant } from '../shopify-admin';
 import type { StoredShopifyCredentials } from '../shopify-admin';
 import { activate, afterState, discard, pendingConnection, takeState } from './approvals';
@@ -81,11 +83,14 @@ export async function shopifyCallback(connector: Connector, workspace: Workspace
  * while the app stayed installed) gets the new tokens, and needs no reconnecting any more.
  */
 async function reconnected(connector: Connector, id: string, workspaceId: string, credentials: StoredShopifyCredentials): Promise<string> {
-  const updated = await connector
-    .knex('store_connections')
-    .where({ id, workspace_id: workspaceId, kind: 'shopify' })
-    .update({ write_back: JSON.stringify(credentials), reconnect_needed: false, write_back_error: null, write_back_error_code: null });
-  if (updated === 0) throw new ConnectError('state', 'shopify');
+  await connector.knex.transaction(async (trx) => {
+    const [row] = await trx('store_connections')
+      .where({ id, workspace_id: workspaceId, kind: 'shopify' })
+      .update({ write_back: JSON.stringify(credentials), reconnect_needed: false, write_back_error: null, write_back_error_code: null })
+      .returning(['id', 'name']);
+    if (!row) throw new ConnectError('state', 'shopify');
+    await audit.record(trx, { workspaceId, action: 'store_reconnected', target: storeTarget(row.id, row.name), details: { kind: 'shopify' } });
+  });
   return id;
 }
 
