@@ -4,6 +4,7 @@ import type { SignedIn } from './helpers/app';
 import { csrfOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { createOrder, ORDER, openAllDay, operationRow, orderRow } from './helpers/loop';
+import { opened } from './helpers/secrets';
 
 type Shop = SignedIn & { workspaceId: string; csrf: string; post: (path: string, form?: Record<string, string>) => request.Test };
 
@@ -386,7 +387,7 @@ describe('agents page: kinds and secrets', () => {
     const owner = await shop();
     const created = await owner.post('/agents', { name: 'Robot', kind: 'voice', endpoint_url: 'http://127.0.0.1:9/calls' }).expect(201);
     expect(created.headers['cache-control']).to.equal('no-store');
-    const agent = await testKnex()('agents').where({ workspace_id: owner.workspaceId, name: 'Robot' }).first();
+    const agent = opened(await testKnex()('agents').where({ workspace_id: owner.workspaceId, name: 'Robot' }).first());
     expect(agent.kind).to.equal('voice');
     expect(created.text).to.contain(`value="${agent.secret}"`);
 
@@ -400,7 +401,7 @@ describe('agents page: kinds and secrets', () => {
 
     const rotated = await owner.post(`/agents/${agent.id}/rotate-secret`).expect(200);
     expect(rotated.headers['cache-control']).to.equal('no-store');
-    const after = await testKnex()('agents').where({ id: agent.id }).first();
+    const after = opened(await testKnex()('agents').where({ id: agent.id }).first());
     expect(after.secret)
       .to.match(/^whsec_/)
       .and.not.equal(agent.secret);
@@ -409,7 +410,7 @@ describe('agents page: kinds and secrets', () => {
     const stranger = await shop();
     await stranger.agent.get(`/agents/${agent.id}`).expect(404);
     await stranger.post(`/agents/${agent.id}/rotate-secret`).expect(404);
-    expect((await testKnex()('agents').where({ id: agent.id }).first()).secret).to.equal(after.secret);
+    expect(opened(await testKnex()('agents').where({ id: agent.id }).first()).secret).to.equal(after.secret);
   });
 
   it('a voice agent without an endpoint, or a human one with one, re-renders with the message beside the URL', async () => {

@@ -11,6 +11,7 @@ import { compressAnswers, shouldCompress } from '../routes/middleware/compressio
 import type { SignedIn } from './helpers/app';
 import { app, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
+import { opened } from './helpers/secrets';
 
 let base: string;
 
@@ -135,7 +136,7 @@ describe('compressed answers over a phone network', () => {
     const agentId = JSON.parse(voice.body.toString()).id;
     const rotated = await raw('POST', `/api/agents/${agentId}/rotate-secret`, json);
     turnedDown(rotated);
-    expect((await testKnex()('agents').where({ id: agentId }).first()).secret).to.equal(JSON.parse(rotated.body.toString()).secret);
+    expect(opened(await testKnex()('agents').where({ id: agentId }).first()).secret).to.equal(JSON.parse(rotated.body.toString()).secret);
   });
 
   it('/hooks answers are never compressed, however the path is spelt', async () => {
