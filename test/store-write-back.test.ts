@@ -178,7 +178,10 @@ describe('store write-back', () => {
       );
       expect(hit.json.variables).to.deep.equal({ id: `gid://shopify/Order/${order.external_id}`, tags: ['confirmation:confirmed'] });
       // The order as it was but its status; the person's change cancelled its open operation.
-      expect(await orderRow(order.id)).to.deep.equal({ ...order, status: 'confirmed', op_status: 'cancelled' });
+      // The status changed, so the order's last change moved (retention counts from it).
+      const confirmed = await orderRow(order.id);
+      expect(confirmed.changed_at).to.be.instanceOf(Date);
+      expect(confirmed).to.deep.equal({ ...order, status: 'confirmed', op_status: 'cancelled', changed_at: confirmed.changed_at });
       expect((await s.agent.get(`/api/stores/${s.storeId}`).expect(200)).body.write_back).to.deep.equal({ enabled: true, last_error: null });
     });
 
