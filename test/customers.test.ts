@@ -1,14 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import request from 'supertest';
 import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { SignedSender } from '../integrations/http';
 import { createServices } from '../services';
 import { ANONYMISED_NAME, ANONYMISED_PHONE, phoneSha256 } from '../services/orders';
 import type { SignedIn } from './helpers/app';
-import { app, csrfFrom, csrfOf, signUp, TEST_ENV } from './helpers/app';
+import { csrfFrom, csrfOf, memberOf, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { openAllDay } from './helpers/loop';
 
@@ -30,20 +29,6 @@ async function shop(): Promise<Shop> {
   const s = await signUp({ name: 'Salma Idrissi' });
   await s.agent.post('/api/agents').send({ name: 'Youssef', orderHandler: true }).expect(201);
   return { ...s, workspaceId: s.workspaceId! };
-}
-
-/** A member of the owner's workspace, signed in after the membership is written. */
-async function memberOf(owner: Shop): Promise<Shop> {
-  const member = await signUp({ workspace: null });
-  await testKnex()('workspace_members').insert({ workspace_id: owner.workspaceId, user_id: member.userId, role: 'member' });
-  const agent = request.agent(app());
-  const page = await agent.get('/login').expect(200);
-  await agent
-    .post('/login')
-    .type('form')
-    .send({ _csrf: csrfFrom(page.text), email: member.email, password: member.password })
-    .expect(303);
-  return { ...member, agent, workspaceId: owner.workspaceId };
 }
 
 async function order(s: Shop, fields: Record<string, unknown> = {}) {

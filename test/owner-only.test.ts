@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import request from 'supertest';
+import type request from 'supertest';
 import type { SignedIn } from './helpers/app';
-import { app, csrfFrom, csrfOf, signUp } from './helpers/app';
+import { csrfOf, memberOf, signUp } from './helpers/app';
 import { testKnex } from './helpers/db';
 
 /**
@@ -22,24 +22,6 @@ interface Team {
   endpointId: string;
   endpointSecret: string;
   deliveryId: string;
-}
-
-/**
- * A member of `owner`'s workspace. The membership row is written here (how one joins is the
- * invitations' tests' matter); then the member signs in, so the session reads it.
- */
-async function memberOf(owner: SignedIn): Promise<SignedIn> {
-  const member = await signUp({ workspace: null });
-  await testKnex()('workspace_members').insert({ workspace_id: owner.workspaceId, user_id: member.userId, role: 'member' });
-  // The session caches the user's context: a new sign-in reads the membership.
-  const agent = request.agent(app());
-  const page = await agent.get('/login').expect(200);
-  await agent
-    .post('/login')
-    .type('form')
-    .send({ _csrf: csrfFrom(page.text), email: member.email, password: member.password })
-    .expect(303);
-  return { ...member, agent, workspaceId: owner.workspaceId };
 }
 
 /** An owner with a voice agent, a human agent and a webhook endpoint with one delivery, and a member. */

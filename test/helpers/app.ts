@@ -113,3 +113,21 @@ export async function unsetOrderHandler(shop: SignedIn): Promise<void> {
     if (agent.is_order_handler) await shop.agent.put(`/api/agents/${agent.id}`).send({ orderHandler: false }).expect(200);
   }
 }
+
+/**
+ * A member of `owner`'s workspace. The membership row is written here (how one joins is the
+ * invitations' tests' matter); then the member signs in, so the session reads it.
+ */
+export async function memberOf<T extends SignedIn>(owner: T): Promise<T> {
+  const member = await signUp({ workspace: null });
+  await testKnex()('workspace_members').insert({ workspace_id: owner.workspaceId, user_id: member.userId, role: 'member' });
+  // The session caches the user's context: a new sign-in reads the membership.
+  const agent = request.agent(app());
+  const page = await agent.get('/login').expect(200);
+  await agent
+    .post('/login')
+    .type('form')
+    .send({ _csrf: csrfFrom(page.text), email: member.email, password: member.password })
+    .expect(303);
+  return { ...owner, ...member, agent, workspaceId: owner.workspaceId };
+}
