@@ -125,6 +125,18 @@ describe('the /orders page at scale', () => {
     expect(none).to.contain('No order').and.contain('matches');
   });
 
+  it('"Clear the search" leaves the search out and keeps the filters (issue 53, defect 1)', async () => {
+    const s = await shop();
+    await bulk(s, 2, (i) => ({ client_name: ['Fes A', 'Rabat B'][i] }));
+    const clearLinks = (html: string) => [...decode(html).matchAll(/<a href="([^"]*)">Clear search<\/a>/g)].map((m) => m[1]);
+    const searched = (await s.agent.get('/orders').query({ q: 'fes' }).expect(200)).text;
+    expect(clearLinks(searched)).to.deep.equal(['/orders']);
+    const filtered = (await s.agent.get('/orders').query({ q: 'fes', status: 'pending' }).expect(200)).text;
+    expect(clearLinks(filtered)).to.deep.equal(['/orders?status=pending']);
+    const nothing = (await s.agent.get('/orders').query({ q: 'nobody%_' }).expect(200)).text;
+    expect(clearLinks(nothing)).to.deep.equal(['/orders', '/orders']);
+  });
+
   it('what Postgres is asked: one statement for the page, filtered, searched and limited to 51 rows; the counts from one grouped query', async () => {
     const s = await shop();
     await bulk(s, 120, (i) => ({ client_name: i % 40 === 0 ? `Hélène Needle ${i}` : `Client ${i}`, status: i % 80 === 0 ? 'confirmed' : 'pending' }));

@@ -186,6 +186,8 @@ export function orderPages(services: Services): Router {
       q,
       chipLink: (status: string | null) =>
         `/orders${queryString({ ...(status ? { status } : {}), ...(flag ? { flag } : {}), ...(delivery ? { delivery } : {}), ...(q ? { q } : {}) })}`,
+      // The same filters, the search left out.
+      clearSearchLink: `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(delivery ? { delivery } : {}) })}`,
       flagLink: (wanted: string | null) =>
         `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(wanted ? { flag: wanted } : {}), ...(delivery ? { delivery } : {}), ...(q ? { q } : {}) })}`,
       delivery,
