@@ -3,7 +3,6 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { AppError, ConflictError, ValidationError, msg } from '../../services/shared';
 import {
-  ANONYMISED_PHONE,
   ORDER_STATUSES,
   COUNT_CAP,
   FIELD_COLUMNS,
@@ -238,7 +237,6 @@ export function orderPages(services: Services): Router {
     res.status(status).render('orders/show', {
       order,
       anonymisedAt,
-      anonymisedPhone: ANONYMISED_PHONE,
       calls,
       history,
       ...risk,

@@ -81,7 +81,11 @@ export function unreadableBytes(raw: Buffer): Message | null {
 }
 
 /** A stranger's JSON body as the one inbound reader gives it: its value, or why it was refused and where. */
-export type InboundJson = { ok: true; value: unknown } | { ok: false; field: string; message: Message; unsafe: boolean };
+export type InboundJson =
+  | { ok: true; value: unknown }
+  | { ok: false; unsafe: false; field: string; message: Message }
+  /** Parsed, but holding text Postgres refuses: `value` is read for what it is (a topic), never stored. */
+  | { ok: false; unsafe: true; field: string; message: Message; value: unknown };
 
 /**
  * The one reader of the JSON that strangers send (store, carrier and WhatsApp hooks, voice-agent
@@ -100,7 +104,7 @@ export function readInboundJson(raw: Buffer, parse: (text: string) => unknown = 
     return { ok: false, field: 'body', message: msg('bodyNotJson'), unsafe: false };
   }
   const unsafe = unsafeTextAt(value);
-  if (unsafe) return { ok: false, field: unsafe.field, message: unsafe.message, unsafe: true };
+  if (unsafe) return { ok: false, field: unsafe.field, message: unsafe.message, unsafe: true, value };
   return { ok: true, value };
 }
 

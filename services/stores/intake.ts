@@ -117,11 +117,11 @@ export class StoreIntakeService {
     // Numbers stay the text the store wrote: ids above 2^53 are never rounded.
     const read = readInboundJson(raw, parseStoreJson);
     if (!read.ok && !read.unsafe) return { status: 400 };
-    const body = read.ok ? read.value : undefined;
+    const body = read.value;
     let message: StoreMessage;
     try {
       // A body holding text Postgres refuses is read for its topic only (then `rejected`, below).
-      message = adapter.read(read.ok ? body : parseStoreJson(raw.toString('utf8')), headers, raw);
+      message = adapter.read(body, headers, raw);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof UnreadableMessage) return { status: 400 };
       throw err;

@@ -147,7 +147,7 @@ export class CarrierConnectionService {
     let news: CarrierNews | null;
     try {
       // A body holding text Postgres refuses is read for what it is only (then `rejected`, below).
-      news = adapter.read(read.ok ? read.value : JSON.parse(raw.toString('utf8')), headers);
+      news = adapter.read(read.value, headers);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof CarrierMessageError) return { status: 400 };
       throw err;
