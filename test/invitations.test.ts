@@ -333,6 +333,25 @@ describe('GET and POST /join/{token}', () => {
     expect(JSON.parse(line).req.url).to.equal('/join/[redacted]');
     expect(lines.join('')).not.to.contain(path.slice('/join/'.length));
   });
+
+  it('a customer’s phone never reaches the request log either (issue 58: personal data)', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logged = createApp({ config: loadConfig(TEST_ENV), knex: testKnex(), sessionPool: testSessionPool(), logger: pino({ level: 'info' }, sink) });
+    const owner = await signUp();
+    await request(logged).get('/customers/0612345678').set('Cookie', owner.cookie).set('X-Request-Id', 'customer-log-page').expect(200);
+    await request(logged).get('/api/customers/%2B212612345678').set('Cookie', owner.cookie).set('X-Request-Id', 'customer-log-api').expect(200);
+    const page = await waitFor('the customer page’s log line', async () => lines.find((l) => l.includes('customer-log-page')));
+    const api = await waitFor('the customer API’s log line', async () => lines.find((l) => l.includes('customer-log-api')));
+    expect(JSON.parse(page).req.url).to.equal('/customers/[redacted]');
+    expect(JSON.parse(api).req.url).to.equal('/api/customers/[redacted]');
+    expect(lines.join('')).not.to.match(/612345678/);
+  });
 });
 
 describe('/workspace: the owner’s invitations', () => {

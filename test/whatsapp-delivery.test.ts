@@ -192,6 +192,8 @@ describe('WhatsApp: statuses in any order, throttling, one URL for many numbers,
       // The agent: its last error and when, on its page and in its JSON; the agents list marks it (and only it).
       const agentPage = oneLine((await shop.agent.get(`/agents/${shop.whatsappId}`).expect(200)).text);
       expect(agentPage).to.contain('Last error (#130429) Rate limit hit');
+      const agentHtml = (await shop.agent.get(`/agents/${shop.whatsappId}`).expect(200)).text;
+      expect(agentHtml).to.contain(`<time datetime="${throttled.send_error_at.toISOString()}">`);
       const agent = await agentJson(shop, shop.whatsappId);
       expect(agent).to.include({ last_error: '(#130429) Rate limit hit', last_error_at: throttled.send_error_at.toISOString() });
       const list = (await shop.agent.get('/agents').expect(200)).text;
@@ -375,6 +377,9 @@ describe('WhatsApp: statuses in any order, throttling, one URL for many numbers,
       expect((await operationsOf(forB.order.id)).map((op) => op.agent_id)).to.deep.equal([b.id, shop.humanId]);
       // A button for B's call, on A's URL naming B's number: applied to B.
       const pressed = await sentOrder(shop, { ...ORDER, phone: '0612345707' });
+      // A status of B's message, on A's URL naming B's number: recorded on B's call.
+      await deliver(shop.whatsappId, envelope({ statuses: [status(pressed.call.message_id, 'delivered')] }, SECOND_NUMBER_ID)).expect(200);
+      expect((await callOf(pressed.order.id)).delivered_at).to.be.instanceOf(Date);
       await deliver(shop.whatsappId, envelope({ messages: [buttonMessage(`confirm:${pressed.call.id}`, 'Confirmer')] }, SECOND_NUMBER_ID)).expect(200);
       expect(await callOf(pressed.order.id)).to.include({ outcome: 'confirmed' });
 

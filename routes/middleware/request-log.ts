@@ -6,6 +6,8 @@ import type { Logger } from '../../logger';
 const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
 /** An invitation link's token is a credential: its path is logged without it. */
 const JOIN_TOKEN_RE = /^(\/join\/)[^/]+/i;
+/** A customer's phone in a path (/customers/:phone, /api/customers/:phone) is personal data: logged without it. */
+const CUSTOMER_PHONE_RE = /^((?:\/api)?\/customers\/)[^/]+/i;
 
 /** What a request's log lines say about it: its id, method and path (never its query, headers or body). */
 interface RequestInfo {
@@ -45,7 +47,7 @@ export function requestLog(app: express.Express, logger: Logger): RequestHandler
     res.setHeader('X-Request-Id', id);
     const query = req.url.indexOf('?');
     const path = query === -1 ? req.url : req.url.slice(0, query);
-    const info: RequestInfo = { id, method: req.method, url: path.replace(JOIN_TOKEN_RE, '$1[redacted]') };
+    const info: RequestInfo = { id, method: req.method, url: path.replace(JOIN_TOKEN_RE, '$1[redacted]').replace(CUSTOMER_PHONE_RE, '$1[redacted]') };
     (req as Logged)[INFO] = info;
     req.id = id;
     const started = performance.now();
