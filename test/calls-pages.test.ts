@@ -116,7 +116,10 @@ describe('calls pages', () => {
     expect(page.text).to.contain('type="datetime-local"');
     // /calls now offers the way back to the open call.
     expect((await owner.agent.get('/calls').expect(200)).text).to.contain(`href="/calls/${callId}"`);
-    // Nothing else is due.
+    // Pressed again while the call is open: back to it, never a second call (issue 53, defect 6).
+    await owner.post('/calls/next').expect(303).expect('Location', `/calls/${callId}`);
+    // Once its outcome is recorded, nothing else is due.
+    await owner.post(`/calls/${callId}/outcome`, { outcome: 'confirmed' }).expect(303).expect('Location', '/calls');
     await owner.post('/calls/next').expect(303).expect('Location', '/calls');
     expect(await noticeOn(owner, '/calls')).to.equal('No call is due right now.');
   });

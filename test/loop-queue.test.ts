@@ -5,7 +5,7 @@ import { isOpen, nextOpening } from '../services/calls';
 import { loadConfig } from '../config';
 import { Jobs } from '../db/jobs';
 import { createServices } from '../services';
-import { app, signUp, TEST_ENV } from './helpers/app';
+import { app, memberOf, signUp, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { callsOf, createOrder, expectIso, humanShop, operationRow, orderRow, ORDER } from './helpers/loop';
 
@@ -231,7 +231,10 @@ describe('POST /api/calls/next (the human queue)', () => {
   it('two members asking at the same moment never get the same order', async () => {
     const shop = await humanShop();
     for (let i = 0; i < 6; i += 1) await createOrder(shop, { ...ORDER, clientName: `C${i}` });
-    const answers = await Promise.all(Array.from({ length: 8 }, () => shop.agent.post('/api/calls/next')));
+    // Eight members: a member holds one open call at a time (issue 53, defect 6).
+    const members = [shop];
+    for (let i = 0; i < 7; i += 1) members.push(await memberOf(shop));
+    const answers = await Promise.all(members.map((m) => m.agent.post('/api/calls/next')));
     const claimed = answers.filter((r) => r.status === 200).map((r) => r.body.order.id);
     expect(claimed).to.have.length(6);
     expect(new Set(claimed).size).to.equal(6);

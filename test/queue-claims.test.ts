@@ -46,6 +46,10 @@ describe('the human queue while the worker dispatches (issue 37, item 8)', () =>
       const claimed = answers.map((r) => r.body.order.operation_id);
       expect(new Set(claimed).size, `round ${round}`).to.equal(2);
       expect(claimed).to.have.members(due);
+      // Each records its outcome: a member holds one open call at a time (issue 53, defect 6).
+      await Promise.all(
+        answers.map((r, i) => [owner, member][i].agent.post(`/api/calls/${r.body.call.id}/outcome`).send({ outcome: 'confirmed' }).expect(200)),
+      );
     }
   });
 });

@@ -52,6 +52,9 @@ export function callPages(services: Services): Router {
 
   router.post('/calls/next', async (req, res) => {
     const { user, workspace } = workspaceOf(req);
+    // A call still open is where the member goes back to, said so (claimNext would answer it too).
+    const mine = await services.callViews.openCallOf(workspace.id, user.id);
+    if (mine) return redirectWithNotice(req, res, `/calls/${mine}`, req.t('calls.notice.resumed'));
     const claimed = await services.calls.claimNext(workspace.id, user.id);
     if (claimed) return res.redirect(303, `/calls/${claimed.call.id}`);
     const open = isOpen(await services.callSettings.get(workspace.id), new Date());
@@ -87,8 +90,11 @@ export function callPages(services: Services): Router {
     const { user, workspace } = workspaceOf(req);
     const values = formValues(req, OUTCOME_FIELDS);
     const typedCallback = values.callback_at.trim();
-    if (typedCallback !== '' && values.outcome !== 'postponed' && (OUTCOMES as readonly string[]).includes(values.outcome)) {
-      // A typed time is never dropped in silence: the member chooses "Call back later", or clears it.
+    if (typedCallback !== '' && values.outcome === 'no-answer') {
+      // "No answer" would call again at the usual retry time: a typed time is not dropped in silence,
+      // the member chooses "Call back later", or clears it. A final outcome (confirmed, declined, …)
+      // plans no call, so a time left in the field means nothing for it and is ignored: the field
+      // stays filled after this refusal, and must not refuse every outcome that follows.
       const errors = {
         callback_at: req.t('calls.errors.callbackOnlyLater', { outcome: req.t(`outcome.${values.outcome}`), later: req.t('outcome.postponed') }),
       };

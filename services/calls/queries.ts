@@ -65,6 +65,25 @@ export async function settleAmount(trx: Knex.Transaction, orderId: string, amoun
     .update({ total_amount: amount, currency: settled });
 }
 
+/**
+ * The member's own call still open (claimed, not ended, not dropped, its claim not past), or null.
+ * A member holds one open call at a time: their claims are taken one after the other (an advisory
+ * lock on the member, released with the transaction), so two "Start next call" pressed at once
+ * cannot both open a call. The lock is taken before any row lock and the claim that follows skips
+ * locked rows, so it never closes a cycle with the lock order of services/shared/locks.ts.
+ */
+export async function openClaimOf(trx: Knex.Transaction, workspaceId: string, userId: string, now: Date): Promise<string | null> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`call-claim:${workspaceId}:${userId}`]);
+  const row = await trx('calls')
+    .where({ workspace_id: workspaceId, made_by: userId, kind: 'human' })
+    .whereNull('ended_at')
+    .whereNull('dropped_at')
+    .where('claim_expires_at', '>', now)
+    .orderBy('started_at', 'desc')
+    .first('id');
+  return row?.id ?? null;
+}
+
 /** Drops open human claims (`which` filters calls `c`); a claim whose rows another transaction holds is left for later. */
 export async function dropClaims(trx: Knex.Transaction, now: () => Date, which: (query: Knex.QueryBuilder) => void): Promise<number> {
   // Order, operation and call in one statement that never waits (SKIP LOCKED).

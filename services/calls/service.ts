@@ -18,7 +18,7 @@ import { outcomeSchema, systemSummary } from './reports';
 import type { DispatchResult } from './dispatch';
 import { dispatchDue } from './dispatch';
 import type { LockedCall } from './queries';
-import { dropClaims, lockCall, messagesWeCanPay, openCall, recordReport, requestContexts, settleAmount, writeEnding } from './queries';
+import { dropClaims, lockCall, messagesWeCanPay, openCall, openClaimOf, recordReport, requestContexts, settleAmount, writeEnding } from './queries';
 import type { CallView } from './views';
 import { callView } from './views';
 
@@ -83,11 +83,17 @@ export class CallService {
     return { dueNow, waiting: row.waiting - dueNow, nextAt };
   }
 
-  /** Claims the oldest due human call of the workspace for `userId`; null when nothing is due or the hours are closed. */
+  /**
+   * Claims the oldest due human call of the workspace for `userId`; null when nothing is due or the
+   * hours are closed. A member who still holds an open call gets that call back instead of a second
+   * one (one open call per member: a second would hold its order "calling" until its claim expired).
+   */
   async claimNext(workspaceId: string, userId: string): Promise<CallView | null> {
     await this.expireClaims(workspaceId);
     const now = this.now();
     return this.knex.transaction(async (trx) => {
+      const mine = await openClaimOf(trx, workspaceId, userId, now);
+      if (mine) return callView(trx, mine);
       const settings = await this.settings.get(workspaceId, trx);
       if (!isOpen(settings, now)) return null;
       for (;;) {

@@ -28,6 +28,15 @@ export interface OrderCalls {
   next_step: { agent_name: string; step: number } | null;
   /** The order's last WhatsApp message when it did not go out or failed: why, and whether it is tried again or who has the order now. */
   whatsapp_problem: WhatsAppProblem | null;
+  /** Members' calls left open past their claim (or when the member left): dropped, the order back in the queue. */
+  left_open: LeftOpen[];
+}
+
+/** A member's call that was never ended: who opened it, when, and when its order went back to the queue. */
+export interface LeftOpen {
+  who: string | null;
+  started_at: string;
+  returned_at: string;
 }
 
 /**
@@ -121,7 +130,20 @@ export class CallViewService {
       has_open_operation: operations.length > 0,
       next_step: open ? { agent_name: open.agent_name, step: open.ladder_step } : null,
       whatsapp_problem: await this.whatsappProblem(workspaceId, orderId, rows),
+      left_open: await this.leftOpen(workspaceId, orderId),
     };
+  }
+
+  /** The order's dropped claims, oldest first: a call is dropped only when it was left open (see dropClaims). */
+  private async leftOpen(workspaceId: string, orderId: string): Promise<LeftOpen[]> {
+    const rows = await this.knex('calls as c')
+      .join('operations as op', 'op.id', 'c.operation_id')
+      .leftJoin('users as u', 'u.id', 'c.made_by')
+      .where({ 'c.workspace_id': workspaceId, 'op.order_id': orderId, 'c.kind': 'human' })
+      .whereNotNull('c.dropped_at')
+      .orderBy('c.started_at')
+      .select('c.started_at', 'c.dropped_at', 'u.name as who');
+    return rows.map((r) => ({ who: r.who ?? null, started_at: r.started_at.toISOString(), returned_at: r.dropped_at.toISOString() }));
   }
 
   /** What the order page says of the order's last WhatsApp message when it did not go out (see WhatsAppProblem). */
