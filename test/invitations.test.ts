@@ -169,7 +169,11 @@ describe('GET and POST /join/{token}', () => {
     const path = new URL(created.join_url).pathname;
     const { agent, res } = await signUpThrough(path, uniqueEmail('someone-else'));
     expect(res.status).to.equal(303);
-    expect(res.headers.location).to.equal('/orders');
+    // A member joins to confirm orders: they land on the call queue (issue 53, friction 14).
+    expect(res.headers.location).to.equal('/calls');
+    expect((await agent.get('/calls').expect(200)).text)
+      .to.contain('Welcome')
+      .and.contain('Start next call');
     const user = await testKnex()('users').whereRaw('lower(email) = ?', [email]).first();
     expect(await membershipOf(user.id)).to.deep.equal([{ workspace_id: owner.workspaceId, role: 'member' }]);
     expect(await invitationRow(created.id)).to.include({ used_by: user.id });
@@ -221,9 +225,12 @@ describe('GET and POST /join/{token}', () => {
       .type('form')
       .send({ _csrf: csrfFrom(page.text) })
       .expect(303);
-    expect(joined.headers.location).to.equal('/orders');
+    // A member joins to confirm orders: they land on the call queue (issue 53, friction 14).
+    expect(joined.headers.location).to.equal('/calls');
     expect(await membershipOf(invitee.userId)).to.deep.equal([{ workspace_id: owner.workspaceId, role: 'member' }]);
-    expect((await invitee.agent.get('/orders').expect(200)).text).to.contain('You joined');
+    expect((await invitee.agent.get('/calls').expect(200)).text)
+      .to.contain('You joined')
+      .and.contain('Start next call');
   });
 
   it('signed in as anyone else: 403 page, and the link stays usable', async () => {

@@ -68,7 +68,7 @@ export function joinPages(services: Services): Router {
       if (req.ctx) {
         const link = await services.invitations.join(token, req.ctx.user);
         forgetContext(req);
-        return redirectWithNotice(req, res, '/orders', req.t('auth.joined', { workspace: link.workspaceName }));
+        return redirectWithNotice(req, res, '/calls', req.t('auth.joined', { workspace: link.workspaceName }));
       }
       await signUpAndJoin(req, res, token);
     }),
@@ -85,7 +85,7 @@ export function joinPages(services: Services): Router {
       if (!(err instanceof ValidationError)) throw err;
       return renderSignUp(res, token, link, 400, { values, errors: errorsByInput(err) });
     }
-    await redirectWithNotice(req, res, '/orders', req.t('auth.welcomeJoined', { workspace: link.workspaceName }));
+    await redirectWithNotice(req, res, '/calls', req.t('auth.welcomeJoined', { workspace: link.workspaceName }));
   }
   return router;
 }

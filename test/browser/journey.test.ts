@@ -215,11 +215,13 @@ async function journey(browser: Browser, server: RunningServer, label: string, o
     await memberPage.getByLabel('Password (8 characters or more)').fill(PASSWORD);
     await shot(memberPage, 'join');
     await go(memberPage, memberPage.getByRole('button', { name: 'Sign up and join' }));
-    expect(pathOf(memberPage)).to.equal('/orders');
+    // A member joins to confirm orders: the call queue first (issue 53, friction 14).
+    expect(pathOf(memberPage)).to.equal('/calls');
     // The member's name and the workspace are in the navigation's menu.
     expect(await memberPage.locator('header').textContent())
       .to.contain('Hajar Member')
       .and.contain('Boutique Atlas');
+    await go(memberPage, navLink(memberPage, 'Orders'));
     expect(await memberPage.locator('tbody').innerText())
       .to.contain('فاطمة الزهراء')
       .and.contain('Omar Tazi');
