@@ -862,13 +862,14 @@ describe('connecting a store in one click', () => {
     });
   });
 
-  it('without app credentials: /stores/new says what to ask the host, keeps the manual way for Shopify, and says YouCan has none', async () => {
+  it('without app credentials: /stores/new offers the manual way for Shopify, says YouCan cannot be connected, and names no server setting', async () => {
     const plain = testApp();
     const s = await signUp({ target: plain });
     const shopifyPage = await s.agent.get('/stores/new?kind=shopify').expect(200);
-    expect(shopifyPage.text).to.contain('SHOPIFY_CLIENT_ID').and.contain('action="/stores"');
+    expect(shopifyPage.text).to.contain('action="/stores"').and.not.contain('action="/stores/connect"');
+    expect(shopifyPage.text).to.not.contain('SHOPIFY_CLIENT_ID');
     const youcanPage = await s.agent.get('/stores/new?kind=youcan').expect(200);
-    expect(youcanPage.text).to.contain('YOUCAN_CLIENT_ID').and.contain('YouCan has no way to connect by hand');
+    expect(youcanPage.text).to.contain('YouCan cannot be connected to this service yet').and.not.contain('YOUCAN_CLIENT_ID');
     expect(youcanPage.text).to.not.contain('action="/stores"');
     const page = await s.agent.get('/stores/new?kind=shopify').expect(200);
     const res = await s.agent
