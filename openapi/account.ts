@@ -30,7 +30,10 @@ export const StatsBody = named(
     from: z.string(),
     to: z.string(),
     orders: count,
-    by_status: z.looseObject(Object.fromEntries(ORDER_STATUSES.map((s) => [s, count])) as Record<(typeof ORDER_STATUSES)[number], typeof count>),
+    by_status: z.looseObject(Object.fromEntries(ORDER_STATUSES.map((s) => [s, count])) as Record<(typeof ORDER_STATUSES)[number], typeof count>).meta({
+      description:
+        'The orders added in the period, by their status now: `confirmed` counts each confirmed order once, whoever confirmed it (a call, or a person changing the status). `/api/stats/team` counts calls instead.',
+    }),
     confirmation_rate: rate.meta({
       description:
         'Confirmed ÷ orders whose confirmation has finished, leaving out the orders declined at once because their number is blocked; null when none',

@@ -51,7 +51,10 @@ const TeamRowBody = z.looseObject({
   name: z.string(),
   calls: count.meta({ description: 'Calls with an outcome in the period (by the day they started)' }),
   answered: count,
-  by_outcome: z.record(z.string(), count),
+  by_outcome: z.record(z.string(), count).meta({
+    description:
+      'Calls made in the period by their outcome, whenever their order was added: an order confirmed on two calls counts twice, and one confirmed by a person changing its status (no call) is not here. `/api/stats` counts orders instead.',
+  }),
   confirmation_rate: rate.meta({ description: '(confirmed + order-changed) ÷ (confirmed + order-changed + unconfirmed)' }),
   average_handling_seconds: z
     .number()
