@@ -17,9 +17,10 @@ export function register(b: OpenApiBuilder): void {
       tag: 'Calls',
       security: ['session'],
       summary: 'Claim the next due call',
-      description: "Claims the workspace's next due human call for the caller (the order is `calling`); the claim expires if no outcome is recorded in time.",
+      description:
+        "Claims the workspace's next due human call for the caller (the order is `calling`); the claim expires if no outcome is recorded in time. A member holds one open call at a time: while the caller's claim is still open, the answer is that call again, in the same shape.",
       responses: {
-        200: { description: 'The claimed call, its operation and order', schema: CallView },
+        200: { description: 'The claimed call (or the caller’s call still open), its operation and order', schema: CallView },
         204: { description: 'Nothing is due, or the calling hours are closed' },
         ...errors(SESSION_ERRORS),
       },
