@@ -9,7 +9,8 @@ import { newMessageId, signedHeaders } from '../integrations/signing';
 import { createServices } from '../services';
 import { ACCEPT_WITHIN_MINUTES } from '../services/calls';
 import { msg } from '../services/shared';
-import { app, TEST_ENV } from './helpers/app';
+import type { SignedIn } from './helpers/app';
+import { app, memberOf, TEST_ENV } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { agentDouble, callsOf, createOrder, humanShop, operationRow, orderRow, spendsOf, voiceShop, waitFor } from './helpers/loop';
 
@@ -194,11 +195,13 @@ async function lockWaiters(): Promise<number> {
 /** A human shop with `n` orders, each with a call claimed by the owner. */
 async function claimedOrders(n: number) {
   const shop = await humanShop();
-  const claims: Array<{ orderId: string; callId: string; operationId: string }> = [];
+  const claims: Array<{ orderId: string; callId: string; operationId: string; member: SignedIn }> = [];
   for (let i = 0; i < n; i += 1) await createOrder(shop, { clientName: `Race ${i}`, phone: '0612345678', storeName: 'S', productsName: `P${i}` });
   for (let i = 0; i < n; i += 1) {
-    const res = await shop.agent.post('/api/calls/next').expect(200);
-    claims.push({ orderId: res.body.order.id, callId: res.body.call.id, operationId: res.body.operation.id });
+    // One member per call: a member holds one open call at a time (issue 53, defect 6).
+    const member = await memberOf(shop);
+    const res = await member.agent.post('/api/calls/next').expect(200);
+    claims.push({ orderId: res.body.order.id, callId: res.body.call.id, operationId: res.body.operation.id, member });
   }
   return { shop, claims };
 }
@@ -224,7 +227,7 @@ describe('one lock order: order, operation, call', function () {
     const gate = await testKnex().transaction();
     try {
       await gate.raw('SELECT id FROM operations WHERE id = ? FOR UPDATE', [claim.operationId]);
-      const outcome = shop.agent
+      const outcome = claim.member.agent
         .post(`/api/calls/${claim.callId}/outcome`)
         .send({ outcome: 'confirmed' })
         .then((r) => r);
@@ -247,7 +250,7 @@ describe('one lock order: order, operation, call', function () {
     const { shop, claims } = await claimedOrders(50);
     const answers = await Promise.all(
       claims.map(async (claim) => {
-        const outcome = shop.agent
+        const outcome = claim.member.agent
           .post(`/api/calls/${claim.callId}/outcome`)
           .send({ outcome: 'confirmed' })
           .then((r) => r);
