@@ -10,6 +10,7 @@ import { housekeeping } from './housekeeping';
 import type { JobContext, JobHandler } from './job';
 import { operationDue } from './operation-due';
 import { retention } from './retention';
+import { shipParcel } from './ship-parcel';
 import { storeWriteBack } from './store-write-back';
 import { sweep } from './sweep';
 import { webhookDispatch } from './webhook-dispatch';
@@ -31,6 +32,7 @@ export const HANDLERS: ReadonlyArray<JobHandler<QueueName>> = [
   webhookEndpoint,
   storeWriteBack,
   webhookDispatch,
+  shipParcel,
 ] as ReadonlyArray<JobHandler<QueueName>>;
 
 /** Registers every handler on a started job engine, then the schedules of the queues that re-arm themselves. */
