@@ -89,7 +89,7 @@ function credentialsOf(adapter: ShippingAdapter, given: Record<string, unknown>)
     const value = given[field.name];
     const text = typeof value === 'string' ? value.trim() : typeof value === 'number' ? String(value) : '';
     if (!text) fields[`credentials.${field.name}`] = msg('required', { label: field.name });
-    else if (text.length > CREDENTIAL_MAX || /[\u0000-\u001f]/.test(text))
+    else if (text.length > CREDENTIAL_MAX || [...text].some((c) => c.charCodeAt(0) < 0x20))
       fields[`credentials.${field.name}`] = msg('tooLong', { label: field.name, max: CREDENTIAL_MAX });
     else credentials[field.name] = text;
   }

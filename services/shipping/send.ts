@@ -34,7 +34,7 @@ async function parcelRequest(db: Knex, parcel: ClaimedParcel, account: OpenAccou
   const order = await db('orders')
     .where({ id: parcel.order_id, workspace_id: parcel.workspace_id })
     .first('client_name', 'phone', 'address', 'city', 'total_amount', 'products_name', 'note', 'status');
-  if (!order || order.status !== 'confirmed' || order.total_amount === null) return null;
+  if (order?.status !== 'confirmed' || order.total_amount === null) return null;
   const cities = await db('carrier_cities')
     .where({ account_id: account.id })
     .whereIn('city_id', [parcel.city_id ?? '', account.pickup_city_id ?? ''])
