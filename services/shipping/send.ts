@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
-import { applyDeliveryEvent } from '../deliveries';
+import { applyDeliveryEvents } from '../deliveries';
 import type { CarrierAccountService, OpenAccount } from './accounts';
 import type { CreateOutcome, LookupOutcome, MadeParcel, ParcelRequest } from './carriers/types';
 
@@ -208,17 +208,18 @@ export class ParcelSender {
       if (account.state !== 'working')
         await trx('carrier_accounts').where({ id: account.id }).update({ state: 'working', state_since: null, state_reason: null });
       if (parcel.order_id)
-        await applyDeliveryEvent(trx, {
-          workspaceId: parcel.workspace_id,
-          orderId: parcel.order_id,
-          status: 'shipped',
-          carrier: account.adapter.title,
-          trackingNumber: made.tracking.slice(0, 100),
-          carrierStatus: made.carrierStatus?.slice(0, 200) ?? null,
-          at: this.now(),
-          source: 'carrier',
-          by: account.name,
-        });
+        await applyDeliveryEvents(trx, parcel.workspace_id, [
+          {
+            orderId: parcel.order_id,
+            status: 'shipped',
+            carrier: account.adapter.title,
+            trackingNumber: made.tracking.slice(0, 100),
+            carrierStatus: made.carrierStatus?.slice(0, 200) ?? null,
+            at: this.now(),
+            source: 'carrier',
+            by: account.name,
+          },
+        ]);
     });
     return result;
   }

@@ -151,6 +151,8 @@ export interface ShippingAdapter {
   limits: CarrierLimits;
   /** How the push is verified: the carrier signs with a credential, or our URL carries a token (unsigned carriers). */
   push: 'signed' | 'url_token' | 'none';
+  /** For `signed`: the credential (by name) the carrier signs its pushes with; `readPush` gets its value. */
+  pushSecret?: string;
   /** Checks the credentials (a login, a city list): null when they work, else the field and the carrier's reason. */
   check(session: CarrierSession): Promise<{ field: string; reason: string } | null>;
   cities(session: CarrierSession): Promise<CarrierCity[]>;
