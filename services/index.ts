@@ -13,7 +13,7 @@ import { compactDeliveryCounts, DeliveryService } from './deliveries';
 import { FormTokenService, IdempotencyService } from './shared';
 import type { Language } from './shared';
 import type { OrderFilters, Order } from './orders';
-import { CarrierAccountService, ParcelSender, ShipmentService } from './shipping';
+import { CarrierAccountService, CarrierNewsService, ParcelSender, ShipmentService } from './shipping';
 import { StatsService } from './stats';
 import { ShopifyAdmin, StoreConnectService, StoreConnectionService, StoreIntakeService, StoreWriteBackService } from './stores';
 import { WebhookService } from './webhooks';
@@ -84,6 +84,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     carrierAccounts,
     shipments: new ShipmentService(knex, jobs, carrierAccounts),
     parcels: new ParcelSender(knex, jobs, carrierAccounts),
+    carrierNews: new CarrierNewsService(knex, carrierAccounts),
     workspaces,
     invitations,
     members: new MemberService(knex, calls),

@@ -7,3 +7,5 @@ export { ParcelSender } from './send';
 export type { SendResult } from './send';
 export { SHIP_MAX, ShipmentService } from './shipments';
 export type { ShipmentView } from './shipments';
+export { CarrierNewsService } from './news';
+export type { PushAnswer } from './news';
