@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { Services } from '../services';
 import { callRequest } from './call-request';
 import { callTimeout } from './call-timeout';
+import { carrierUpkeep } from './carrier-upkeep';
 import { claimExpiry } from './claim-expiry';
 import { housekeeping } from './housekeeping';
 import type { JobContext, JobHandler } from './job';
@@ -33,6 +34,7 @@ export const HANDLERS: ReadonlyArray<JobHandler<QueueName>> = [
   storeWriteBack,
   webhookDispatch,
   shipParcel,
+  carrierUpkeep,
 ] as ReadonlyArray<JobHandler<QueueName>>;
 
 /** Registers every handler on a started job engine, then the schedules of the queues that re-arm themselves. */

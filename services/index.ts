@@ -79,6 +79,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, urlPolicy.resolver),
     config.carrierOrigins,
     secrets,
+    config.publicBaseUrl,
   );
   return {
     carrierAccounts,

@@ -5,6 +5,7 @@ import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { accountRouter } from './account';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
+import { carrierAccountsRouter, shipmentsRouter } from './carrier-accounts';
 import { carriersRouter } from './carriers';
 import { customersRouter } from './customers';
 import { deliveriesRouter } from './deliveries';
@@ -44,6 +45,8 @@ export function apiRouter(services: Services): Router {
   router.use('/customers', customersRouter(services));
   router.use('/deliveries', deliveriesRouter(services));
   router.use('/carriers', carriersRouter(services));
+  router.use('/carrier-accounts', carrierAccountsRouter(services));
+  router.use('/shipments', shipmentsRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', apiKeysRouter(services));
   router.use('/settings', settingsRouter(services));

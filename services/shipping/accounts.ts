@@ -29,6 +29,8 @@ export interface CarrierAccount {
   cities_refreshed_at: string | null;
   unknown_words: Record<string, number>;
   created_at: string;
+  /** Where the carrier pushes its news (the owner pastes it in the carrier's portal); only the owner reads it. */
+  push_url?: string | null;
 }
 
 /** An account as the machinery uses it: its credentials opened, its adapter found. */
@@ -112,6 +114,7 @@ export class CarrierAccountService {
     /** Each kind's API origin (its `*_API_ORIGIN` setting, or the carrier's own). */
     private readonly origins: Readonly<Record<string, string>>,
     private readonly secrets: Secrets,
+    private readonly publicBaseUrl: string,
   ) {}
 
   /** A session with the account's carrier, for the adapter. */
@@ -155,6 +158,19 @@ export class CarrierAccountService {
     const row = isUuid(id) ? await this.listed(workspaceId).where('a.id', id).first() : undefined;
     if (!row) throw new NotFoundError(msg('carrierAccountNotFound'));
     return this.toJson(row);
+  }
+
+  /**
+   * The account as its owner reads it: with the URL its carrier pushes to (the token in it for a
+   * carrier that does not sign; none for a carrier without push).
+   */
+  async forOwner(workspace: WorkspaceActor & { id: string }, id: string): Promise<CarrierAccount> {
+    const account = await this.get(workspace.id, id);
+    if (workspace.role !== 'owner') return account;
+    const opened = await this.open(workspace.id, id);
+    const push = opened?.adapter.push ?? 'none';
+    const base = `${this.publicBaseUrl}/hooks/carrier-accounts/${id}`;
+    return { ...account, push_url: push === 'none' ? null : push === 'url_token' ? `${base}/${opened!.hook_token}` : base };
   }
 
   /** The account with its credentials opened, for the machinery; null when another workspace's or gone. */
@@ -224,7 +240,7 @@ export class CarrierAccountService {
       });
       return row.id as string;
     });
-    return this.get(workspace.id, id);
+    return this.forOwner(workspace, id);
   }
 
   /** Changes the options; new credentials are checked at the carrier first and put the account back to work. */
@@ -255,7 +271,7 @@ export class CarrierAccountService {
         details: { credentials: !!credentials },
       });
     });
-    return this.get(workspace.id, id);
+    return this.forOwner(workspace, id);
   }
 
   async remove(workspace: WorkspaceActor & { id: string }, id: string): Promise<void> {
@@ -293,6 +309,19 @@ export class CarrierAccountService {
       .insert({ account_id: accountId, written_key: key.slice(0, 200), city_id: cityId })
       .onConflict(['account_id', 'written_key'])
       .merge(['city_id', 'chosen_at']);
+  }
+
+  /** The worker's pass: the city lists of accounts refreshed more than a day ago (a few at a time). Returns how many were. */
+  async refreshDueCities(): Promise<number> {
+    const due = await this.knex('carrier_accounts')
+      .whereNot({ state: 'credentials_refused' })
+      .where((q) => q.whereNull('cities_refreshed_at').orWhere('cities_refreshed_at', '<', this.knex.raw("now() - interval '1 day'")))
+      .orderBy('cities_refreshed_at', 'asc')
+      .limit(5)
+      .pluck('id');
+    let refreshed = 0;
+    for (const id of due) if ((await this.refreshCities(id)) !== null) refreshed += 1;
+    return refreshed;
   }
 
   /** The worker's daily refresh of one account's city list; an account whose carrier refuses or does not answer keeps its old list. */
