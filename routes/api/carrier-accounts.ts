@@ -45,6 +45,18 @@ export function shipmentsRouter(services: Services): Router {
   router.get('/:id', async (req, res) => {
     res.json(await services.shipments.get(workspaceOf(req).workspace.id, req.params.id));
   });
+  router.get('/:id/labels.pdf', async (req, res) => {
+    const workspaceId = workspaceOf(req).workspace.id;
+    await services.shipments.get(workspaceId, req.params.id);
+    const { pdf, missing } = await services.shipments.labels(workspaceId, { shipmentId: req.params.id });
+    if (!pdf) return void res.status(404).json({ error: 'No parcel of this shipment has a label', missing });
+    res.set({
+      'Content-Type': 'application/pdf',
+      'Content-Disposition': `inline; filename="labels-${req.params.id}.pdf"`,
+      'X-Labels-Missing': String(missing.length),
+    });
+    res.send(Buffer.from(pdf));
+  });
   router.post('/:id/cities', async (req, res) => {
     const workspaceId = workspaceOf(req).workspace.id;
     await services.shipments.chooseCities(workspaceId, req.params.id, req.body);

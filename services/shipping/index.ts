@@ -9,3 +9,4 @@ export { SHIP_MAX, ShipmentService } from './shipments';
 export type { ShipmentView } from './shipments';
 export { CarrierNewsService } from './news';
 export type { PushAnswer } from './news';
+export { SHIPPING_KINDS } from './carriers/registry';

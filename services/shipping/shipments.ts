@@ -6,6 +6,8 @@ import { ConflictError, NotFoundError, ValidationError, isUuid, msg, parse } fro
 import type { WorkspaceActor } from '../shared';
 import type { CarrierAccountService } from './accounts';
 import { matchCity } from './cities';
+import { mergeLabels } from './labels';
+import type { MergedLabels } from './labels';
 
 /** A parcel's state as the ship page and `GET /api/shipments/:id` give it. */
 export type ParcelState = 'queued' | 'sending' | 'sent' | 'failed' | 'uncertain' | 'needs_city' | 'needs_amount' | 'cancelled';
@@ -45,6 +47,17 @@ const shipSchema = z.object({
   /** A person's choice of the carrier's city for orders that needed one: order id → city id. */
   cities: z.record(z.string(), z.string().max(100)).optional(),
 });
+
+/** An order as the ship page lists it. */
+export interface ShippableOrder {
+  id: string;
+  client_name: string;
+  city: string | null;
+  total_amount: string | null;
+  currency: string | null;
+  external_ref: string | null;
+  products_name: string | null;
+}
 
 interface OrderToShip {
   id: string;
@@ -147,6 +160,37 @@ export class ShipmentService {
         await this.jobs.send(trx, QUEUES.shipParcel.name, { parcelId: parcel.id });
       }
     });
+  }
+
+  /**
+   * The orders the ship page offers: the given ones (a selection on /orders) or else the newest
+   * confirmed orders without a parcel or a delivery, at most 500; never one with a live parcel.
+   */
+  async shippable(workspaceId: string, orderIds: readonly string[]): Promise<ShippableOrder[]> {
+    const query = this.knex('orders as o')
+      .where({ 'o.workspace_id': workspaceId, 'o.status': 'confirmed' })
+      .whereNotExists(this.knex('parcels as p').whereRaw('p.order_id = o.id').whereIn('p.state', LIVE))
+      .orderBy([
+        { column: 'o.created_at', order: 'desc' },
+        { column: 'o.id', order: 'desc' },
+      ])
+      .limit(SHIP_MAX)
+      .select('o.id', 'o.client_name', 'o.city', 'o.total_amount', 'o.currency', 'o.external_ref', 'o.products_name');
+    const ids = orderIds.filter(isUuid);
+    if (ids.length > 0) query.whereIn('o.id', ids);
+    else query.whereNull('o.delivery_status');
+    return query;
+  }
+
+  /** The labels of a shipment's parcels, or of the parcels of the given orders, in one PDF. */
+  async labels(workspaceId: string, which: { shipmentId?: string; orderIds?: readonly string[] }): Promise<MergedLabels> {
+    const query = this.knex('parcels').where({ workspace_id: workspaceId, state: 'sent' }).orderBy(['created_at', 'id']).limit(SHIP_MAX);
+    if (which.shipmentId) {
+      if (!isUuid(which.shipmentId)) throw new NotFoundError(msg('shipmentNotFound'));
+      query.where({ shipment_id: which.shipmentId });
+    } else query.whereIn('order_id', (which.orderIds ?? []).filter(isUuid));
+    const ids: string[] = await query.pluck('id');
+    return mergeLabels(this.knex, this.accounts, workspaceId, ids);
   }
 
   async get(workspaceId: string, shipmentId: string): Promise<ShipmentView> {
