@@ -173,7 +173,8 @@ export const digylog: ShippingAdapter = {
 
   async lookup(session, reference, tracking): Promise<LookupOutcome> {
     if (tracking) {
-      const update = await digylog.status?.(session, tracking);
+      const update = await digylog.status?.(session, tracking).catch((err: Error) => err);
+      if (update instanceof Error) return { kind: 'cannot_tell', reason: reasonOf(update.message) };
       return update ? { kind: 'found', parcel: { tracking, labelUrl: null, carrierStatus: update.words } } : { kind: 'absent' };
     }
     const sent = session.memo.get(sentKey(reference));
