@@ -11,6 +11,7 @@ import {
   jsonOf,
   listOf,
   madeParcel,
+  newsOf,
   pushedJson,
   reasonOf,
   retryAfterMs,
@@ -237,13 +238,12 @@ export const yalidine: ShippingAdapter = {
     const json = fields(pushedJson(raw));
     if (!Array.isArray(json.events)) return { kind: 'unreadable' };
     if (text(json.type) !== 'parcel_status_updated') return { kind: 'ignored' };
-    const updates = json.events.flatMap((event) => {
-      const data = fields(fields(event).data);
-      const tracking = text(data.tracking);
-      const words = text(data.status);
-      return tracking && words ? [{ tracking, words, at: carrierTime(fields(event).occurred_at) }] : [];
-    });
-    return updates.length > 0 ? { kind: 'updates', updates } : { kind: 'unreadable' };
+    return newsOf(
+      json.events.map((event) => {
+        const data = fields(fields(event).data);
+        return { tracking: text(data.tracking), words: text(data.status), at: carrierTime(fields(event).occurred_at) };
+      }),
+    );
   },
 
   meaning(words) {
