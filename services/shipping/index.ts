@@ -3,15 +3,4 @@ export { cityKey, knownCity, matchCity } from './cities';
 export { MOROCCAN_CITIES } from './city-names';
 export { SHIPPING_ADAPTERS, shippingAdapter } from './carriers/registry';
 export { carrierSession } from './carriers/session';
-export type {
-  CarrierKind,
-  CarrierMeaning,
-  CarrierSession,
-  CarrierUpdate,
-  CreateOutcome,
-  LookupOutcome,
-  MadeParcel,
-  ParcelRequest,
-  PushOutcome,
-  ShippingAdapter,
-} from './carriers/types';
+export type { CarrierSession, CreateOutcome, ParcelRequest, ShippingAdapter } from './carriers/types';

@@ -38,7 +38,7 @@ export interface DoubleOptions {
 }
 
 /** What every double can be told to do. */
-export interface Switches {
+interface Switches {
   wrongCredentials: boolean;
   /** Every call answers HTTP 503. */
   serverError: boolean;
@@ -49,7 +49,7 @@ export interface Switches {
 type Answer = { status: number; json?: unknown; bytes?: Buffer; headers?: Record<string, string> } | 'lost';
 
 /** A one-page PDF as carriers send labels (enough for a reader to know it is a PDF). */
-export function labelPdf(tracking: string): Buffer {
+function labelPdf(tracking: string): Buffer {
   return Buffer.from(`%PDF-1.4\n% label ${tracking}\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n`, 'latin1');
 }
 
@@ -140,7 +140,7 @@ class CarrierDouble {
 export const SENDIT_KEYS = { public_key: 'pk_test_4f1c', secret_key: 'sk_test_9a7e3b' };
 
 /** Sendit's districts: 7 of them, 3 per page. */
-export const SENDIT_DISTRICTS = [
+const SENDIT_DISTRICTS = [
   { id: 1, ville: 'Casablanca', name: 'Casablanca', arabic_name: 'الدار البيضاء', price: 20 },
   { id: 2, ville: 'Rabat', name: 'Rabat', arabic_name: 'الرباط', price: 30 },
   { id: 3, ville: 'Fes', name: 'Fes', arabic_name: 'فاس', price: 35 },
@@ -209,7 +209,7 @@ export async function senditDouble(options: DoubleOptions = {}) {
 
 export const OZON_KEYS = { customer_id: '24539', api_key: '002b25-110795-e1cdcf-be7ffc-660fc2' };
 
-export const OZON_CITIES = {
+const OZON_CITIES = {
   '37': { ID: 37, REF: 'AGA', NAME: 'Agadir', 'DELIVERED-PRICE': 35, 'RETURNED-PRICE': 0, 'REFUSED-PRICE': 10 },
   '95': { ID: 95, REF: 'CAS', NAME: 'Casablanca - Maarif', 'DELIVERED-PRICE': 20, 'RETURNED-PRICE': 0, 'REFUSED-PRICE': 10 },
   '112': { ID: 112, REF: 'FES', NAME: 'Fès', 'DELIVERED-PRICE': 35, 'RETURNED-PRICE': 0, 'REFUSED-PRICE': 10 },
@@ -269,7 +269,7 @@ export async function ozonDouble(options: DoubleOptions = {}) {
 
 export const DIGYLOG_KEYS = { token: 'dg_live_7f3a19c2', store: 'Babouche Shop', network: '3' };
 export const DIGYLOG_REFERER = 'https://apiseller.digylog.com';
-export const DIGYLOG_CITIES = [
+const DIGYLOG_CITIES = [
   { id: 1, name: 'Casablanca' },
   { id: 2, name: 'Rabat' },
   { id: 3, name: 'Fès' },
@@ -327,11 +327,11 @@ export async function digylogDouble(options: DoubleOptions = {}) {
 // ----------------------------------------------------------------------------------------------
 
 export const YALIDINE_KEYS = { api_id: '08467939841238704523', api_token: 'yal_tok_Qm9WbJ3kq', webhook_secret: 'whsec_yal_51f0' };
-export const YALIDINE_WILAYAS = [
+const YALIDINE_WILAYAS = [
   { id: 16, name: 'Alger' },
   { id: 31, name: 'Oran' },
 ];
-export const YALIDINE_COMMUNES = [
+const YALIDINE_COMMUNES = [
   { id: 1601, name: 'Alger Centre', wilaya_id: 16, wilaya_name: 'Alger', has_stop_desk: 1, is_deliverable: 1 },
   { id: 1602, name: 'Bab El Oued', wilaya_id: 16, wilaya_name: 'Alger', has_stop_desk: 0, is_deliverable: 1 },
   { id: 3101, name: 'Oran', wilaya_id: 31, wilaya_name: 'Oran', has_stop_desk: 1, is_deliverable: 1 },

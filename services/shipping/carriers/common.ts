@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { sameSecret } from '../../../integrations/secret-compare';
-import type { CarrierAnswer, CreateOutcome, MadeParcel } from './types';
+import type { CarrierAnswer, CarrierLimits, CarrierUpdate, CreateOutcome, MadeParcel, PushOutcome } from './types';
 
 /**
  * What every adapter reads the same way: a JSON answer without trusting its shape, the carrier's
@@ -132,3 +132,15 @@ export const LABEL_MAX_BYTES = 5 * 1024 * 1024;
 
 /** An amount to two decimals (carriers that take centimes). */
 export const twoDecimals = (amount: number): number => Math.round(amount * 100) / 100;
+
+/** A signed push's news: the updates it carried (a parcel's tracking number and the carrier's words), or unreadable when none. */
+export function newsOf(updates: CarrierUpdate[]): PushOutcome {
+  const complete = updates.filter((update) => update.tracking && update.words);
+  return complete.length > 0 && complete.length === updates.length ? { kind: 'updates', updates } : { kind: 'unreadable' };
+}
+
+/**
+ * The pace of a carrier that publishes no rate (Sendit, Ozon Express, Digylog): Yalidine's
+ * published 5 a second, 4 at once (carriers.md 3), one parcel per call as their APIs take them.
+ */
+export const UNPUBLISHED_RATE: CarrierLimits = { perSecond: 5, concurrency: 4, batch: 1 };

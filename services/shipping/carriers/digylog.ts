@@ -14,8 +14,19 @@ import {
   text,
   twoDecimals,
   wordKey,
+  UNPUBLISHED_RATE,
 } from './common';
-import type { CarrierAnswer, CarrierMeaning, CarrierRequest, CarrierSession, CreateOutcome, LookupOutcome, ParcelRequest, ShippingAdapter } from './types';
+import type {
+  CarrierAnswer,
+  CarrierMeaning,
+  CarrierRequest,
+  CarrierSession,
+  CarrierUpdate,
+  CreateOutcome,
+  LookupOutcome,
+  ParcelRequest,
+  ShippingAdapter,
+} from './types';
 
 /**
  * Digylog (Morocco), https://api.digylog.com/api/v2/seller: a bearer token and the seller portal's
@@ -145,7 +156,7 @@ export const digylog: ShippingAdapter = {
     { name: 'network', secret: false },
   ],
   needsPickupCity: false,
-  limits: { perSecond: 5, concurrency: 4, batch: 1 },
+  limits: UNPUBLISHED_RATE,
   push: 'none',
 
   async check(session) {
@@ -193,7 +204,7 @@ export const digylog: ShippingAdapter = {
     return answer.body;
   },
 
-  async status(session, tracking) {
+  async status(session, tracking): Promise<CarrierUpdate | null> {
     const answer = await call(session, { method: 'GET', path: `/order/${encodeURIComponent(tracking)}/infos` });
     if (answer.status === 404) return null;
     if (!isSuccess(answer)) throw new Error(`Digylog's order: ${answer.status === null ? answer.failure : `HTTP ${answer.status}`}`);

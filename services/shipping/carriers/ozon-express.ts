@@ -1,5 +1,5 @@
 import type { CarrierCity } from '../cities';
-import { carrierTime, failedOutcome, fields, isSuccess, jsonOf, pushedJson, reasonOf, text, twoDecimals } from './common';
+import { carrierTime, failedOutcome, fields, isSuccess, jsonOf, newsOf, pushedJson, reasonOf, text, twoDecimals, UNPUBLISHED_RATE } from './common';
 import type { CarrierAnswer, CarrierMeaning, CarrierSession, CreateOutcome, ParcelRequest, ShippingAdapter } from './types';
 
 /**
@@ -75,7 +75,7 @@ export const ozonExpress: ShippingAdapter = {
     { name: 'api_key', secret: true },
   ],
   needsPickupCity: false,
-  limits: { perSecond: 5, concurrency: 4, batch: 1 },
+  limits: UNPUBLISHED_RATE,
   push: 'url_token',
 
   /** Ozon Express has no login: a tracking question about no parcel answers `CHECK_API` for the id and key. */
@@ -115,8 +115,7 @@ export const ozonExpress: ShippingAdapter = {
     const tracking = text(json.tracking_number) || text(json['TRACKING-NUMBER']);
     const words = text(json.orderStatus);
     if (!tracking && !words) return { kind: 'ignored' };
-    if (!tracking || !words) return { kind: 'unreadable' };
-    return { kind: 'updates', updates: [{ tracking, words, at: carrierTime(json.date ?? json.updated_at) }] };
+    return newsOf([{ tracking, words, at: carrierTime(json.date ?? json.updated_at) }]);
   },
 
   meaning(words) {

@@ -11,9 +11,11 @@ import {
   jsonOf,
   listOf,
   madeParcel,
+  newsOf,
   pushedJson,
   reasonOf,
   text,
+  UNPUBLISHED_RATE,
 } from './common';
 import type { CarrierAnswer, CarrierMeaning, CarrierRequest, CarrierSession, CreateOutcome, ParcelRequest, ShippingAdapter } from './types';
 
@@ -151,7 +153,7 @@ export const sendit: ShippingAdapter = {
     { name: 'secret_key', secret: true },
   ],
   needsPickupCity: true,
-  limits: { perSecond: 5, concurrency: 4, batch: 1 },
+  limits: UNPUBLISHED_RATE,
   push: 'signed',
 
   async check(session) {
@@ -222,10 +224,7 @@ export const sendit: ShippingAdapter = {
     const event = text(json.event) || text(json.type);
     if (event && event !== 'delivery.status.update') return { kind: 'ignored' };
     const data = fields(json.data ?? json);
-    const tracking = text(data.code);
-    const words = text(data.newStatus);
-    if (!tracking || !words) return { kind: 'unreadable' };
-    return { kind: 'updates', updates: [{ tracking, words, at: carrierTime(data.lastActionAt) }] };
+    return newsOf([{ tracking: text(data.code), words: text(data.newStatus), at: carrierTime(data.lastActionAt) }]);
   },
 
   meaning(words) {
