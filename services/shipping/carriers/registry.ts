@@ -1,10 +1,20 @@
-import type { ShippingAdapter } from './types';
+import { digylog } from './digylog';
+import { ozonExpress } from './ozon-express';
+import { sendit } from './sendit';
+import type { CarrierKind, ShippingAdapter } from './types';
+import { yalidine } from './yalidine';
 
-/** One line per kind of carrier the service can call. */
-export const SHIPPING_ADAPTERS: Record<string, ShippingAdapter> = {};
+/** Every carrier the service can call: one line per kind. */
+export const SHIPPING_ADAPTERS: Record<CarrierKind, ShippingAdapter> = {
+  sendit,
+  ozon_express: ozonExpress,
+  digylog,
+  yalidine,
+};
 
+/** The adapter of a kind as stored or typed (an account's `kind`), or undefined for any other word. */
 export function shippingAdapter(kind: string): ShippingAdapter | undefined {
-  return Object.hasOwn(SHIPPING_ADAPTERS, kind) ? SHIPPING_ADAPTERS[kind] : undefined;
+  return Object.hasOwn(SHIPPING_ADAPTERS, kind) ? SHIPPING_ADAPTERS[kind as CarrierKind] : undefined;
 }
 
 /** What the pages show of each kind: its name, the credentials its form asks for, whether it needs a pickup city. */

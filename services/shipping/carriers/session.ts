@@ -38,8 +38,9 @@ export function carrierSession(
         body = encoded.body;
         headers['content-type'] = encoded.type;
       }
-      const path = req.path.startsWith('/') ? req.path : `/${req.path}`;
-      return sender.call({ method: req.method, url: `${base}${path}`, headers, body, maxBytes: req.maxBytes ?? DEFAULT_MAX_BYTES });
+      // A URL the carrier gave (a label's) is followed as given, through the same guard; a path joins the origin.
+      const url = /^https?:\/\//i.test(req.path) ? req.path : `${base}${req.path.startsWith('/') ? req.path : `/${req.path}`}`;
+      return sender.call({ method: req.method, url, headers, body, maxBytes: req.maxBytes ?? DEFAULT_MAX_BYTES });
     },
   };
 }

@@ -31,6 +31,7 @@ export interface CarrierAnswer {
 /** A request an adapter makes; `path` is joined to the kind's origin (its `*_API_ORIGIN` setting). */
 export interface CarrierRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Joined to the origin; or an absolute http(s) URL the carrier gave (a label's), followed as given. */
   path: string;
   headers?: Record<string, string>;
   /** Sent as JSON. */
