@@ -80,6 +80,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     config.carrierOrigins,
     secrets,
     config.publicBaseUrl,
+    jobs,
   );
   return {
     carrierAccounts,

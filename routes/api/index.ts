@@ -41,6 +41,10 @@ export function apiRouter(services: Services): Router {
   });
   addOrderFileRoutes(router, services);
   router.use('/account', accountRouter(services));
+  // A person's decision on a parcel the carrier could not be asked about (docs/carriers.md).
+  router.post('/orders/:id/parcel', requireApiWorkspace, async (req, res) => {
+    res.json({ state: await services.parcels.decide(workspaceOf(req).workspace.id, String(req.params.id), req.body) });
+  });
   router.use('/orders', ordersRouter(services));
   router.use('/customers', customersRouter(services));
   router.use('/deliveries', deliveriesRouter(services));

@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import type { Jobs } from '../../db/jobs';
+import { QUEUES } from '../../db/jobs';
 import type { SignedSender } from '../../integrations/http';
 import type { Secrets } from '../../integrations/secrets';
 import { audit } from '../audit';
@@ -115,6 +117,7 @@ export class CarrierAccountService {
     private readonly origins: Readonly<Record<string, string>>,
     private readonly secrets: Secrets,
     private readonly publicBaseUrl: string,
+    private readonly jobs: Jobs,
   ) {}
 
   /** A session with the account's carrier, for the adapter. */
@@ -264,11 +267,20 @@ export class CarrierAccountService {
         Object.assign(change, { credentials: this.secrets.seal(JSON.stringify(credentials)), state: 'working', state_since: null, state_reason: null });
       await trx('carrier_accounts').where({ id, workspace_id: workspace.id }).update(change);
       if (cities) await replaceCities(trx, id, cities);
+      // The parcels that waited for working credentials go now.
+      if (credentials) {
+        const waiting: string[] = await trx('parcels').where({ account_id: id, state: 'queued' }).pluck('id');
+        await this.jobs.sendMany(
+          trx,
+          QUEUES.shipParcel.name,
+          waiting.map((parcelId) => ({ data: { parcelId } })),
+        );
+      }
       await audit.record(trx, {
         workspaceId: workspace.id,
         action: 'carrier_account_changed',
         target: { type: 'carrier', id, label: (input.name as string | undefined) ?? account.name },
-        details: { credentials: !!credentials },
+        details: { reconnected: !!credentials },
       });
     });
     return this.forOwner(workspace, id);

@@ -1,14 +1,10 @@
-export type { CarrierAccount } from './accounts';
 export { CarrierAccountService } from './accounts';
-export type { CarrierCity, CityMatch } from './cities';
+export type { CarrierCity } from './cities';
 export { cityKey, knownCity, matchCity } from './cities';
 export { MOROCCAN_CITIES } from './city-names';
 export { SHIPPING_ADAPTERS, SHIPPING_KINDS, shippingAdapter } from './carriers/registry';
 export { carrierSession } from './carriers/session';
 export type { CarrierSession, CreateOutcome, ParcelRequest, ShippingAdapter } from './carriers/types';
 export { CarrierNewsService } from './news';
-export type { PushAnswer } from './news';
 export { ParcelSender } from './send';
-export type { SendResult } from './send';
-export { SHIP_MAX, ShipmentService } from './shipments';
-export type { ShipmentView } from './shipments';
+export { ShipmentService } from './shipments';

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import { applyDeliveryEvents } from '../deliveries';
+import { NotFoundError, ValidationError, isUuid, msg } from '../shared';
 import type { CarrierAccountService, OpenAccount } from './accounts';
 import type { CreateOutcome, LookupOutcome, MadeParcel, ParcelRequest } from './carriers/types';
 
@@ -113,6 +114,37 @@ export class ParcelSender {
       reason: 'The carrier’s answer did not name the parcel',
     };
     return this.settle(claimed, account, outcome);
+  }
+
+  /**
+   * A person's decision on an `uncertain` parcel (its answer was lost and the carrier cannot be
+   * asked): "it was created" with the tracking number read in the carrier's portal, or "send again".
+   */
+  async decide(workspaceId: string, orderId: string, body: unknown): Promise<'sent' | 'queued'> {
+    const given = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const parcel = isUuid(orderId)
+      ? await this.knex('parcels').where({ workspace_id: workspaceId, order_id: orderId, state: 'uncertain' }).first('id', 'account_id')
+      : undefined;
+    if (!parcel) throw new NotFoundError(msg('parcelNotUncertain'));
+    const account = await this.accounts.open(workspaceId, parcel.account_id);
+    if (!account) throw new NotFoundError(msg('carrierAccountNotFound'));
+    if (given.action === 'send_again') {
+      await this.knex.transaction(async (trx) => {
+        await trx('parcels')
+          .where({ id: parcel.id })
+          .update({ state: 'queued', answer_lost: false, reason: null, first_try_at: null, updated_at: trx.fn.now() });
+        await this.jobs.send(trx, QUEUES.shipParcel.name, { parcelId: parcel.id });
+      });
+      return 'queued';
+    }
+    const tracking = typeof given.tracking === 'string' ? given.tracking.trim() : '';
+    if (given.action !== 'created') throw new ValidationError({ action: msg('oneOf', { label: 'action', allowed: 'created, send_again' }) });
+    if (!tracking || tracking.length > 100) throw new ValidationError({ tracking: msg('required', { label: 'Tracking number' }) });
+    const claimed = await this.knex('parcels')
+      .where({ id: parcel.id })
+      .first('id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at');
+    await this.made(claimed, account, { tracking, labelUrl: null, carrierStatus: null }, 'sent');
+    return 'sent';
   }
 
   /** Takes the parcel to `sending` under the account's lock; `busy` when the account has its number of calls under way. */

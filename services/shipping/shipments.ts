@@ -10,9 +10,9 @@ import { mergeLabels } from './labels';
 import type { MergedLabels } from './labels';
 
 /** A parcel's state as the ship page and `GET /api/shipments/:id` give it. */
-export type ParcelState = 'queued' | 'sending' | 'sent' | 'failed' | 'uncertain' | 'needs_city' | 'needs_amount' | 'cancelled';
+type ParcelState = 'queued' | 'sending' | 'sent' | 'failed' | 'uncertain' | 'needs_city' | 'needs_amount' | 'cancelled';
 
-export interface ParcelView {
+interface ParcelView {
   order_id: string | null;
   reference: string;
   client_name: string | null;
@@ -34,7 +34,7 @@ export interface ShipmentView {
 }
 
 /** How many orders one "Ship" takes (carriers.md 3). */
-export const SHIP_MAX = 500;
+const SHIP_MAX = 500;
 const LIVE: ParcelState[] = ['queued', 'sending', 'sent', 'uncertain'];
 const STATES: ParcelState[] = ['queued', 'sending', 'sent', 'failed', 'uncertain', 'needs_city', 'needs_amount', 'cancelled'];
 

@@ -12,7 +12,7 @@ import type { CarrierCity } from '../cities';
 export type CarrierKind = 'sendit' | 'ozon_express' | 'digylog' | 'yalidine';
 
 /** One credential a kind needs, as the account form asks for it (label and hint keys in locales). */
-export interface CredentialField {
+interface CredentialField {
   name: string;
   /** Shown back (a store name, a network id) or write-only (a key, a token). */
   secret: boolean;
