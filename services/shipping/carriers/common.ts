@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { sameSecret } from '../../../integrations/secret-compare';
-import type { CarrierAnswer, CarrierLimits, CarrierUpdate, CreateOutcome, MadeParcel, PushOutcome } from './types';
+import type { CarrierAnswer, CarrierLimits, CarrierSession, CarrierUpdate, CreateOutcome, MadeParcel, PushOutcome, ShippingAdapter } from './types';
 
 /**
  * What every adapter reads the same way: a JSON answer without trusting its shape, the carrier's
@@ -144,3 +144,43 @@ export function newsOf(updates: CarrierUpdate[]): PushOutcome {
  * published 5 a second, 4 at once (carriers.md 3), one parcel per call as their APIs take them.
  */
 export const UNPUBLISHED_RATE: CarrierLimits = { perSecond: 5, concurrency: 4, batch: 1 };
+
+/** A text with every credential of the account blotted out (a carrier that echoes its key in an error). */
+function blotted(words: string, credentials: Readonly<Record<string, string>>): string {
+  let clean = words;
+  for (const value of Object.values(credentials)) if (value && value.length >= 4) clean = clean.split(value).join('…');
+  return clean;
+}
+
+/**
+ * An adapter whose reasons and errors never carry the account's credentials, whatever the carrier
+ * wrote back: every reason it returns, and every error it throws, goes through `blotted`.
+ */
+export function withoutCredentials(adapter: ShippingAdapter): ShippingAdapter {
+  const clean = <T>(value: T, credentials: Readonly<Record<string, string>>): T =>
+    value && typeof value === 'object' && 'reason' in value && typeof value.reason === 'string'
+      ? { ...value, reason: blotted(value.reason, credentials) }
+      : value;
+  const guard = async <T>(session: CarrierSession, work: () => Promise<T>): Promise<T> => {
+    try {
+      return clean(await work(), session.credentials);
+    } catch (err) {
+      throw new Error(blotted(err instanceof Error ? err.message : String(err), session.credentials));
+    }
+  };
+  const { lookup, cancel, label, status } = adapter;
+  return {
+    ...adapter,
+    check: (session) => guard(session, () => adapter.check(session)),
+    cities: (session) => guard(session, () => adapter.cities(session)),
+    create: (session, parcels) =>
+      guard(session, async () => {
+        const outcomes = await adapter.create(session, parcels);
+        return new Map([...outcomes].map(([reference, outcome]) => [reference, clean(outcome, session.credentials)]));
+      }),
+    lookup: lookup && ((session, reference, tracking) => guard(session, () => lookup(session, reference, tracking))),
+    cancel: cancel && ((session, tracking) => guard(session, () => cancel(session, tracking))),
+    label: label && ((session, parcel) => guard(session, () => label(session, parcel))),
+    status: status && ((session, tracking) => guard(session, () => status(session, tracking))),
+  };
+}

@@ -73,6 +73,11 @@ describe('Ozon Express adapter against its double', () => {
       expect(double.parcels.size).to.equal(0);
     });
 
+    it('never gives back the account’s key, even when the carrier’s words carry it', async () => {
+      double.refuseWith(`Clé ${OZON_KEYS.api_key} sans contrat`);
+      expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'refused', reason: 'Clé … sans contrat' });
+    });
+
     it('is credentials_refused when CHECK_API says so', async () => {
       double.switches.wrongCredentials = true;
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'credentials_refused', reason: 'Please verify your API Key' });

@@ -107,6 +107,13 @@ describe('Yalidine adapter against its double', () => {
       ]);
     });
 
+    it('sends 50 parcels per call at most', async () => {
+      const many = Array.from({ length: 51 }, (_, i) => aParcel(ORAN, { reference: `B-${i}`, pickupCity: ALGER }));
+      const outcomes = await yalidine.create(session, many);
+      expect([...outcomes.values()].filter((o) => o.kind === 'created')).to.have.length(51);
+      expect(double.requests.map((r) => r.json.length)).to.deep.equal([50, 1]);
+    });
+
     it('is credentials_refused on a 401 and unanswered on a 5xx, for every parcel of the call', async () => {
       double.switches.wrongCredentials = true;
       const two = [aParcel(ORAN, { pickupCity: ALGER }), aParcel(ORAN, { pickupCity: ALGER })];
