@@ -77,6 +77,11 @@ export function retryAfterMs(answer: CarrierAnswer): number | undefined {
   return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
 }
 
+/** Why a check got no usable answer, for the owner: the client's words (timed out …) or the HTTP status. */
+export function notAnswered(answer: CarrierAnswer): string {
+  return `the carrier did not answer (${answer.status === null ? (answer.failure ?? 'no answer') : `HTTP ${answer.status}`})`;
+}
+
 export const isSuccess = (answer: CarrierAnswer): boolean => answer.status !== null && answer.status >= 200 && answer.status < 300;
 
 /** Whether `given` is the hex HMAC-SHA256 of the raw body by `secret`, compared in constant time. */

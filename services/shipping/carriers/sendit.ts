@@ -12,6 +12,7 @@ import {
   listOf,
   madeParcel,
   newsOf,
+  notAnswered,
   pushedJson,
   reasonOf,
   text,
@@ -161,7 +162,7 @@ export const sendit: ShippingAdapter = {
     if ('token' in logged) return null;
     const outcome = outcomeOf({ answer: logged.refused, byLogin: true });
     if (outcome.kind === 'credentials_refused') return { field: 'secret_key', reason: outcome.reason };
-    return { field: 'secret_key', reason: `the carrier did not answer: ${'reason' in outcome ? outcome.reason : 'too many requests'}` };
+    return { field: 'secret_key', reason: notAnswered(logged.refused) };
   },
 
   async cities(session) {

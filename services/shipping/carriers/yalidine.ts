@@ -12,6 +12,7 @@ import {
   listOf,
   madeParcel,
   newsOf,
+  notAnswered,
   pushedJson,
   reasonOf,
   retryAfterMs,
@@ -190,7 +191,7 @@ export const yalidine: ShippingAdapter = {
     const answer = await call(session, { method: 'GET', path: '/wilayas?page=1' });
     if (isSuccess(answer)) return null;
     if (answer.status === 401 || answer.status === 403) return { field: 'api_token', reason: reasonIn(answer) };
-    return { field: 'api_token', reason: `the carrier did not answer: ${answer.status === null ? answer.failure : reasonIn(answer)}` };
+    return { field: 'api_token', reason: notAnswered(answer) };
   },
 
   async cities(session) {

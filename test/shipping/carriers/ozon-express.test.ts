@@ -83,7 +83,7 @@ describe('Ozon Express adapter against its double', () => {
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'credentials_refused', reason: 'Please verify your API Key' });
     });
 
-    it('is unanswered on a 5xx, and on an answer lost after the parcel was made (which no look-up can find: Ozon has none)', async () => {
+    it('is unanswered on a 5xx, an answer lost after the parcel was made (which no look-up can find: Ozon has none), or one it cannot read', async () => {
       double.switches.serverError = true;
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'unanswered', reason: 'the carrier answered HTTP 503' });
       double.switches.serverError = false;
@@ -91,6 +91,9 @@ describe('Ozon Express adapter against its double', () => {
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'unanswered', reason: 'timed out' });
       expect(double.parcels.size).to.equal(1);
       expect(ozon.lookup).to.equal(undefined);
+      double.switches.loseCreateAnswer = false;
+      double.switches.unreadable = true;
+      expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'unanswered', reason: 'the carrier answered without a tracking number' });
     });
   });
 

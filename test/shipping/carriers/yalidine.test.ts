@@ -126,7 +126,7 @@ describe('Yalidine adapter against its double', () => {
       expect(double.parcels.size).to.equal(0);
     });
 
-    it('is unanswered when the answer is lost after the parcel was made; the look-up by order_id finds it', async () => {
+    it('is unanswered when the answer is lost or unreadable after the parcel was made; the look-up by order_id finds it', async () => {
       double.switches.loseCreateAnswer = true;
       const parcel = aParcel(ORAN, { pickupCity: ALGER });
       expect(await createOne(yalidine, session, parcel)).to.deep.equal({ kind: 'unanswered', reason: 'timed out' });
@@ -138,7 +138,12 @@ describe('Yalidine adapter against its double', () => {
       });
       expect(double.requests.at(-1)?.path).to.equal(`/parcels?order_id=${encodeURIComponent(parcel.reference)}`);
       expect(await yalidine.lookup?.(session, 'never-sent', null)).to.deep.equal({ kind: 'absent' });
-      expect(double.parcels.size).to.equal(1);
+      double.switches.unreadable = true;
+      const unread = aParcel(ORAN, { pickupCity: ALGER });
+      expect(await createOne(yalidine, session, unread)).to.deep.equal({ kind: 'unanswered', reason: 'the carrier answered without this parcel' });
+      double.switches.unreadable = false;
+      expect((await yalidine.lookup?.(session, unread.reference, null))?.kind).to.equal('found');
+      expect(double.parcels.size).to.equal(2);
     });
   });
 
@@ -172,6 +177,9 @@ describe('Yalidine adapter against its double', () => {
   });
 
   describe('throttling', () => {
+    /** A window of the double used up, and kept so however slow the test (its reset is far ahead). */
+    const usedUp = (window: 'second' | 'minute' | 'hour') => Object.assign(double.windows[window], { left: 0, startedAt: Date.now() + 3_600_000 });
+
     it('holds back once the headers say a window is used up, never sooner than that window', async () => {
       await start({ limits: { second: 1000, minute: 2 } });
       expect(await yalidine.check(session)).to.equal(null);
@@ -186,7 +194,8 @@ describe('Yalidine adapter against its double', () => {
     it('reads a 429 as throttled for the longest window used up, or Retry-After when longer', async () => {
       await start();
       await yalidine.check(session);
-      double.windows.hour.left = 0;
+      usedUp('second');
+      usedUp('hour');
       const fresh = sessionWith(double, YALIDINE_KEYS);
       const outcome = await createOne(yalidine, fresh, aParcel(ORAN, { pickupCity: ALGER }));
       expect(outcome.kind === 'throttled' && outcome.retryAfterMs).to.be.within(3_599_000, 3_600_000);
@@ -195,7 +204,8 @@ describe('Yalidine adapter against its double', () => {
       fresh.close();
 
       double.windows.hour.left = 10;
-      double.windows.second.left = 0;
+      double.windows.second.left = 10;
+      usedUp('minute');
       double.control.retryAfterSeconds = 120;
       const other = sessionWith(double, YALIDINE_KEYS);
       const later = await createOne(yalidine, other, aParcel(ORAN, { pickupCity: ALGER }));
@@ -206,7 +216,7 @@ describe('Yalidine adapter against its double', () => {
     it('waits a whole second for a 429 past the second’s quota, without Retry-After', async () => {
       await start();
       await yalidine.check(session);
-      double.windows.second.left = 0;
+      usedUp('second');
       const fresh = sessionWith(double, YALIDINE_KEYS);
       const outcome = await createOne(yalidine, fresh, aParcel(ORAN, { pickupCity: ALGER }));
       expect(outcome.kind === 'throttled' && outcome.retryAfterMs).to.be.within(900, 1000);
