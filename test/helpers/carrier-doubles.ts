@@ -167,11 +167,13 @@ const SENDIT_DISTRICTS = [
 
 export async function senditDouble(options: DoubleOptions = {}) {
   const tokens = new Set<string>();
+  /** The status of a refused login: 401, or 200 with `success: false` as some of Sendit's answers are. */
+  const behaviour = { loginRefusalStatus: 401 };
   const double: CarrierDouble = new CarrierDouble((req) => {
     const url = new URL(req.path, 'http://double');
     if (req.method === 'POST' && url.pathname === '/login') {
       const right = !double.switches.wrongCredentials && req.json?.public_key === SENDIT_KEYS.public_key && req.json?.secret_key === SENDIT_KEYS.secret_key;
-      if (!right) return { status: 401, json: { success: false, message: 'Identifiants incorrects' } };
+      if (!right) return { status: behaviour.loginRefusalStatus, json: { success: false, message: 'Identifiants incorrects' } };
       const token = `tok_${tokens.size + 1}_${Date.now()}`;
       tokens.add(token);
       return { status: 200, json: { success: true, data: { token } } };
@@ -213,6 +215,7 @@ export async function senditDouble(options: DoubleOptions = {}) {
     return { status: 404, json: { message: 'Not found' } };
   }, options);
   return Object.assign(await double.listen(), {
+    behaviour,
     /** Every token given so far stops working (as when they expire). */
     expireTokens: () => tokens.clear(),
   });

@@ -31,9 +31,15 @@ describe('Sendit adapter against its double', () => {
       expect(await sendit.check(session)).to.deep.equal({ field: 'secret_key', reason: 'the carrier did not answer (HTTP 503)' });
     });
 
-    it('names the secret key with the carrier’s reason when the keys are wrong', async () => {
+    it('names the secret key with the carrier’s reason when the keys are wrong (refused with a 401, or a 200 saying success: false)', async () => {
       const wrong = sessionWith(double, { ...SENDIT_KEYS, secret_key: 'sk_wrong' });
       expect(await sendit.check(wrong)).to.deep.equal({ field: 'secret_key', reason: 'Identifiants incorrects' });
+      double.behaviour.loginRefusalStatus = 200;
+      expect(await sendit.check(wrong)).to.deep.equal({ field: 'secret_key', reason: 'Identifiants incorrects' });
+      expect(await createOne(sendit, wrong, aParcel(FES, { pickupCity: CASA }))).to.deep.equal({
+        kind: 'credentials_refused',
+        reason: 'Identifiants incorrects',
+      });
       wrong.close();
     });
   });
