@@ -73,6 +73,12 @@ describe('Ozon Express adapter against its double', () => {
       expect(double.parcels.size).to.equal(0);
     });
 
+    it('keeps the carrier’s words trimmed, on one line, at most 300 characters', async () => {
+      double.refuseWith(`  Adresse\n trop longue: ${'x'.repeat(1000)}  `);
+      const outcome = await createOne(ozon, session, aParcel(FES));
+      expect(outcome.kind === 'refused' && outcome.reason).to.equal(`Adresse trop longue: ${'x'.repeat(279)}`);
+    });
+
     it('never gives back the account’s key, even when the carrier’s words carry it', async () => {
       double.refuseWith(`Clé ${OZON_KEYS.api_key} sans contrat`);
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'refused', reason: 'Clé … sans contrat' });

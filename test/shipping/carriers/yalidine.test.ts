@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { SHIPPING_ADAPTERS } from '../../../services/shipping';
 import { YALIDINE_KEYS, aParcel, createOne, hexSigned, sessionWith, yalidineDouble } from '../../helpers/carrier-doubles';
@@ -249,10 +250,19 @@ describe('Yalidine adapter against its double', () => {
       });
     });
 
-    it('is unverified with a wrong signature or none', () => {
+    it('is unverified with a wrong signature or none (a crc_token without the subscription check is no challenge)', () => {
       const { raw, signature } = hexSigned(news, 'not the secret');
       expect(yalidine.readPush?.(raw, { 'x-yalidine-signature': signature }, {}, secret)).to.deep.equal({ kind: 'unverified' });
       expect(yalidine.readPush?.(raw, {}, {}, secret)).to.deep.equal({ kind: 'unverified' });
+      expect(yalidine.readPush?.(raw, {}, { crc_token: 'abc' }, secret)).to.deep.equal({ kind: 'unverified' });
+    });
+
+    it('calls a signed body it cannot read unreadable', () => {
+      const raw = Buffer.from('{"type": "parcel_status_updated"');
+      const signature = crypto.createHmac('sha256', secret).update(raw).digest('hex');
+      expect(yalidine.readPush?.(raw, { 'x-yalidine-signature': signature }, {}, secret)).to.deep.equal({ kind: 'unreadable' });
+      const signed = hexSigned({ type: 'parcel_status_updated', events: [{ event_id: 'e9', data: { status: 'Livré' } }] }, secret);
+      expect(yalidine.readPush?.(signed.raw, { 'x-yalidine-signature': signed.signature }, {}, secret)).to.deep.equal({ kind: 'unreadable' });
     });
 
     it('ignores another event type', () => {
