@@ -150,27 +150,27 @@ export function newsOf(updates: CarrierUpdate[]): PushOutcome {
  */
 export const UNPUBLISHED_RATE: CarrierLimits = { perSecond: 5, concurrency: 4, batch: 1 };
 
-/** A text with every credential of the account blotted out (a carrier that echoes its key in an error). */
-function blotted(words: string, credentials: Readonly<Record<string, string>>): string {
+/** A text with every secret of the account blotted out (a carrier that echoes its key in an error). */
+function blotted(words: string, secrets: string[]): string {
   let clean = words;
-  for (const value of Object.values(credentials)) if (value && value.length >= 4) clean = clean.split(value).join('…');
+  for (const value of secrets) if (value.length >= 4) clean = clean.split(value).join('…');
   return clean;
 }
 
 /**
- * An adapter whose reasons and errors never carry the account's credentials, whatever the carrier
- * wrote back: every reason it returns, and every error it throws, goes through `blotted`.
+ * An adapter whose reasons and errors never carry the account's secret credentials, whatever the
+ * carrier wrote back: every reason it returns, and every error it throws, goes through `blotted`.
+ * (A store name or a network id, shown back anyway, stays.)
  */
 export function withoutCredentials(adapter: ShippingAdapter): ShippingAdapter {
-  const clean = <T>(value: T, credentials: Readonly<Record<string, string>>): T =>
-    value && typeof value === 'object' && 'reason' in value && typeof value.reason === 'string'
-      ? { ...value, reason: blotted(value.reason, credentials) }
-      : value;
+  const secretsOf = (session: CarrierSession) => adapter.credentials.filter((field) => field.secret).map((field) => session.credentials[field.name] ?? '');
+  const clean = <T>(value: T, secrets: string[]): T =>
+    value && typeof value === 'object' && 'reason' in value && typeof value.reason === 'string' ? { ...value, reason: blotted(value.reason, secrets) } : value;
   const guard = async <T>(session: CarrierSession, work: () => Promise<T>): Promise<T> => {
     try {
-      return clean(await work(), session.credentials);
+      return clean(await work(), secretsOf(session));
     } catch (err) {
-      throw new Error(blotted(err instanceof Error ? err.message : String(err), session.credentials));
+      throw new Error(blotted(err instanceof Error ? err.message : String(err), secretsOf(session)));
     }
   };
   const { lookup, cancel, label, status } = adapter;
@@ -181,7 +181,7 @@ export function withoutCredentials(adapter: ShippingAdapter): ShippingAdapter {
     create: (session, parcels) =>
       guard(session, async () => {
         const outcomes = await adapter.create(session, parcels);
-        return new Map([...outcomes].map(([reference, outcome]) => [reference, clean(outcome, session.credentials)]));
+        return new Map([...outcomes].map(([reference, outcome]) => [reference, clean(outcome, secretsOf(session))]));
       }),
     lookup: lookup && ((session, reference, tracking) => guard(session, () => lookup(session, reference, tracking))),
     cancel: cancel && ((session, tracking) => guard(session, () => cancel(session, tracking))),
