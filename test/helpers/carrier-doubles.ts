@@ -35,6 +35,11 @@ export interface DoubleParcel {
 export interface DoubleOptions {
   /** Every answer waits this long (the benchmark's carrier answering in 50 ms). */
   latencyMs?: number;
+  /**
+   * How long a lost answer holds the socket before destroying it (default 1 s): a client with a
+   * shorter time-out sees a time-out, one with a longer one a connection reset.
+   */
+  lostAnswerHoldMs?: number;
 }
 
 /** What every double can be told to do. */
@@ -42,8 +47,10 @@ interface Switches {
   wrongCredentials: boolean;
   /** Every call answers HTTP 503. */
   serverError: boolean;
-  /** A create makes the parcel, then its answer is lost: the socket is held until the client gives up, then destroyed. */
+  /** A create makes the parcel, then its answer is lost: the socket is held `lostAnswerHoldMs`, then destroyed. */
   loseCreateAnswer: boolean;
+  /** Every call answers HTTP 200 with an HTML page (a proxy's), which no adapter can read. */
+  unreadable: boolean;
 }
 
 type Answer = { status: number; json?: unknown; bytes?: Buffer; headers?: Record<string, string> } | 'lost';
@@ -64,7 +71,7 @@ class CarrierDouble {
   readonly requests: RecordedRequest[] = [];
   /** The parcels the carrier holds, by tracking number. */
   readonly parcels = new Map<string, DoubleParcel>();
-  readonly switches: Switches = { wrongCredentials: false, serverError: false, loseCreateAnswer: false };
+  readonly switches: Switches = { wrongCredentials: false, serverError: false, loseCreateAnswer: false, unreadable: false };
   private readonly server: http.Server;
   private made = 0;
 
@@ -119,8 +126,16 @@ class CarrierDouble {
       this.requests.push(recorded);
       if (this.options.latencyMs) await new Promise((resolve) => setTimeout(resolve, this.options.latencyMs));
       const answer: Answer = this.switches.serverError ? { status: 503, json: { message: 'Service Unavailable' } } : await this.answer(recorded);
-      // The parcel is made; its answer never comes: the client's time-out ends the call (close() ends the socket).
-      if (answer === 'lost') return;
+      // The parcel is made; its answer never comes: the socket is held, then destroyed.
+      if (answer === 'lost') {
+        setTimeout(() => req.socket.destroy(), this.options.lostAnswerHoldMs ?? 1000).unref();
+        return;
+      }
+      if (this.switches.unreadable) {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html><body>502 Bad Gateway</body></html>');
+        return;
+      }
       const headers = { ...answer.headers };
       if (answer.bytes) {
         res.writeHead(answer.status, { 'content-type': 'application/pdf', ...headers });
@@ -152,11 +167,13 @@ const SENDIT_DISTRICTS = [
 
 export async function senditDouble(options: DoubleOptions = {}) {
   const tokens = new Set<string>();
+  /** The status of a refused login: 401, or 200 with `success: false` as some of Sendit's answers are. */
+  const behaviour = { loginRefusalStatus: 401 };
   const double: CarrierDouble = new CarrierDouble((req) => {
     const url = new URL(req.path, 'http://double');
     if (req.method === 'POST' && url.pathname === '/login') {
       const right = !double.switches.wrongCredentials && req.json?.public_key === SENDIT_KEYS.public_key && req.json?.secret_key === SENDIT_KEYS.secret_key;
-      if (!right) return { status: 401, json: { success: false, message: 'Identifiants incorrects' } };
+      if (!right) return { status: behaviour.loginRefusalStatus, json: { success: false, message: 'Identifiants incorrects' } };
       const token = `tok_${tokens.size + 1}_${Date.now()}`;
       tokens.add(token);
       return { status: 200, json: { success: true, data: { token } } };
@@ -198,6 +215,7 @@ export async function senditDouble(options: DoubleOptions = {}) {
     return { status: 404, json: { message: 'Not found' } };
   }, options);
   return Object.assign(await double.listen(), {
+    behaviour,
     /** Every token given so far stops working (as when they expire). */
     expireTokens: () => tokens.clear(),
   });
@@ -450,10 +468,10 @@ export function aParcel(city: CarrierCity, overrides: Partial<ParcelRequest> = {
 
 /**
  * An account's session with a double: the guarded client allowed 127.0.0.1, with a short time-out
- * (500 ms) so a lost answer ends quickly. `close()` ends the client's sockets.
+ * (500 ms unless told) so a lost answer ends quickly. `close()` ends the client's sockets.
  */
-export function sessionWith(double: { url: string }, credentials: Record<string, string>) {
-  const sender = new SignedSender(true, 500);
+export function sessionWith(double: { url: string }, credentials: Record<string, string>, timeoutMs = 500) {
+  const sender = new SignedSender(true, timeoutMs);
   return Object.assign(carrierSession(sender, double.url, credentials), { close: () => sender.close() });
 }
 

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { sameSecret } from '../../../integrations/secret-compare';
-import type { CarrierAnswer, CarrierLimits, CarrierUpdate, CreateOutcome, MadeParcel, PushOutcome } from './types';
+import type { CarrierAnswer, CarrierLimits, CarrierSession, CarrierUpdate, CreateOutcome, MadeParcel, PushOutcome, ShippingAdapter } from './types';
 
 /**
  * What every adapter reads the same way: a JSON answer without trusting its shape, the carrier's
@@ -77,6 +77,11 @@ export function retryAfterMs(answer: CarrierAnswer): number | undefined {
   return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
 }
 
+/** Why a check got no usable answer, for the owner: the client's words (timed out …) or the HTTP status. */
+export function notAnswered(answer: CarrierAnswer): string {
+  return `the carrier did not answer (${answer.status === null ? (answer.failure ?? 'no answer') : `HTTP ${answer.status}`})`;
+}
+
 export const isSuccess = (answer: CarrierAnswer): boolean => answer.status !== null && answer.status >= 200 && answer.status < 300;
 
 /** Whether `given` is the hex HMAC-SHA256 of the raw body by `secret`, compared in constant time. */
@@ -144,3 +149,43 @@ export function newsOf(updates: CarrierUpdate[]): PushOutcome {
  * published 5 a second, 4 at once (carriers.md 3), one parcel per call as their APIs take them.
  */
 export const UNPUBLISHED_RATE: CarrierLimits = { perSecond: 5, concurrency: 4, batch: 1 };
+
+/** A text with every secret of the account blotted out (a carrier that echoes its key in an error). */
+function blotted(words: string, secrets: string[]): string {
+  let clean = words;
+  for (const value of secrets) if (value.length >= 4) clean = clean.split(value).join('…');
+  return clean;
+}
+
+/**
+ * An adapter whose reasons and errors never carry the account's secret credentials, whatever the
+ * carrier wrote back: every reason it returns, and every error it throws, goes through `blotted`.
+ * (A store name or a network id, shown back anyway, stays.)
+ */
+export function withoutCredentials(adapter: ShippingAdapter): ShippingAdapter {
+  const secretsOf = (session: CarrierSession) => adapter.credentials.filter((field) => field.secret).map((field) => session.credentials[field.name] ?? '');
+  const clean = <T>(value: T, secrets: string[]): T =>
+    value && typeof value === 'object' && 'reason' in value && typeof value.reason === 'string' ? { ...value, reason: blotted(value.reason, secrets) } : value;
+  const guard = async <T>(session: CarrierSession, work: () => Promise<T>): Promise<T> => {
+    try {
+      return clean(await work(), secretsOf(session));
+    } catch (err) {
+      throw new Error(blotted(err instanceof Error ? err.message : String(err), secretsOf(session)));
+    }
+  };
+  const { lookup, cancel, label, status } = adapter;
+  return {
+    ...adapter,
+    check: (session) => guard(session, () => adapter.check(session)),
+    cities: (session) => guard(session, () => adapter.cities(session)),
+    create: (session, parcels) =>
+      guard(session, async () => {
+        const outcomes = await adapter.create(session, parcels);
+        return new Map([...outcomes].map(([reference, outcome]) => [reference, clean(outcome, secretsOf(session))]));
+      }),
+    lookup: lookup && ((session, reference, tracking) => guard(session, () => lookup(session, reference, tracking))),
+    cancel: cancel && ((session, tracking) => guard(session, () => cancel(session, tracking))),
+    label: label && ((session, parcel) => guard(session, () => label(session, parcel))),
+    status: status && ((session, tracking) => guard(session, () => status(session, tracking))),
+  };
+}

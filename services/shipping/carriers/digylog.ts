@@ -10,6 +10,7 @@ import {
   isSuccess,
   jsonOf,
   listOf,
+  notAnswered,
   reasonOf,
   text,
   twoDecimals,
@@ -137,7 +138,7 @@ function listed(answer: CarrierAnswer, wanted: string): boolean {
 async function checkListed(session: CarrierSession, path: string, field: string, wanted: string) {
   const answer = await call(session, { method: 'GET', path });
   if (answer.status === 401 || answer.status === 403) return { field: 'token', reason: carrierWords(answer) };
-  if (!isSuccess(answer)) return { field, reason: `the carrier did not answer: ${answer.failure ?? `HTTP ${answer.status}`}` };
+  if (!isSuccess(answer)) return { field, reason: notAnswered(answer) };
   if (listed(answer, wanted)) return null;
   const names = listOf(jsonOf(answer))
     .map((item) => text(fields(item).name))

@@ -1,5 +1,18 @@
 import type { CarrierCity } from '../cities';
-import { carrierTime, failedOutcome, fields, isSuccess, jsonOf, newsOf, pushedJson, reasonOf, text, twoDecimals, UNPUBLISHED_RATE } from './common';
+import {
+  carrierTime,
+  failedOutcome,
+  fields,
+  isSuccess,
+  jsonOf,
+  newsOf,
+  notAnswered,
+  pushedJson,
+  reasonOf,
+  text,
+  twoDecimals,
+  UNPUBLISHED_RATE,
+} from './common';
 import type { CarrierAnswer, CarrierMeaning, CarrierSession, CreateOutcome, ParcelRequest, ShippingAdapter } from './types';
 
 /**
@@ -81,10 +94,7 @@ export const ozonExpress: ShippingAdapter = {
   /** Ozon Express has no login: a tracking question about no parcel answers `CHECK_API` for the id and key. */
   async check(session) {
     const answer = await session.request({ method: 'POST', path: customerPath(session, 'tracking'), form: { 'tracking-number': 'CHECK' } });
-    if (!isSuccess(answer)) {
-      const outcome = failedOutcome(answer);
-      return { field: 'api_key', reason: `the carrier did not answer: ${'reason' in outcome ? outcome.reason : 'too many requests'}` };
-    }
+    if (!isSuccess(answer)) return { field: 'api_key', reason: notAnswered(answer) };
     const refused = credentialsError(answer);
     return refused ? { field: 'api_key', reason: refused } : null;
   },

@@ -1,15 +1,16 @@
+import { withoutCredentials } from './common';
 import { digylog } from './digylog';
 import { ozonExpress } from './ozon-express';
 import { sendit } from './sendit';
 import type { CarrierKind, ShippingAdapter } from './types';
 import { yalidine } from './yalidine';
 
-/** Every carrier the service can call: one line per kind. */
+/** Every carrier the service can call: one line per kind (none of their reasons carries the account's credentials). */
 export const SHIPPING_ADAPTERS: Record<CarrierKind, ShippingAdapter> = {
-  sendit,
-  ozon_express: ozonExpress,
-  digylog,
-  yalidine,
+  sendit: withoutCredentials(sendit),
+  ozon_express: withoutCredentials(ozonExpress),
+  digylog: withoutCredentials(digylog),
+  yalidine: withoutCredentials(yalidine),
 };
 
 /** The adapter of a kind as stored or typed (an account's `kind`), or undefined for any other word. */

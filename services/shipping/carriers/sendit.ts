@@ -12,6 +12,7 @@ import {
   listOf,
   madeParcel,
   newsOf,
+  notAnswered,
   pushedJson,
   reasonOf,
   text,
@@ -87,7 +88,8 @@ async function authed(session: CarrierSession, req: CarrierRequest): Promise<Aut
 /** The outcome of a call: a login refused with a 4xx, or the call's 401/403 after a fresh login, is the credentials. */
 function outcomeOf({ answer, byLogin }: Authed): CreateOutcome {
   const clientError = answer.status !== null && answer.status >= 400 && answer.status < 500 && answer.status !== 429;
-  if (byLogin && clientError) return { kind: 'credentials_refused', reason: carrierWords(answer) };
+  // Some answers to a wrong key are HTTP 200 with `success: false`.
+  if (byLogin && (clientError || fields(jsonOf(answer)).success === false)) return { kind: 'credentials_refused', reason: carrierWords(answer) };
   if (byLogin && isSuccess(answer)) return { kind: 'unanswered', reason: 'the carrier gave no token' };
   return failedOutcome(answer);
 }
@@ -162,7 +164,7 @@ export const sendit: ShippingAdapter = {
     if ('token' in logged) return null;
     const outcome = outcomeOf({ answer: logged.refused, byLogin: true });
     if (outcome.kind === 'credentials_refused') return { field: 'secret_key', reason: outcome.reason };
-    return { field: 'secret_key', reason: `the carrier did not answer: ${'reason' in outcome ? outcome.reason : 'too many requests'}` };
+    return { field: 'secret_key', reason: notAnswered(logged.refused) };
   },
 
   async cities(session) {

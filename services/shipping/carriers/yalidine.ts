@@ -12,6 +12,7 @@ import {
   listOf,
   madeParcel,
   newsOf,
+  notAnswered,
   pushedJson,
   reasonOf,
   retryAfterMs,
@@ -46,6 +47,8 @@ const STATUSES = new Map<string, CarrierMeaning>(
 
 const WINDOWS = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 const QUOTA_UNTIL = 'quota-until';
+/** Parcels per POST /parcels, as Yalidine takes them. */
+const BATCH = 50;
 /** Pages of communes read at most (~1,500 communes). */
 const MAX_PAGES = 50;
 
@@ -142,6 +145,22 @@ function parcelBody(parcel: ParcelRequest) {
   };
 }
 
+/** One POST /parcels of at most 50, each parcel's outcome read by its order_id. */
+async function createBatch(session: CarrierSession, parcels: readonly ParcelRequest[]): Promise<Map<string, CreateOutcome>> {
+  const answer = await call(session, { method: 'POST', path: '/parcels', json: parcels.map(parcelBody) });
+  const byOrder = fields(jsonOf(answer));
+  return new Map(
+    parcels.map((parcel): [string, CreateOutcome] => {
+      const made = fields(byOrder[parcel.reference]);
+      if (!isSuccess(answer)) return [parcel.reference, outcomeOf(session, answer)];
+      if (made.success === true && text(made.tracking))
+        return [parcel.reference, { kind: 'created', parcel: madeParcel(text(made.tracking), made.label ?? made.labels, 'En préparation') }];
+      if (made.success === false) return [parcel.reference, { kind: 'refused', reason: reasonOf(text(made.message) || 'refused by Yalidine') }];
+      return [parcel.reference, { kind: 'unanswered', reason: 'the carrier answered without this parcel' }];
+    }),
+  );
+}
+
 /** The parcels Yalidine holds with a `GET /parcels?…` question. */
 async function parcelsWhere(session: CarrierSession, query: string): Promise<{ answer: CarrierAnswer; parcels: MadeParcel[] }> {
   const answer = await call(session, { method: 'GET', path: `/parcels?${query}` });
@@ -165,7 +184,7 @@ export const yalidine: ShippingAdapter = {
     { name: 'webhook_secret', secret: true },
   ],
   needsPickupCity: true,
-  limits: { perSecond: 5, concurrency: 4, batch: 50 },
+  limits: { perSecond: 5, concurrency: 4, batch: BATCH },
   push: 'signed',
   pushSecret: 'webhook_secret',
 
@@ -173,7 +192,7 @@ export const yalidine: ShippingAdapter = {
     const answer = await call(session, { method: 'GET', path: '/wilayas?page=1' });
     if (isSuccess(answer)) return null;
     if (answer.status === 401 || answer.status === 403) return { field: 'api_token', reason: reasonIn(answer) };
-    return { field: 'api_token', reason: `the carrier did not answer: ${answer.status === null ? answer.failure : reasonIn(answer)}` };
+    return { field: 'api_token', reason: notAnswered(answer) };
   },
 
   async cities(session) {
@@ -187,19 +206,9 @@ export const yalidine: ShippingAdapter = {
   },
 
   async create(session, parcels) {
-    const answer = await call(session, { method: 'POST', path: '/parcels', json: parcels.map(parcelBody) });
     const outcomes = new Map<string, CreateOutcome>();
-    const byOrder = fields(jsonOf(answer));
-    for (const parcel of parcels) {
-      const made = fields(byOrder[parcel.reference]);
-      let outcome: CreateOutcome;
-      if (!isSuccess(answer)) outcome = outcomeOf(session, answer);
-      else if (made.success === true && text(made.tracking))
-        outcome = { kind: 'created', parcel: madeParcel(text(made.tracking), made.label ?? made.labels, 'En préparation') };
-      else if (made.success === false) outcome = { kind: 'refused', reason: reasonOf(text(made.message) || 'refused by Yalidine') };
-      else outcome = { kind: 'unanswered', reason: 'the carrier answered without this parcel' };
-      outcomes.set(parcel.reference, outcome);
-    }
+    for (let i = 0; i < parcels.length; i += BATCH)
+      for (const [reference, outcome] of await createBatch(session, parcels.slice(i, i + BATCH))) outcomes.set(reference, outcome);
     return outcomes;
   },
 

@@ -104,6 +104,16 @@ describe('Digylog adapter against its double', () => {
       expect(double.requests.at(-1)?.json).to.deep.equal(double.requests[0].json);
     });
 
+    it('sends again an order whose answer could not be read, and finds the parcel made', async () => {
+      double.switches.unreadable = true;
+      const parcel = aParcel(FES);
+      expect(await createOne(digylog, session, parcel)).to.deep.equal({ kind: 'unanswered', reason: 'the carrier answered without the order' });
+      double.switches.unreadable = false;
+      const found = await digylog.lookup?.(session, parcel.reference, null);
+      expect(found?.kind).to.equal('found');
+      expect(double.parcels.size).to.equal(1);
+    });
+
     it('cannot tell when the duplicate’s refusal does not name the parcel, nor after the worker forgot what it sent', async () => {
       double.behaviour.duplicateGivesTracking = false;
       double.switches.loseCreateAnswer = true;

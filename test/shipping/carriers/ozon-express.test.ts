@@ -73,12 +73,23 @@ describe('Ozon Express adapter against its double', () => {
       expect(double.parcels.size).to.equal(0);
     });
 
+    it('keeps the carrier’s words trimmed, on one line, at most 300 characters', async () => {
+      double.refuseWith(`  Adresse\n trop longue: ${'x'.repeat(1000)}  `);
+      const outcome = await createOne(ozon, session, aParcel(FES));
+      expect(outcome.kind === 'refused' && outcome.reason).to.equal(`Adresse trop longue: ${'x'.repeat(279)}`);
+    });
+
+    it('never gives back the account’s key, even when the carrier’s words carry it', async () => {
+      double.refuseWith(`Clé ${OZON_KEYS.api_key} sans contrat`);
+      expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'refused', reason: 'Clé … sans contrat' });
+    });
+
     it('is credentials_refused when CHECK_API says so', async () => {
       double.switches.wrongCredentials = true;
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'credentials_refused', reason: 'Please verify your API Key' });
     });
 
-    it('is unanswered on a 5xx, and on an answer lost after the parcel was made (which no look-up can find: Ozon has none)', async () => {
+    it('is unanswered on a 5xx, an answer lost after the parcel was made (which no look-up can find: Ozon has none), or one it cannot read', async () => {
       double.switches.serverError = true;
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'unanswered', reason: 'the carrier answered HTTP 503' });
       double.switches.serverError = false;
@@ -86,6 +97,9 @@ describe('Ozon Express adapter against its double', () => {
       expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'unanswered', reason: 'timed out' });
       expect(double.parcels.size).to.equal(1);
       expect(ozon.lookup).to.equal(undefined);
+      double.switches.loseCreateAnswer = false;
+      double.switches.unreadable = true;
+      expect(await createOne(ozon, session, aParcel(FES))).to.deep.equal({ kind: 'unanswered', reason: 'the carrier answered without a tracking number' });
     });
   });
 

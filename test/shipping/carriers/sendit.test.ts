@@ -26,9 +26,20 @@ describe('Sendit adapter against its double', () => {
       expect(double.requests[0].json).to.deep.equal(SENDIT_KEYS);
     });
 
-    it('names the secret key with the carrier’s reason when the keys are wrong', async () => {
+    it('says the carrier did not answer when it is down (the owner tries again later)', async () => {
+      double.switches.serverError = true;
+      expect(await sendit.check(session)).to.deep.equal({ field: 'secret_key', reason: 'the carrier did not answer (HTTP 503)' });
+    });
+
+    it('names the secret key with the carrier’s reason when the keys are wrong (refused with a 401, or a 200 saying success: false)', async () => {
       const wrong = sessionWith(double, { ...SENDIT_KEYS, secret_key: 'sk_wrong' });
       expect(await sendit.check(wrong)).to.deep.equal({ field: 'secret_key', reason: 'Identifiants incorrects' });
+      double.behaviour.loginRefusalStatus = 200;
+      expect(await sendit.check(wrong)).to.deep.equal({ field: 'secret_key', reason: 'Identifiants incorrects' });
+      expect(await createOne(sendit, wrong, aParcel(FES, { pickupCity: CASA }))).to.deep.equal({
+        kind: 'credentials_refused',
+        reason: 'Identifiants incorrects',
+      });
       wrong.close();
     });
   });
@@ -106,6 +117,26 @@ describe('Sendit adapter against its double', () => {
         kind: 'unanswered',
         reason: 'the carrier answered HTTP 503',
       });
+    });
+
+    it('is unanswered when the answer cannot be read (a proxy’s page), the parcel perhaps made', async () => {
+      await sendit.check(session);
+      double.switches.unreadable = true;
+      expect(await createOne(sendit, session, aParcel(FES, { pickupCity: CASA }))).to.deep.equal({
+        kind: 'unanswered',
+        reason: 'the carrier answered without a tracking number',
+      });
+      expect(double.parcels.size).to.equal(1);
+    });
+
+    it('is unanswered when the connection is reset after the parcel was made (a client that waits longer than the double holds)', async () => {
+      const patient = await senditDouble({ lostAnswerHoldMs: 50 });
+      const waiting = sessionWith(patient, SENDIT_KEYS, 5000);
+      patient.switches.loseCreateAnswer = true;
+      expect(await createOne(sendit, waiting, aParcel(FES, { pickupCity: CASA }))).to.deep.equal({ kind: 'unanswered', reason: 'connection closed' });
+      expect(patient.parcels.size).to.equal(1);
+      waiting.close();
+      await patient.close();
     });
 
     it('is unanswered when the answer is lost after the parcel was made; the look-up finds it by its code, not by our reference', async () => {

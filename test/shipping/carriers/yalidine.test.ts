@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { SHIPPING_ADAPTERS } from '../../../services/shipping';
 import { YALIDINE_KEYS, aParcel, createOne, hexSigned, sessionWith, yalidineDouble } from '../../helpers/carrier-doubles';
@@ -107,6 +108,13 @@ describe('Yalidine adapter against its double', () => {
       ]);
     });
 
+    it('sends 50 parcels per call at most', async () => {
+      const many = Array.from({ length: 51 }, (_, i) => aParcel(ORAN, { reference: `B-${i}`, pickupCity: ALGER }));
+      const outcomes = await yalidine.create(session, many);
+      expect([...outcomes.values()].filter((o) => o.kind === 'created')).to.have.length(51);
+      expect(double.requests.map((r) => r.json.length)).to.deep.equal([50, 1]);
+    });
+
     it('is credentials_refused on a 401 and unanswered on a 5xx, for every parcel of the call', async () => {
       double.switches.wrongCredentials = true;
       const two = [aParcel(ORAN, { pickupCity: ALGER }), aParcel(ORAN, { pickupCity: ALGER })];
@@ -119,7 +127,7 @@ describe('Yalidine adapter against its double', () => {
       expect(double.parcels.size).to.equal(0);
     });
 
-    it('is unanswered when the answer is lost after the parcel was made; the look-up by order_id finds it', async () => {
+    it('is unanswered when the answer is lost or unreadable after the parcel was made; the look-up by order_id finds it', async () => {
       double.switches.loseCreateAnswer = true;
       const parcel = aParcel(ORAN, { pickupCity: ALGER });
       expect(await createOne(yalidine, session, parcel)).to.deep.equal({ kind: 'unanswered', reason: 'timed out' });
@@ -131,7 +139,12 @@ describe('Yalidine adapter against its double', () => {
       });
       expect(double.requests.at(-1)?.path).to.equal(`/parcels?order_id=${encodeURIComponent(parcel.reference)}`);
       expect(await yalidine.lookup?.(session, 'never-sent', null)).to.deep.equal({ kind: 'absent' });
-      expect(double.parcels.size).to.equal(1);
+      double.switches.unreadable = true;
+      const unread = aParcel(ORAN, { pickupCity: ALGER });
+      expect(await createOne(yalidine, session, unread)).to.deep.equal({ kind: 'unanswered', reason: 'the carrier answered without this parcel' });
+      double.switches.unreadable = false;
+      expect((await yalidine.lookup?.(session, unread.reference, null))?.kind).to.equal('found');
+      expect(double.parcels.size).to.equal(2);
     });
   });
 
@@ -165,6 +178,9 @@ describe('Yalidine adapter against its double', () => {
   });
 
   describe('throttling', () => {
+    /** A window of the double used up, and kept so however slow the test (its reset is far ahead). */
+    const usedUp = (window: 'second' | 'minute' | 'hour') => Object.assign(double.windows[window], { left: 0, startedAt: Date.now() + 3_600_000 });
+
     it('holds back once the headers say a window is used up, never sooner than that window', async () => {
       await start({ limits: { second: 1000, minute: 2 } });
       expect(await yalidine.check(session)).to.equal(null);
@@ -179,7 +195,8 @@ describe('Yalidine adapter against its double', () => {
     it('reads a 429 as throttled for the longest window used up, or Retry-After when longer', async () => {
       await start();
       await yalidine.check(session);
-      double.windows.hour.left = 0;
+      usedUp('second');
+      usedUp('hour');
       const fresh = sessionWith(double, YALIDINE_KEYS);
       const outcome = await createOne(yalidine, fresh, aParcel(ORAN, { pickupCity: ALGER }));
       expect(outcome.kind === 'throttled' && outcome.retryAfterMs).to.be.within(3_599_000, 3_600_000);
@@ -188,7 +205,8 @@ describe('Yalidine adapter against its double', () => {
       fresh.close();
 
       double.windows.hour.left = 10;
-      double.windows.second.left = 0;
+      double.windows.second.left = 10;
+      usedUp('minute');
       double.control.retryAfterSeconds = 120;
       const other = sessionWith(double, YALIDINE_KEYS);
       const later = await createOne(yalidine, other, aParcel(ORAN, { pickupCity: ALGER }));
@@ -199,7 +217,7 @@ describe('Yalidine adapter against its double', () => {
     it('waits a whole second for a 429 past the second’s quota, without Retry-After', async () => {
       await start();
       await yalidine.check(session);
-      double.windows.second.left = 0;
+      usedUp('second');
       const fresh = sessionWith(double, YALIDINE_KEYS);
       const outcome = await createOne(yalidine, fresh, aParcel(ORAN, { pickupCity: ALGER }));
       expect(outcome.kind === 'throttled' && outcome.retryAfterMs).to.be.within(900, 1000);
@@ -232,10 +250,19 @@ describe('Yalidine adapter against its double', () => {
       });
     });
 
-    it('is unverified with a wrong signature or none', () => {
+    it('is unverified with a wrong signature or none (a crc_token without the subscription check is no challenge)', () => {
       const { raw, signature } = hexSigned(news, 'not the secret');
       expect(yalidine.readPush?.(raw, { 'x-yalidine-signature': signature }, {}, secret)).to.deep.equal({ kind: 'unverified' });
       expect(yalidine.readPush?.(raw, {}, {}, secret)).to.deep.equal({ kind: 'unverified' });
+      expect(yalidine.readPush?.(raw, {}, { crc_token: 'abc' }, secret)).to.deep.equal({ kind: 'unverified' });
+    });
+
+    it('calls a signed body it cannot read unreadable', () => {
+      const raw = Buffer.from('{"type": "parcel_status_updated"');
+      const signature = crypto.createHmac('sha256', secret).update(raw).digest('hex');
+      expect(yalidine.readPush?.(raw, { 'x-yalidine-signature': signature }, {}, secret)).to.deep.equal({ kind: 'unreadable' });
+      const signed = hexSigned({ type: 'parcel_status_updated', events: [{ event_id: 'e9', data: { status: 'Livré' } }] }, secret);
+      expect(yalidine.readPush?.(signed.raw, { 'x-yalidine-signature': signed.signature }, {}, secret)).to.deep.equal({ kind: 'unreadable' });
     });
 
     it('ignores another event type', () => {
