@@ -120,9 +120,20 @@ export class CarrierAccountService {
     private readonly jobs: Jobs,
   ) {}
 
-  /** A session with the account's carrier, for the adapter. */
-  session(adapter: ShippingAdapter, credentials: Record<string, string>): CarrierSession {
-    return carrierSession(this.sender, this.origins[adapter.kind] ?? adapter.defaultOrigin, credentials);
+  /**
+   * What each account's adapter keeps between calls in this process (a bearer token, a carrier's
+   * quota hold, the bodies of creates whose answer was lost): one memo per account.
+   */
+  private readonly memos = new Map<string, Map<string, string>>();
+
+  /** A session with the account's carrier, for the adapter; `accountId` keeps its memo across calls. */
+  session(adapter: ShippingAdapter, credentials: Record<string, string>, accountId?: string): CarrierSession {
+    let memo = new Map<string, string>();
+    if (accountId) {
+      memo = this.memos.get(accountId) ?? memo;
+      this.memos.set(accountId, memo);
+    }
+    return carrierSession(this.sender, this.origins[adapter.kind] ?? adapter.defaultOrigin, credentials, memo);
   }
 
   private toJson(row: AccountRow & { cities?: string | number }): CarrierAccount {
@@ -342,7 +353,7 @@ export class CarrierAccountService {
     if (!account || account.state === 'credentials_refused') return null;
     let cities: CarrierCity[];
     try {
-      cities = await account.adapter.cities(this.session(account.adapter, account.credentials));
+      cities = await account.adapter.cities(this.session(account.adapter, account.credentials, accountId));
     } catch {
       return null;
     }

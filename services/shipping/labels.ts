@@ -34,7 +34,7 @@ export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, w
     const account = opened.get(parcel.account_id);
     const label = account?.adapter.label
       ? await account.adapter
-          .label(accounts.session(account.adapter, account.credentials), { tracking: parcel.tracking, labelUrl: parcel.label_url })
+          .label(accounts.session(account.adapter, account.credentials, account.id), { tracking: parcel.tracking, labelUrl: parcel.label_url })
           .catch(() => null)
       : null;
     const pages = label && label.length <= LABEL_MAX_BYTES ? await PDFDocument.load(label, { ignoreEncryption: true }).catch(() => null) : null;

@@ -98,7 +98,7 @@ export class ParcelSender {
       return 'failed';
     }
     await this.waitForRate(account);
-    const session = this.accounts.session(account.adapter, account.credentials);
+    const session = this.accounts.session(account.adapter, account.credentials, account.id);
     if (claimed.answer_lost) {
       const lookup: LookupOutcome = account.adapter.lookup
         ? await account.adapter.lookup(session, claimed.reference, null)
