@@ -47,7 +47,7 @@ export const QUEUES = {
    * Make one order's parcel at its carrier (services/shipping/send.ts). The handler schedules its own
    * next try (backoff, a carrier's rate window); these retries only cover a worker that failed mid-job.
    */
-  /** Every five minutes: carriers without a push polled, carrier city lists a day old refreshed (services/shipping). */
+  /** Each minute: auto-shipping, parcels to cancel, carriers without a push polled, city lists a day old refreshed (services/shipping). */
   carrierUpkeep: { name: 'carrier-upkeep', policy: 'short', expireInSeconds: 600, retryLimit: 2, retryDelay: 30 },
   shipParcel: { name: 'ship-parcel', policy: 'standard', expireInSeconds: 120, retryLimit: 5, retryDelay: 30 },
 } as const satisfies Record<string, PgBoss.Queue>;

@@ -13,7 +13,7 @@ import { compactDeliveryCounts, DeliveryService } from './deliveries';
 import { FormTokenService, IdempotencyService } from './shared';
 import type { Language } from './shared';
 import type { OrderFilters, Order } from './orders';
-import { CarrierAccountService, CarrierNewsService, ParcelSender, ShipmentService } from './shipping';
+import { AutoShipping, CarrierAccountService, CarrierNewsService, ParcelSender, ShipmentService } from './shipping';
 import { StatsService } from './stats';
 import { ShopifyAdmin, StoreConnectService, StoreConnectionService, StoreIntakeService, StoreWriteBackService } from './stores';
 import { WebhookService } from './webhooks';
@@ -82,9 +82,11 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     config.publicBaseUrl,
     jobs,
   );
+  const shipments = new ShipmentService(knex, jobs, carrierAccounts);
   return {
     carrierAccounts,
-    shipments: new ShipmentService(knex, jobs, carrierAccounts),
+    shipments,
+    autoShipping: new AutoShipping(knex, carrierAccounts, shipments),
     parcels: new ParcelSender(knex, jobs, carrierAccounts),
     carrierNews: new CarrierNewsService(knex, carrierAccounts),
     workspaces,

@@ -1,4 +1,5 @@
 export { CarrierAccountService } from './accounts';
+export { AutoShipping } from './auto';
 export type { CarrierCity } from './cities';
 export { cityKey, knownCity, matchCity } from './cities';
 export { MOROCCAN_CITIES } from './city-names';

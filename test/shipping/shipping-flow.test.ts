@@ -251,6 +251,37 @@ describe('shipping: confirmed orders become parcels at the carrier', function ()
     await shop.agent.put(`/api/carrier-accounts/${accountId}`).send({ credentials: SENDIT_KEYS }).expect(200);
     expect(await sendQueued(services, shop)).to.deep.equal(['sent']);
   });
+  it('auto-ship: an order confirmed by anyone is shipped by itself, once; a declined or deleted order’s parcel is cancelled at the carrier', async () => {
+    await shop.agent.put(`/api/carrier-accounts/${accountId}`).send({ auto_ship: true }).expect(200);
+    const id = await confirmedOrder(shop);
+    expect(await testKnex()('auto_ship_orders').where({ order_id: id })).to.have.length(1);
+    expect(await services.autoShipping.run()).to.deep.include({ shipped: 1 });
+    expect(await sendQueued(services, shop)).to.deep.equal(['sent']);
+    const { delivery_tracking_number: tracking } = await orderRow(id);
+    expect(tracking).to.match(/^SD/);
+
+    // Declined after its parcel was made: cancelled at Sendit while it still allows it.
+    await shop.agent.put(`/api/orders/${id}`).send({ status: 'unconfirmed' }).expect(200);
+    expect(await services.autoShipping.run()).to.deep.include({ cancelled: 1 });
+    expect(await testKnex()('parcels').where({ order_id: id }).first()).to.include({ state: 'cancelled', cancel_at_carrier: false });
+    expect(sendit.parcels.get(tracking)!.status).to.equal('CANCELED');
+    // Confirmed again: not shipped a second time by itself.
+    await shop.agent.put(`/api/orders/${id}`).send({ status: 'confirmed' }).expect(200);
+    expect(await services.autoShipping.run()).to.deep.equal({ shipped: 0, cancelled: 0 });
+
+    // A parcel already picked up cannot be cancelled through the API: the order says to cancel it at the carrier.
+    const picked = await confirmedOrder(shop);
+    await services.autoShipping.run();
+    await sendQueued(services, shop);
+    const pickedTracking = (await orderRow(picked)).delivery_tracking_number;
+    sendit.parcels.get(pickedTracking)!.status = 'PICKEDUP';
+    await shop.agent.delete(`/api/orders/${picked}`).expect(204);
+    await services.autoShipping.run();
+    const kept = await testKnex()('parcels').where({ tracking: pickedTracking }).first();
+    expect(kept).to.include({ state: 'sent', cancel_at_carrier: true, order_id: null });
+    expect(kept.reason).to.be.a('string');
+    await shop.agent.put(`/api/carrier-accounts/${accountId}`).send({ auto_ship: false }).expect(200);
+  });
 });
 
 describe('shipping: a carrier that can be asked by our reference', function () {
