@@ -55,9 +55,29 @@ interface Switches {
 
 type Answer = { status: number; json?: unknown; bytes?: Buffer; headers?: Record<string, string> } | 'lost';
 
-/** A one-page PDF as carriers send labels (enough for a reader to know it is a PDF). */
+/**
+ * A one-page PDF as carriers send labels: a real document (objects, cross-reference table, trailer)
+ * that a PDF reader opens, with the tracking number written on the page.
+ */
 function labelPdf(tracking: string): Buffer {
-  return Buffer.from(`%PDF-1.4\n% label ${tracking}\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n`, 'latin1');
+  const text = `BT /F1 18 Tf 20 380 Td (${tracking.replace(/[()\\]/g, '')}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 283 425] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${text.length} >>\nstream\n${text}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let out = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((object, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${object}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
 }
 
 async function formOf(body: Buffer, type: string | undefined): Promise<Record<string, string> | null> {
