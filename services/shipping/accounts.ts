@@ -8,7 +8,7 @@ import type { Secrets } from '../../integrations/secrets';
 import { audit } from '../audit';
 import { NotFoundError, ValidationError, isUuid, msg, optionalText, ownerOnly, parse, requiredText } from '../shared';
 import type { FieldErrors, WorkspaceActor } from '../shared';
-import { cityKey } from './cities';
+import { cityKey, matchCity } from './cities';
 import type { CarrierCity } from './cities';
 import { SHIPPING_ADAPTERS, shippingAdapter } from './carriers/registry';
 import { carrierSession } from './carriers/session';
@@ -229,8 +229,7 @@ export class CarrierAccountService {
     const credentials = credentialsOf(adapter, input.credentials);
     const cities = await this.checked(adapter, credentials);
     if (adapter.needsPickupCity && !input.pickup_city_id) throw new ValidationError({ pickup_city_id: msg('required', { label: 'Pickup city' }) });
-    if (input.pickup_city_id && !cities.some((city) => city.id === input.pickup_city_id))
-      throw new ValidationError({ pickup_city_id: msg('carrierCityUnknown', { city: input.pickup_city_id }) });
+    const pickup = input.pickup_city_id ? pickupCity(input.pickup_city_id, cities) : null;
     const id = await this.knex.transaction(async (trx) => {
       const [row] = await trx('carrier_accounts')
         .insert({
@@ -239,7 +238,7 @@ export class CarrierAccountService {
           name: input.name,
           credentials: this.secrets.seal(JSON.stringify(credentials)),
           hook_token: this.secrets.seal(crypto.randomBytes(32).toString('base64url')),
-          pickup_city_id: input.pickup_city_id ?? null,
+          pickup_city_id: pickup,
           allow_open: input.allow_open ?? true,
           auto_ship: input.auto_ship ?? false,
           store_names: input.stores ?? [],
@@ -270,7 +269,8 @@ export class CarrierAccountService {
     await this.knex.transaction(async (trx) => {
       const change: Record<string, unknown> = { updated_at: trx.fn.now() };
       if (input.name !== undefined) change.name = input.name;
-      if (input.pickup_city_id !== undefined) change.pickup_city_id = input.pickup_city_id ?? null;
+      if (input.pickup_city_id !== undefined)
+        change.pickup_city_id = input.pickup_city_id ? pickupCity(input.pickup_city_id, cities ?? (await this.cities(id))) : null;
       if (input.allow_open !== undefined) change.allow_open = input.allow_open;
       if (input.auto_ship !== undefined) change.auto_ship = input.auto_ship;
       if (input.stores !== undefined) change.store_names = input.stores;
@@ -361,6 +361,17 @@ export class CarrierAccountService {
     await this.knex.transaction((trx) => replaceCities(trx, accountId, cities));
     return cities.length;
   }
+}
+
+/**
+ * The pickup city as the shop gives it: the carrier's city id, or the city as written (`Fès`),
+ * matched without a guess like an order's; anything else is refused, naming it.
+ */
+function pickupCity(given: string, cities: CarrierCity[]): string {
+  if (cities.some((city) => city.id === given)) return given;
+  const match = matchCity(given, cities);
+  if (match.matched) return match.city.id;
+  throw new ValidationError({ pickup_city_id: msg('carrierCityUnknown', { city: given }) });
 }
 
 /** The account's city list replaced by the carrier's, in one transaction. */

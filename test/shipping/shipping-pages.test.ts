@@ -96,6 +96,23 @@ describe('shipping pages: the accounts, the ship page and a shipment, without Ja
     expect(row).to.include({ kind: 'sendit', name: 'Sendit Fès', pickup_city_id: '3', allow_open: false, auto_ship: false });
   });
 
+  it('a pickup city the carrier does not list is refused, naming it', async () => {
+    const page = await shop.agent.get('/deliveries/carriers?kind=sendit').expect(200);
+    const refused = await shop.agent
+      .post('/deliveries/carriers/accounts')
+      .type('form')
+      .send({
+        _csrf: csrfFrom(page.text),
+        kind: 'sendit',
+        name: 'Sendit 2',
+        ...Object.fromEntries(Object.entries(SENDIT_KEYS).map(([k, v]) => [`credential_${k}`, v])),
+        pickup_city_id: 'Fes Medina',
+      })
+      .expect(400);
+    expect(refused.text).to.include('f-pickup_city_id-error').and.include('Fes Medina');
+    expect(await testKnex()('carrier_accounts').where({ workspace_id: shop.workspaceId })).to.have.length(1);
+  });
+
   it('a member sees the accounts but no form, and no push URL', async () => {
     const member = await memberOf(shop);
     const page = await member.agent.get('/deliveries/carriers').expect(200);
