@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../shared';
+import { AppError } from '../../services/shared';
 import type { CarrierAccountService } from './accounts';
 import type { ShipmentService } from './shipments';
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import { applyDeliveryEvents } from '../deliveries';
-import { NotFoundError, ValidationError, isUuid, msg } from '../shared';
+import { NotFoundError, ValidationError, isUuid, msg } from '../../services/shared';
 import type { CarrierAccountService, OpenAccount } from './accounts';
 import type { CreateOutcome, LookupOutcome, MadeParcel, ParcelRequest } from './carriers/types';
 
