@@ -22,6 +22,8 @@ export interface RecordedRequest {
   json: any;
   /** A multipart form's fields (Ozon Express). */
   form: Record<string, string> | null;
+  /** When it arrived (performance.now(), ms): the benchmark reads the carrier's rate from these. */
+  at: number;
 }
 
 export interface DoubleParcel {
@@ -92,6 +94,9 @@ class CarrierDouble {
   /** The parcels the carrier holds, by tracking number. */
   readonly parcels = new Map<string, DoubleParcel>();
   readonly switches: Switches = { wrongCredentials: false, serverError: false, loseCreateAnswer: false, unreadable: false };
+  /** The most requests it was answering at once. */
+  maxInFlight = 0;
+  private inFlight = 0;
   private readonly server: http.Server;
   private made = 0;
 
@@ -129,6 +134,11 @@ class CarrierDouble {
   private serve(req: http.IncomingMessage, res: http.ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    res.on('close', () => {
+      this.inFlight -= 1;
+    });
     req.on('end', async () => {
       const body = Buffer.concat(chunks);
       let json: unknown;
@@ -142,6 +152,7 @@ class CarrierDouble {
         body,
         json,
         form: await formOf(body, req.headers['content-type']),
+        at: performance.now(),
       };
       this.requests.push(recorded);
       if (this.options.latencyMs) await new Promise((resolve) => setTimeout(resolve, this.options.latencyMs));
