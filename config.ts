@@ -80,6 +80,10 @@ const envSchema = z.object({
   YOUCAN_CLIENT_SECRET: z.string().trim().min(1).max(500).optional(),
   YOUCAN_ADMIN_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
   YOUCAN_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  SENDIT_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  OZON_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  DIGYLOG_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  YALIDINE_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
   WHATSAPP_COST: z.coerce.number().min(0).max(1000).default(0),
   WHATSAPP_API_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).default('https://graph.facebook.com'),
   WHATSAPP_API_VERSION: z
@@ -145,6 +149,11 @@ export interface Config {
     youcanAdminOrigin?: string;
     youcanApiOrigin?: string;
   };
+  /**
+   * Carriers the service calls (docs/carriers.md): each kind's API origin when set (a test double);
+   * unset, the carrier's own. Production refuses private addresses there as everywhere.
+   */
+  carrierOrigins: Readonly<Record<string, string>>;
   /** Development only: run the worker inside the web process. */
   inProcessWorker: boolean;
   limits: {
@@ -268,6 +277,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       youcanAdminOrigin: (e.YOUCAN_ADMIN_ORIGIN ?? 'https://seller-area.youcan.shop').replace(/\/+$/, ''),
       youcanApiOrigin: (e.YOUCAN_API_ORIGIN ?? 'https://api.youcan.shop').replace(/\/+$/, ''),
     }),
+    carrierOrigins: Object.freeze(
+      Object.fromEntries(
+        (
+          [
+            ['sendit', e.SENDIT_API_ORIGIN],
+            ['ozon_express', e.OZON_API_ORIGIN],
+            ['digylog', e.DIGYLOG_API_ORIGIN],
+            ['yalidine', e.YALIDINE_API_ORIGIN],
+          ] as const
+        ).flatMap(([kind, origin]) => (origin ? [[kind, origin.replace(/\/+$/, '')]] : [])),
+      ),
+    ),
     inProcessWorker: e.NODE_ENV === 'development' && e.WORKER === 'on',
     limits: Object.freeze({
       tokenPerIp: e.TOKEN_LIMIT_PER_IP,

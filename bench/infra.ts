@@ -169,6 +169,7 @@ export function benchServices(knex: Knex, options: { jwtSecret?: string; publish
       publicBaseUrl: 'https://ocs.bench.invalid',
       publishableKey: options.publishableKey ?? 'pk',
       isProduction: true,
+      carrierOrigins: {},
       calls: {
         cost: 1,
         claimMinutes: 15,

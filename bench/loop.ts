@@ -57,8 +57,14 @@ async function agentDouble(cleanup: Cleanup) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, arrivals, calls };
 }
 
+/** The key the bench's worker seals and opens third-party secrets with (a service that shares them is started with it). */
+export const WORKER_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+
 /** The Procfile's `worker:` as its own process (production settings), its log in a file; resolves to its stop. */
-export async function startWorker(options: { databaseUrl: string; tmp: string; cleanup: Cleanup }, name = 'worker'): Promise<() => Promise<void>> {
+export async function startWorker(
+  options: { databaseUrl: string; tmp: string; cleanup: Cleanup; env?: Record<string, string> },
+  name = 'worker',
+): Promise<() => Promise<void>> {
   const logFile = path.join(options.tmp, `${name}.log`);
   const out = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker.js')], {
@@ -69,10 +75,11 @@ export async function startWorker(options: { databaseUrl: string; tmp: string; c
       DATABASE_URL: options.databaseUrl,
       SESSION_SECRET: 'x'.repeat(32),
       JWT_SECRET: 'y'.repeat(32),
-      SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      SECRETS_KEY: WORKER_SECRETS_KEY,
       ALLOW_PRIVATE_URLS: 'true',
       LOG_LEVEL: 'info',
       PUBLIC_BASE_URL: 'https://ocs.bench.invalid',
+      ...options.env,
     },
     stdio: ['ignore', out, out],
   });

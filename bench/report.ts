@@ -9,6 +9,8 @@ import type { IntakeFigures } from './intake';
 import type { ImportBombFigures } from './import-bomb';
 import { ordersSection } from './orders';
 import { deliveriesSection } from './deliveries';
+import { shippingSection } from './shipping';
+import type { ShippingReport } from './shipping';
 import type { DeliveriesAtScale } from './deliveries';
 import { webhookSection } from './webhooks';
 import type { WebhookFigures } from './webhooks';
@@ -41,6 +43,7 @@ export interface Report {
   loop?: LoopReport;
   orders?: OrdersAtScale;
   deliveries?: DeliveriesAtScale;
+  shipping?: ShippingReport;
   webhooks?: WebhookFigures;
   compression?: CompressionFigures;
   importBomb?: ImportBombFigures;
@@ -209,6 +212,7 @@ export function renderReport(report: Report): string {
     ...(report.webhooks ? webhookSection(report.webhooks) : []),
     ...(report.orders ? ordersSection(report.orders) : []),
     ...(report.deliveries ? deliveriesSection(report.deliveries) : []),
+    ...(report.shipping ? shippingSection(report.shipping) : []),
     ...(report.compression ? compressionLine(report.compression) : []),
     ...(report.importBomb ? importBombSection(report.importBomb) : []),
     ...(report.importScaling ? importScalingSection(report.importScaling) : []),

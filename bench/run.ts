@@ -28,6 +28,7 @@ import { capturePlan, cpuMeters, startBaseline, startService } from './sides';
 import { BARE_CREATE, BARE_TABLES, BASELINE_CREATE, bindArgs } from './sql';
 import type { Statement } from './sql';
 import { settingsBench } from './settings';
+import { shippingBench } from './shipping';
 
 /**
  * `npm run bench`: the compiled server (production settings) against a bare baseline on the same
@@ -231,6 +232,8 @@ async function main(cleanup: Cleanup): Promise<void> {
     ? await deliveriesAtScale({ knex, serviceUrl: service.url, memory: serverMemory, meter: meters.service, log })
     : undefined;
 
+  const shipping = wanted('shipping') ? await shippingBench({ knex, where, tmp, env, log }) : undefined;
+
   const memory = { serverPeakMb: serverMemory.stop(), serverBeforeLoadMb: rssBeforeLoad, baselinePeakMb: baselineMemory.stop() };
   const { count: orderCount } = (await knex('orders').count('* as count').first()) as { count: number };
   const { rows: pgVersion } = await knex.raw('SHOW server_version');
@@ -251,6 +254,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     webhooks,
     orders,
     deliveries,
+    shipping,
     compression,
     importBomb,
     importScaling,

@@ -50,6 +50,8 @@ export async function startService(
     secrets?: ServiceProcess['secrets'];
     /** Without the Procfile's node flags (the memory settings' comparison). */
     plain?: boolean;
+    /** The key third-party secrets are sealed with, when a worker of the bench must read them too. */
+    secretsKey?: string;
   },
   env: NodeJS.ProcessEnv,
 ): Promise<ServiceProcess> {
@@ -65,7 +67,7 @@ export async function startService(
     env: {
       ...env,
       ...secrets,
-      SECRETS_KEY: crypto.randomBytes(32).toString('base64'),
+      SECRETS_KEY: options.secretsKey ?? crypto.randomBytes(32).toString('base64'),
       NODE_ENV: 'production',
       TZ: 'UTC',
       PORT: '0',

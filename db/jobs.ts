@@ -43,6 +43,13 @@ export const QUEUES = {
    * retries only cover a worker that failed mid-job (Postgres away, a crash).
    */
   storeWriteBack: { name: 'store-write-back', policy: 'standard', expireInSeconds: 300, retryLimit: 5, retryDelay: 30 },
+  /**
+   * Make one order's parcel at its carrier (services/shipping/send.ts). The handler schedules its own
+   * next try (backoff, a carrier's rate window); these retries only cover a worker that failed mid-job.
+   */
+  /** Each minute: auto-shipping, parcels to cancel, carriers without a push polled, city lists a day old refreshed (services/shipping). */
+  carrierUpkeep: { name: 'carrier-upkeep', policy: 'short', expireInSeconds: 600, retryLimit: 2, retryDelay: 30 },
+  shipParcel: { name: 'ship-parcel', policy: 'standard', expireInSeconds: 120, retryLimit: 5, retryDelay: 30 },
 } as const satisfies Record<string, PgBoss.Queue>;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES]['name'];
@@ -63,6 +70,8 @@ export interface JobData {
   'webhook-endpoint': { endpointId: string };
   /** The outcome an order reached, told to its store; `done`: requests that succeeded on earlier tries. */
   'store-write-back': { orderId: string; status: string; attempt: number; done?: number };
+  'ship-parcel': { parcelId: string };
+  'carrier-upkeep': Record<string, never>;
 }
 
 export function createBoss(databaseUrl: string, options: Partial<PgBoss.ConstructorOptions> = {}): PgBoss {

@@ -16,6 +16,8 @@ import { Secrets } from '../integrations/secrets';
  * - `whatsapp_agents`: the Cloud API access token, the Meta app's secret (its webhook's signatures)
  *   and the webhook's verify token.
  * - `webhook_endpoints.secret`, `carrier_connections.secret`: Standard Webhooks signing secrets.
+ * - `carrier_accounts.credentials`: a carrier account's credentials (a JSON object, sealed whole);
+ *   `hook_token`: the random token of its push URL.
  */
 export interface SecretTable {
   /** The column naming a row (its primary key). */
@@ -35,6 +37,7 @@ export const SECRET_COLUMNS: Readonly<Record<string, SecretTable>> = Object.free
   whatsapp_agents: { key: 'agent_id', text: ['access_token', 'app_secret', 'verify_token'] },
   webhook_endpoints: { key: 'id', text: ['secret'] },
   carrier_connections: { key: 'id', text: ['secret'] },
+  carrier_accounts: { key: 'id', text: ['credentials', 'hook_token'] },
 });
 
 /** What a rotation did to one table: rows sealed again (or sealed for the first time), rows already sealed with the current key, rows changed meanwhile (left for another run). */

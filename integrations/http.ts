@@ -56,6 +56,23 @@ export interface OutboundRequest {
   body: string;
 }
 
+/** A call of someone's API that reads its answer whole (a carrier's city list, a label PDF), up to `maxBytes`. */
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  headers: Record<string, string>;
+  body?: Buffer | string;
+  maxBytes: number;
+}
+
+/** Its answer: `status` null when none came (`failure` says why, in the service's words). */
+export interface ApiAnswer {
+  status: number | null;
+  headers: Record<string, string>;
+  body: Buffer;
+  failure: string | null;
+}
+
 export interface SignedMessage {
   url: string;
   secret: string;
@@ -162,6 +179,62 @@ export class SignedSender {
         res.on('error', done);
       });
       req.end(outbound.body);
+    });
+  }
+
+  /**
+   * A call through the same guard and time-out whose answer is read whole, bytes and headers, up to
+   * `maxBytes` (past it: no answer, "answer over N bytes"). Any status is an answer: the caller reads it.
+   */
+  call(outbound: ApiRequest): Promise<ApiAnswer> {
+    const none = (failure: Failure | string): ApiAnswer => ({
+      status: null,
+      headers: {},
+      body: Buffer.alloc(0),
+      failure: typeof failure === 'string' ? failure : failureWords(failure),
+    });
+    return new Promise((resolve) => {
+      let url: URL;
+      try {
+        url = new URL(outbound.url);
+      } catch {
+        resolve(none({ kind: 'invalidUrl' }));
+        return;
+      }
+      const client = url.protocol === 'https:' ? https : http;
+      const body = outbound.body ?? '';
+      const req = client.request(url, {
+        method: outbound.method,
+        headers: { ...outbound.headers, 'content-length': Buffer.byteLength(body), 'user-agent': 'order-confirmation-service' },
+        agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
+        timeout: this.timeoutMs,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', (err) => resolve(none(failureReason(err))));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let over = false;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > outbound.maxBytes) {
+            over = true;
+            res.destroy();
+          } else chunks.push(chunk);
+        });
+        const done = () => {
+          if (over) return resolve(none(`answer over ${outbound.maxBytes} bytes`));
+          if (!res.complete) return resolve(none({ kind: 'connectionClosed' }));
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+          resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks), failure: null });
+        };
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', () => resolve(none({ kind: 'connectionClosed' })));
+      });
+      req.end(body);
     });
   }
 

@@ -5,11 +5,13 @@ import type { Logger } from '../logger';
 import type { Services } from '../services';
 import { callRequest } from './call-request';
 import { callTimeout } from './call-timeout';
+import { carrierUpkeep } from './carrier-upkeep';
 import { claimExpiry } from './claim-expiry';
 import { housekeeping } from './housekeeping';
 import type { JobContext, JobHandler } from './job';
 import { operationDue } from './operation-due';
 import { retention } from './retention';
+import { shipParcel } from './ship-parcel';
 import { storeWriteBack } from './store-write-back';
 import { sweep } from './sweep';
 import { webhookDispatch } from './webhook-dispatch';
@@ -31,6 +33,8 @@ export const HANDLERS: ReadonlyArray<JobHandler<QueueName>> = [
   webhookEndpoint,
   storeWriteBack,
   webhookDispatch,
+  shipParcel,
+  carrierUpkeep,
 ] as ReadonlyArray<JobHandler<QueueName>>;
 
 /** Registers every handler on a started job engine, then the schedules of the queues that re-arm themselves. */

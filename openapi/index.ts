@@ -12,6 +12,7 @@ import * as inbound from './inbound';
 import * as apiKeys from './api-keys';
 import * as orders from './orders';
 import * as settings from './settings';
+import * as shipping from './shipping';
 import * as stores from './stores';
 import * as token from './token';
 import * as webhooks from './webhooks';
@@ -23,6 +24,7 @@ const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   customers,
   files,
   deliveries,
+  shipping,
   calls,
   agents,
   settings,

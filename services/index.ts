@@ -13,6 +13,7 @@ import { compactDeliveryCounts, DeliveryService } from './deliveries';
 import { FormTokenService, IdempotencyService } from './shared';
 import type { Language } from './shared';
 import type { OrderFilters, Order } from './orders';
+import { AutoShipping, CarrierAccountService, CarrierNewsService, ParcelSender, ShipmentService } from './shipping';
 import { StatsService } from './stats';
 import { ShopifyAdmin, StoreConnectService, StoreConnectionService, StoreIntakeService, StoreWriteBackService } from './stores';
 import { WebhookService } from './webhooks';
@@ -22,7 +23,17 @@ export type Services = ReturnType<typeof createServices>;
 
 type ServiceConfig = Pick<
   Config,
-  'bcryptCost' | 'jwtSecret' | 'publicBaseUrl' | 'publishableKey' | 'calls' | 'isProduction' | 'stores' | 'whatsapp' | 'secretsKey' | 'secretsOldKeys'
+  | 'bcryptCost'
+  | 'jwtSecret'
+  | 'publicBaseUrl'
+  | 'publishableKey'
+  | 'calls'
+  | 'isProduction'
+  | 'stores'
+  | 'whatsapp'
+  | 'secretsKey'
+  | 'secretsOldKeys'
+  | 'carrierOrigins'
 >;
 
 /** Wires every service to one Knex instance and one job sender; routes, the worker and the CLI receive this object. */
@@ -62,7 +73,22 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   );
   const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp, secrets);
   const audit = new AuditService(knex);
+  // Carriers are called from the web process (an account's check, its cities) and the worker (parcels).
+  const carrierAccounts = new CarrierAccountService(
+    knex,
+    new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, urlPolicy.resolver),
+    config.carrierOrigins,
+    secrets,
+    config.publicBaseUrl,
+    jobs,
+  );
+  const shipments = new ShipmentService(knex, jobs, carrierAccounts);
   return {
+    carrierAccounts,
+    shipments,
+    autoShipping: new AutoShipping(knex, carrierAccounts, shipments),
+    parcels: new ParcelSender(knex, jobs, carrierAccounts),
+    carrierNews: new CarrierNewsService(knex, carrierAccounts),
     workspaces,
     invitations,
     members: new MemberService(knex, calls),

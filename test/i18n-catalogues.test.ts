@@ -62,6 +62,12 @@ const DYNAMIC_PREFIXES = [
   'storeConnect.notConfigured.',
   'storeConnect.error.',
   'delivery.status.',
+  // A carrier account's state, a parcel's state, and each carrier's guide and credentials, by kind.
+  'shipping.states.',
+  'shipping.parcelStates.',
+  'shipping.guide.',
+  'shipping.credential.',
+  'shipping.where.',
   'delivery.sources.',
   'report.reason.',
   'report.column.',

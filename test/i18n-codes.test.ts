@@ -19,6 +19,7 @@ import { SignedSender } from '../integrations/http';
 import type { SignedIn } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { COLUMN_NAMES } from '../services/orders';
+import { SHIPPING_ADAPTERS } from '../services/shipping';
 import { MAX_DAYS } from '../services/stats';
 
 const CATALOGUES = Object.fromEntries(
@@ -36,7 +37,7 @@ function sources(dir: string): string[] {
 
 /**
  * Not ours: validation's catch-all (its fields carry the codes), error codes libraries set (csv-parse, multer, streams) and
- * the Shopify webhook topics we subscribe to (services/stores/connect/platforms.ts).
+ * the Shopify webhook topics we subscribe to (services/stores/connect/platforms.ts), the carriers' origin settings.
  */
 const LIBRARY_CODES = [
   'VALIDATION_ERROR',
@@ -44,6 +45,8 @@ const LIBRARY_CODES = [
   'LIMIT_FILE_SIZE',
   'ERR_STREAM_PREMATURE_CLOSE',
   ...['ORDERS_CREATE', 'ORDERS_UPDATED', 'ORDERS_CANCELLED', 'FULFILLMENTS_CREATE', 'FULFILLMENTS_UPDATE', 'APP_UNINSTALLED'],
+  // The settings that point each carrier adapter at its API (SENDIT_API_ORIGIN…): names of settings, not messages.
+  ...Object.values(SHIPPING_ADAPTERS).map((adapter) => adapter.originSetting),
 ];
 
 describe('messages reach pages by their code', () => {

@@ -5,6 +5,7 @@ import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { accountRouter } from './account';
 import { agentsRouter } from './agents';
 import { callsRouter } from './calls';
+import { carrierAccountsRouter, shipmentsRouter } from './carrier-accounts';
 import { carriersRouter } from './carriers';
 import { customersRouter } from './customers';
 import { deliveriesRouter } from './deliveries';
@@ -40,10 +41,16 @@ export function apiRouter(services: Services): Router {
   });
   addOrderFileRoutes(router, services);
   router.use('/account', accountRouter(services));
+  // A person's decision on a parcel the carrier could not be asked about (docs/carriers.md).
+  router.post('/orders/:id/parcel', requireApiWorkspace, async (req, res) => {
+    res.json({ state: await services.parcels.decide(workspaceOf(req).workspace.id, String(req.params.id), req.body) });
+  });
   router.use('/orders', ordersRouter(services));
   router.use('/customers', customersRouter(services));
   router.use('/deliveries', deliveriesRouter(services));
   router.use('/carriers', carriersRouter(services));
+  router.use('/carrier-accounts', carrierAccountsRouter(services));
+  router.use('/shipments', shipmentsRouter(services));
   router.use('/agents', agentsRouter(services));
   router.use('/keys', apiKeysRouter(services));
   router.use('/settings', settingsRouter(services));

@@ -8,6 +8,8 @@ const REQUEST_ID_RE = /^[\w.-]{1,64}$/;
 const JOIN_TOKEN_RE = /^(\/join\/)[^/]+/i;
 /** A customer's phone in a path (/customers/:phone, /api/customers/:phone) is personal data: logged without it. */
 const CUSTOMER_PHONE_RE = /^((?:\/api)?\/customers\/)[^/]+/i;
+/** A carrier account's push URL carries its token (carriers that do not sign): never in a log line. */
+const CARRIER_TOKEN_RE = /^(\/hooks\/carrier-accounts\/[^/]+\/)[^/?]+/i;
 
 /** What a request's log lines say about it: its id, method and path (never its query, headers or body). */
 interface RequestInfo {
@@ -47,7 +49,11 @@ export function requestLog(app: express.Express, logger: Logger): RequestHandler
     res.setHeader('X-Request-Id', id);
     const query = req.url.indexOf('?');
     const path = query === -1 ? req.url : req.url.slice(0, query);
-    const info: RequestInfo = { id, method: req.method, url: path.replace(JOIN_TOKEN_RE, '$1[redacted]').replace(CUSTOMER_PHONE_RE, '$1[redacted]') };
+    const info: RequestInfo = {
+      id,
+      method: req.method,
+      url: path.replace(JOIN_TOKEN_RE, '$1[redacted]').replace(CUSTOMER_PHONE_RE, '$1[redacted]').replace(CARRIER_TOKEN_RE, '$1[redacted]'),
+    };
     (req as Logged)[INFO] = info;
     req.id = id;
     const started = performance.now();

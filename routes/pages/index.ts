@@ -14,6 +14,7 @@ import { callPages } from './calls';
 import { creditPages } from './credits';
 import { customerPages } from './customers';
 import { deliveryPages } from './deliveries';
+import { shippingPages } from './shipping';
 import { importPages, receiveImportUpload } from './imports';
 import { joinPages } from './join';
 import { orderPages } from './orders';
@@ -69,6 +70,8 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   router.use(workspacePages(services));
   router.use(joinPages(services));
   router.use(importPages(services));
+  // Before the order pages: /orders/ship is not an order's id.
+  router.use(shippingPages(services));
   router.use(orderPages(services));
   router.use(customerPages(services));
   router.use(deliveryPages(services));

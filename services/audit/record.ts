@@ -30,6 +30,9 @@ export const AUDIT_ACTIONS = [
   'store_reconnected',
   'carrier_created',
   'carrier_deleted',
+  'carrier_account_created',
+  'carrier_account_changed',
+  'carrier_account_deleted',
   'settings_changed',
   'sign_in_new_device',
 ] as const;

@@ -3,7 +3,7 @@ import { AppError, ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet
 import type { FieldErrors, SheetRow } from '../../services/shared';
 import { batchesOf, columnKey, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../orders';
 import { applyDeliveryEvents } from './apply';
-import type { DeliveryStatus } from '../orders';
+import type { DeliveryWord } from '../orders';
 import type { CarrierWords, WordReader } from './words';
 
 /** What a carrier's report can hold, by column; the names are compared as the order import compares them. */
@@ -41,7 +41,7 @@ interface ReportRow {
   tracking: string;
   ref: string;
   phone: string | null;
-  status: DeliveryStatus;
+  status: DeliveryWord;
   carrierStatus: string;
   carrier: string | null;
   at: string;

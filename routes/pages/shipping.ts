@@ -1,0 +1,116 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import type { Services } from '../../services';
+import { SHIPPING_KINDS } from '../../services/shipping';
+import { AppError, isOwner, ValidationError } from '../../services/shared';
+import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
+import { errorsByInput, pageMessage, redirectWithNotice } from './forms';
+import { translateMessage } from './view-helpers';
+
+/** The selected ids of a form (one value or many), as given. */
+function idsOf(value: unknown): string[] {
+  const list = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return list.filter((v): v is string => typeof v === 'string').slice(0, 1000);
+}
+
+/**
+ * The carrier pages (docs/carriers.md): `/deliveries/carriers` (the accounts, a form per kind with
+ * its guide), `/orders/ship` (confirmed orders to a carrier in one tap) and `/shipments/:id` (its
+ * progress, the cities to choose, the results, the labels). Every one works without JavaScript.
+ */
+export function shippingPages(services: Services): Router {
+  const router = Router();
+  router.use(['/deliveries/carriers', '/orders/ship', '/shipments'], requirePageWorkspace);
+
+  async function renderAccounts(req: Request, res: Response, status = 200, extra: Record<string, unknown> = {}) {
+    const { workspace } = workspaceOf(req);
+    const kind = typeof req.query.kind === 'string' && SHIPPING_KINDS.some((k) => k.kind === req.query.kind) ? req.query.kind : SHIPPING_KINDS[0]?.kind;
+    const accounts = await services.carrierAccounts.list(workspace.id);
+    const owned = isOwner(workspace) ? await Promise.all(accounts.map((a) => services.carrierAccounts.forOwner(workspace, a.id))) : accounts;
+    res
+      .status(status)
+      .render('shipping/carriers', { accounts: owned, kinds: SHIPPING_KINDS, kind, isOwner: isOwner(workspace), values: {}, errors: {}, ...extra });
+  }
+  router.get('/deliveries/carriers', (req, res) => renderAccounts(req, res));
+  router.post('/deliveries/carriers/accounts', async (req, res) => {
+    const body = req.body ?? {};
+    const kind = typeof body.kind === 'string' ? body.kind : '';
+    const spec = SHIPPING_KINDS.find((k) => k.kind === kind);
+    const credentials = Object.fromEntries(
+      (spec?.credentials ?? []).map((c) => [c.name, typeof body[`credential_${c.name}`] === 'string' ? body[`credential_${c.name}`] : '']),
+    );
+    const values = { name: typeof body.name === 'string' ? body.name : '', pickup_city_id: typeof body.pickup_city_id === 'string' ? body.pickup_city_id : '' };
+    try {
+      await services.carrierAccounts.create(workspaceOf(req).workspace, {
+        kind,
+        name: values.name,
+        credentials,
+        pickup_city_id: values.pickup_city_id || undefined,
+        allow_open: body.allow_open === 'on',
+        auto_ship: body.auto_ship === 'on',
+      });
+      await redirectWithNotice(req, res, '/deliveries/carriers', req.t('shipping.accountAdded', { name: values.name }));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      // A credential is never sent back to the page: the owner types it again.
+      const errors = Object.fromEntries(Object.entries(errorsByInput(err)).map(([field, text]) => [field.replace(/^credentials\./, 'credential_'), text]));
+      req.query.kind = kind;
+      await renderAccounts(req, res, 400, { values, errors });
+    }
+  });
+  router.post('/deliveries/carriers/accounts/:id/delete', async (req, res) => {
+    await services.carrierAccounts.remove(workspaceOf(req).workspace, String(req.params.id));
+    await redirectWithNotice(req, res, '/deliveries/carriers', req.t('shipping.accountRemoved'));
+  });
+
+  /** The ship page: the confirmed orders not shipped yet (or those selected on /orders), all preselected. */
+  router.get('/orders/ship', async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    const [accounts, orders] = await Promise.all([
+      services.carrierAccounts.list(workspace.id),
+      services.shipments.shippable(workspace.id, idsOf(req.query.ids)),
+    ]);
+    res.render('shipping/ship', { accounts, orders, error: null, selected: new Set(orders.map((o) => o.id)) });
+  });
+  router.post('/orders/ship', async (req, res) => {
+    const { workspace, user } = workspaceOf(req);
+    const orderIds = idsOf(req.body?.orderIds);
+    try {
+      const { shipment_id } = await services.shipments.ship({ ...workspace, userId: user.id }, { accountId: String(req.body?.accountId ?? ''), orderIds });
+      res.redirect(303, `/shipments/${shipment_id}`);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      const [accounts, orders] = await Promise.all([services.carrierAccounts.list(workspace.id), services.shipments.shippable(workspace.id, [])]);
+      const error = err instanceof ValidationError ? Object.values(err.fields).map(res.locals.message).join(' ') : translateMessage(req.t, pageMessage(err));
+      res.status(err.status).render('shipping/ship', { accounts, orders, error, selected: new Set(orderIds) });
+    }
+  });
+
+  router.get('/shipments/:id', async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    const shipment = await services.shipments.get(workspace.id, String(req.params.id));
+    const needsCity = shipment.parcels.some((p) => p.state === 'needs_city');
+    const cities = needsCity ? await services.carrierAccounts.cities(shipment.account_id) : [];
+    res.render('shipping/shipment', { shipment, cities });
+  });
+  router.post('/shipments/:id/cities', async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    // One select per order, named `city_<order id>`.
+    const given = Object.fromEntries(
+      Object.entries(req.body ?? {}).flatMap(([name, value]) =>
+        name.startsWith('city_') && typeof value === 'string' && value ? [[name.slice(5), value]] : [],
+      ),
+    );
+    await services.shipments.chooseCities(workspace.id, String(req.params.id), { cities: given });
+    res.redirect(303, `/shipments/${req.params.id}`);
+  });
+  router.get('/shipments/:id/labels.pdf', async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    await services.shipments.get(workspace.id, String(req.params.id));
+    const { pdf } = await services.shipments.labels(workspace.id, { shipmentId: String(req.params.id) });
+    if (!pdf) return void res.redirect(303, `/shipments/${req.params.id}#labels`);
+    res.set({ 'Content-Type': 'application/pdf', 'Content-Disposition': `inline; filename="labels-${req.params.id}.pdf"` });
+    res.send(Buffer.from(pdf));
+  });
+  return router;
+}

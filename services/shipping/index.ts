@@ -1,0 +1,11 @@
+export { CarrierAccountService } from './accounts';
+export { AutoShipping } from './auto';
+export type { CarrierCity } from './cities';
+export { cityKey, knownCity, matchCity } from './cities';
+export { MOROCCAN_CITIES } from './city-names';
+export { SHIPPING_ADAPTERS, SHIPPING_KINDS, shippingAdapter } from './carriers/registry';
+export { carrierSession } from './carriers/session';
+export type { CarrierSession, CreateOutcome, ParcelRequest, ShippingAdapter } from './carriers/types';
+export { CarrierNewsService } from './news';
+export { ParcelSender } from './send';
+export { ShipmentService } from './shipments';

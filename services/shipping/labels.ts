@@ -1,0 +1,48 @@
+import type { Knex } from 'knex';
+import { PDFDocument } from 'pdf-lib';
+import type { CarrierAccountService, OpenAccount } from './accounts';
+
+/** One label at most this big: a carrier's A6 label is 20–100 kB. */
+const LABEL_MAX_BYTES = 2 * 1024 * 1024;
+
+export interface MergedLabels {
+  /** null when no parcel of the list has a label. */
+  pdf: Uint8Array | null;
+  /** The references of the parcels without a label (the carrier gives none, or it could not be read). */
+  missing: string[];
+}
+
+/**
+ * Every label of the parcels, in the order of the list, merged into one PDF (pdf-lib): the carriers'
+ * own label PDFs, fetched one at a time so the web process holds one carrier's file and the merged
+ * one, never 500 files at once. A parcel whose carrier gives no label, or whose label is not a PDF,
+ * is named in `missing`.
+ */
+export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, workspaceId: string, parcelIds: readonly string[]): Promise<MergedLabels> {
+  const rows = await knex('parcels')
+    .where({ workspace_id: workspaceId, state: 'sent' })
+    .whereIn('id', [...parcelIds])
+    .select('id', 'account_id', 'reference', 'tracking', 'label_url');
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const opened = new Map<string, OpenAccount | null>();
+  const merged = await PDFDocument.create();
+  const missing: string[] = [];
+  for (const id of parcelIds) {
+    const parcel = byId.get(id);
+    if (!parcel) continue;
+    if (!opened.has(parcel.account_id)) opened.set(parcel.account_id, await accounts.open(workspaceId, parcel.account_id));
+    const account = opened.get(parcel.account_id);
+    const label = account?.adapter.label
+      ? await account.adapter
+          .label(accounts.session(account.adapter, account.credentials, account.id), { tracking: parcel.tracking, labelUrl: parcel.label_url })
+          .catch(() => null)
+      : null;
+    const pages = label && label.length <= LABEL_MAX_BYTES ? await PDFDocument.load(label, { ignoreEncryption: true }).catch(() => null) : null;
+    if (!pages) {
+      missing.push(parcel.reference);
+      continue;
+    }
+    for (const page of await merged.copyPages(pages, pages.getPageIndices())) merged.addPage(page);
+  }
+  return { pdf: merged.getPageCount() > 0 ? await merged.save() : null, missing };
+}
