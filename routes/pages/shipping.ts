@@ -22,6 +22,24 @@ export function shippingPages(services: Services): Router {
   const router = Router();
   router.use(['/deliveries/carriers', '/orders/ship', '/shipments'], requirePageWorkspace);
 
+  // The order page (rendered by the order pages) shows its parcel: read here, given to the view.
+  router.use('/orders/:id', async (req, res, next) => {
+    const workspace = req.ctx?.workspace;
+    if (workspace && req.params.id !== 'ship') res.locals.parcel = await services.shipments.parcelOf(workspace.id, String(req.params.id));
+    next();
+  });
+  router.post('/orders/:id/parcel', requirePageWorkspace, async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    const id = String(req.params.id);
+    try {
+      await services.parcels.decide(workspace.id, id, { action: req.body?.action, tracking: req.body?.tracking });
+      await redirectWithNotice(req, res, `/orders/${id}`, req.t('shipping.decided'));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await redirectWithNotice(req, res, `/orders/${id}`, req.t('shipping.trackingNeeded'));
+    }
+  });
+
   async function renderAccounts(req: Request, res: Response, status = 200, extra: Record<string, unknown> = {}) {
     const { workspace } = workspaceOf(req);
     const kind = typeof req.query.kind === 'string' && SHIPPING_KINDS.some((k) => k.kind === req.query.kind) ? req.query.kind : SHIPPING_KINDS[0]?.kind;

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError, ValidationError, isUuid, msg, parse } fro
 import type { WorkspaceActor } from '../../services/shared';
 import type { CarrierAccountService } from './accounts';
 import { matchCity } from './cities';
+import { shippingAdapter } from './carriers/registry';
 import { mergeLabels } from './labels';
 import type { MergedLabels } from './labels';
 
@@ -47,6 +48,19 @@ const shipSchema = z.object({
   /** A person's choice of the carrier's city for orders that needed one: order id → city id. */
   cities: z.record(z.string(), z.string().max(100)).optional(),
 });
+
+/** An order's parcel as its page shows it. */
+export interface OrderParcel {
+  state: ParcelState;
+  account_name: string;
+  carrier: string;
+  tracking_number: string | null;
+  reason: string | null;
+  carrier_status: string | null;
+  cancel_at_carrier: boolean;
+  shipment_id: string | null;
+  has_label: boolean;
+}
 
 /** An order as the ship page lists it. */
 export interface ShippableOrder {
@@ -180,6 +194,41 @@ export class ShipmentService {
     if (ids.length > 0) query.whereIn('o.id', ids);
     else query.whereNull('o.delivery_status');
     return query;
+  }
+
+  /** The order's latest parcel, as its page shows it (null: never shipped with a carrier account). */
+  async parcelOf(workspaceId: string, orderId: string): Promise<OrderParcel | null> {
+    if (!isUuid(orderId)) return null;
+    const row = await this.knex('parcels as p')
+      .join('carrier_accounts as a', 'a.id', 'p.account_id')
+      .where({ 'p.workspace_id': workspaceId, 'p.order_id': orderId })
+      .orderBy([
+        { column: 'p.created_at', order: 'desc' },
+        { column: 'p.id', order: 'desc' },
+      ])
+      .first(
+        'p.state',
+        'p.tracking',
+        'p.reason',
+        'p.carrier_status',
+        'p.cancel_at_carrier',
+        'p.shipment_id',
+        'p.label_url',
+        'a.name as account_name',
+        'a.kind',
+      );
+    if (!row) return null;
+    return {
+      state: row.state,
+      account_name: row.account_name,
+      carrier: shippingAdapter(row.kind)?.title ?? row.kind,
+      tracking_number: row.tracking,
+      reason: row.reason,
+      carrier_status: row.carrier_status,
+      cancel_at_carrier: row.cancel_at_carrier,
+      shipment_id: row.shipment_id,
+      has_label: row.state === 'sent' && (!!row.label_url || !!shippingAdapter(row.kind)?.label),
+    };
   }
 
   /** The labels of a shipment's parcels, or of the parcels of the given orders, in one PDF. */
