@@ -10,6 +10,8 @@ import type { CreateOutcome, LookupOutcome, MadeParcel, ParcelRequest } from './
 const GIVE_UP_AFTER_MS = 60 * 60_000;
 /** Backoff between tries of a carrier that did not answer: 30 s doubling, at most 10 minutes. */
 const backoffMs = (tries: number) => Math.min(30_000 * 2 ** Math.max(0, tries - 1), 10 * 60_000);
+/** The guarded client's words for a request that never reached the carrier (nothing can have been made). */
+const NEVER_REACHED = /connection refused|host not found|DNS lookup|address not allowed|invalid URL/i;
 /** A parcel left `sending` this long (its worker died mid-call) is taken again, as a lost answer. */
 const STALE_SENDING = "interval '3 minutes'";
 /** Polled kinds: a parcel not yet final is asked about at most this often. */
@@ -104,6 +106,7 @@ export class ParcelSender {
         ? await account.adapter.lookup(session, claimed.reference, null)
         : { kind: 'cannot_tell', reason: 'The carrier cannot be asked whether the parcel was made' };
       if (lookup.kind === 'found') return this.made(claimed, account, lookup.parcel, 'found');
+      if (lookup.kind === 'unanswered') return this.settle(claimed, account, lookup);
       if (lookup.kind === 'cannot_tell') {
         await this.finish(claimed, { state: 'uncertain', reason: lookup.reason.slice(0, 300) });
         return 'uncertain';
@@ -207,13 +210,15 @@ export class ParcelSender {
         await this.later(parcel.id, outcome.retryAfterMs);
         return 'throttled';
       case 'unanswered': {
+        // A request that never reached the carrier made nothing; any other silence may have made the parcel.
+        const lost = parcel.answer_lost || !NEVER_REACHED.test(outcome.reason);
         if (this.now().getTime() - new Date(parcel.first_try_at).getTime() >= GIVE_UP_AFTER_MS) {
           await this.accountState(account.id, 'unreachable', outcome.reason);
-          // Its answer may still have been lost: a person decides, with the carrier's portal at hand.
-          await this.finish(parcel, { state: account.adapter.lookup ? 'failed' : 'uncertain', reason: 'The carrier did not answer' });
-          return 'failed';
+          // A parcel that may exist is for a person to decide, with the carrier's portal at hand.
+          await this.finish(parcel, { state: lost ? 'uncertain' : 'failed', reason: 'The carrier did not answer' });
+          return lost ? 'uncertain' : 'failed';
         }
-        await this.release(parcel.id, { answer_lost: true, reason: outcome.reason.slice(0, 300) });
+        await this.release(parcel.id, { answer_lost: lost, reason: outcome.reason.slice(0, 300) });
         await this.later(parcel.id, backoffMs(parcel.tries));
         return 'retry';
       }
