@@ -27,6 +27,8 @@ interface ClaimedParcel {
   tries: number;
   answer_lost: boolean;
   first_try_at: Date;
+  /** The cash to collect a person gave for an order without an amount. */
+  cod_amount: string | null;
 }
 
 /** What came of one job, for the worker's log and the tests. */
@@ -37,7 +39,8 @@ async function parcelRequest(db: Knex, parcel: ClaimedParcel, account: OpenAccou
   const order = await db('orders')
     .where({ id: parcel.order_id, workspace_id: parcel.workspace_id })
     .first('client_name', 'phone', 'address', 'city', 'total_amount', 'products_name', 'note', 'status');
-  if (order?.status !== 'confirmed' || order.total_amount === null) return null;
+  const amount = order?.total_amount ?? parcel.cod_amount;
+  if (order?.status !== 'confirmed' || amount === null) return null;
   const cities = await db('carrier_cities')
     .where({ account_id: account.id })
     .whereIn('city_id', [parcel.city_id ?? '', account.pickup_city_id ?? ''])
@@ -55,7 +58,7 @@ async function parcelRequest(db: Knex, parcel: ClaimedParcel, account: OpenAccou
     phone: `0${String(order.phone).replace(/^\+212/, '')}`,
     address: order.address ?? '',
     city,
-    amount: Number(order.total_amount),
+    amount: Number(amount),
     products: order.products_name ?? '',
     productLines: order.products_name ? [{ name: order.products_name, quantity: 1 }] : [],
     note: order.note,
@@ -145,7 +148,7 @@ export class ParcelSender {
     if (!tracking || tracking.length > 100) throw new ValidationError({ tracking: msg('required', { label: 'Tracking number' }) });
     const claimed = await this.knex('parcels')
       .where({ id: parcel.id })
-      .first('id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at');
+      .first('id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount');
     await this.made(claimed, account, { tracking, labelUrl: null, carrierStatus: null }, 'sent');
     return 'sent';
   }
@@ -175,7 +178,7 @@ export class ParcelSender {
           first_try_at: trx.raw('coalesce(first_try_at, now())'),
           updated_at: trx.fn.now(),
         })
-        .returning(['id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at']);
+        .returning(['id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount']);
       return claimed as ClaimedParcel;
     });
   }

@@ -139,6 +139,21 @@ describe('shipping: confirmed orders become parcels at the carrier', function ()
       .send({ cities: { [medina]: '3' } })
       .expect(200);
     expect(await sendQueued(services, shop)).to.deep.equal(['sent']);
+    // The order without an amount gets the cash to collect on the same page (the parcel's; the confirmed order is not edited).
+    const bad = await shop.agent
+      .post(`/api/shipments/${body.shipment_id}/cities`)
+      .send({ amounts: { [noAmount]: 'deux cents' } })
+      .expect(400);
+    expect(bad.body.fields).to.have.property(`amount_${noAmount}`);
+    expect((await orderRow(noAmount)).total_amount).to.equal(null);
+    await shop.agent
+      .post(`/api/shipments/${body.shipment_id}/cities`)
+      .send({ amounts: { [noAmount]: '199,50' } })
+      .expect(200);
+    expect((await orderRow(noAmount)).total_amount).to.equal(null);
+    expect(Number((await testKnex()('parcels').where({ order_id: noAmount }).first()).cod_amount)).to.equal(199.5);
+    expect(await sendQueued(services, shop)).to.deep.equal(['sent']);
+    expect(sendit.byReference(noAmount)?.sent).to.deep.include({ amount: 200, district_id: 2 });
     const next = await confirmedOrder(shop, { city: 'FES médina' });
     const again = await shop.agent
       .post('/api/shipments')
@@ -274,10 +289,11 @@ describe('shipping: confirmed orders become parcels at the carrier', function ()
     await services.autoShipping.run();
     await sendQueued(services, shop);
     const pickedTracking = (await orderRow(picked)).delivery_tracking_number;
+
     sendit.parcels.get(pickedTracking)!.status = 'PICKEDUP';
     await shop.agent.delete(`/api/orders/${picked}`).expect(204);
     await services.autoShipping.run();
-    const kept = await testKnex()('parcels').where({ tracking: pickedTracking }).first();
+    const kept = await testKnex()('parcels').where({ tracking: pickedTracking, account_id: accountId }).first();
     expect(kept).to.include({ state: 'sent', cancel_at_carrier: true, order_id: null });
     expect(kept.reason).to.be.a('string');
     await shop.agent.put(`/api/carrier-accounts/${accountId}`).send({ auto_ship: false }).expect(200);
