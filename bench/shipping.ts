@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Knex } from 'knex';
+import { PDFDocument } from 'pdf-lib';
 import { senditDouble, SENDIT_KEYS } from '../test/helpers/carrier-doubles';
 import type { Cleanup } from './infra';
 import { startWorker, WORKER_SECRETS_KEY } from './loop';
@@ -26,6 +27,8 @@ export interface ShippingReport {
   serviceRssPeakMb: number;
   ordersP50IdleMs: number;
   ordersP50DuringMs: number;
+  /** "Print the labels" of the 500: the merged PDF's pages, its size, the time, the web process's RSS peak while it was made. */
+  labels: { pages: number; megabytes: number; seconds: number; rssPeakMb: number };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -114,6 +117,18 @@ export async function shippingBench(options: {
     await sleep(100);
   }
   const seconds = (performance.now() - t0) / 1000;
+  const shipmentId = ((await shipped.json()) as { shipment_id: string }).shipment_id;
+  const rssBeforeShipping = memory.mark();
+  const l0 = performance.now();
+  const pdf = await fetch(`${service.url}/api/shipments/${shipmentId}/labels.pdf`, { headers: { cookie: account.cookie, 'x-forwarded-proto': 'https' } });
+  if (pdf.status !== 200) throw new Error(`labels.pdf answered ${pdf.status}`);
+  const bytes = Buffer.from(await pdf.arrayBuffer());
+  const labels = {
+    pages: (await PDFDocument.load(bytes)).getPageCount(),
+    megabytes: bytes.length / 2 ** 20,
+    seconds: (performance.now() - l0) / 1000,
+    rssPeakMb: memory.mark(),
+  };
   const sent = Number(((await knex('parcels').where({ workspace_id: account.workspaceId, state: 'sent' }).count('* as n').first()) as { n: string }).n);
   const creates = double.requests.slice(requestsBefore).filter((r) => r.method === 'POST' && r.path === '/deliveries');
   const report: ShippingReport = {
@@ -129,7 +144,8 @@ export async function shippingBench(options: {
     limitPerSecond: 50,
     limitAtOnce: 4,
     serviceRssBeforeMb: rssBefore,
-    serviceRssPeakMb: memory.mark(),
+    serviceRssPeakMb: rssBeforeShipping,
+    labels,
     ordersP50IdleMs: median(idle),
     ordersP50DuringMs: median(during),
   };
@@ -154,6 +170,7 @@ export function shippingSection(s: ShippingReport): string[] {
     `| Calls at once at the carrier (limit) | ${s.maxAtOnce} (${s.limitAtOnce}) |`,
     `| Web process RSS before → peak | ${s.serviceRssBeforeMb.toFixed(0)} → ${s.serviceRssPeakMb.toFixed(0)} MB |`,
     `| \`/orders\` p50 idle → while shipping | ${s.ordersP50IdleMs.toFixed(0)} → ${s.ordersP50DuringMs.toFixed(0)} ms (×${(s.ordersP50DuringMs / s.ordersP50IdleMs).toFixed(2)}) |`,
+    `| "Print the labels": one PDF of the ${s.sent} | ${s.labels.pages} pages, ${s.labels.megabytes.toFixed(1)} MB, ${s.labels.seconds.toFixed(1)} s; web process RSS peak ${s.labels.rssPeakMb.toFixed(0)} MB |`,
     '',
   ];
 }

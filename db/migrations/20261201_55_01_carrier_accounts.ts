@@ -13,7 +13,8 @@ import type { Knex } from 'knex';
  * - `carrier_city_choices`: the shop's remembered choices, a written city's key → the carrier's city.
  * - `shipments`: one "Ship" of many orders; `parcels`: each order's parcel at a carrier. An order has
  *   at most one live parcel (`parcels_live_order_idx`); `needs_city` and `needs_amount` wait for a
- *   person, `failed` and `cancelled` are not live, so the order can be sent again. `answer_lost`: a try got no
+ *   person, `failed` and `cancelled` are not live, so the order can be sent again. `cod_amount`: the cash to collect a person gave on the shipment's page for an
+ *   order without an amount (a confirmed order's own amount is not edited). `answer_lost`: a try got no
  *   answer, so the next one asks the carrier first whether the parcel was made.
  */
 // Frozen here: a later change to a list needs a migration of its own.
@@ -80,6 +81,7 @@ export async function up(knex: Knex): Promise<void> {
       state text NOT NULL CHECK (state IN (${list(STATES)})),
       reference text NOT NULL CHECK (char_length(reference) BETWEEN 1 AND 200),
       city_id text CHECK (char_length(city_id) <= 100),
+      cod_amount numeric(12, 2) CHECK (cod_amount >= 0),
       tracking text CHECK (char_length(tracking) <= 100),
       label_url text CHECK (char_length(label_url) <= 2000),
       reason text CHECK (char_length(reason) <= 300),

@@ -59,7 +59,7 @@ export function shipmentsRouter(services: Services): Router {
   });
   router.post('/:id/cities', async (req, res) => {
     const workspaceId = workspaceOf(req).workspace.id;
-    await services.shipments.chooseCities(workspaceId, req.params.id, req.body);
+    await services.shipments.resolve(workspaceId, req.params.id, req.body);
     res.json(await services.shipments.get(workspaceId, req.params.id));
   });
   return router;

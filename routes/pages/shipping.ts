@@ -22,6 +22,24 @@ export function shippingPages(services: Services): Router {
   const router = Router();
   router.use(['/deliveries/carriers', '/orders/ship', '/shipments'], requirePageWorkspace);
 
+  // The order page (rendered by the order pages) shows its parcel: read here, given to the view.
+  router.use('/orders/:id', async (req, res, next) => {
+    const workspace = req.ctx?.workspace;
+    if (workspace && req.params.id !== 'ship') res.locals.parcel = await services.shipments.parcelOf(workspace.id, String(req.params.id));
+    next();
+  });
+  router.post('/orders/:id/parcel', requirePageWorkspace, async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    const id = String(req.params.id);
+    try {
+      await services.parcels.decide(workspace.id, id, { action: req.body?.action, tracking: req.body?.tracking });
+      await redirectWithNotice(req, res, `/orders/${id}`, req.t('shipping.decided'));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await redirectWithNotice(req, res, `/orders/${id}`, req.t('shipping.trackingNeeded'));
+    }
+  });
+
   async function renderAccounts(req: Request, res: Response, status = 200, extra: Record<string, unknown> = {}) {
     const { workspace } = workspaceOf(req);
     const kind = typeof req.query.kind === 'string' && SHIPPING_KINDS.some((k) => k.kind === req.query.kind) ? req.query.kind : SHIPPING_KINDS[0]?.kind;
@@ -89,20 +107,29 @@ export function shippingPages(services: Services): Router {
   router.get('/shipments/:id', async (req, res) => {
     const { workspace } = workspaceOf(req);
     const shipment = await services.shipments.get(workspace.id, String(req.params.id));
-    const needsCity = shipment.parcels.some((p) => p.state === 'needs_city');
-    const cities = needsCity ? await services.carrierAccounts.cities(shipment.account_id) : [];
-    res.render('shipping/shipment', { shipment, cities });
+    const waiting = shipment.parcels.some((p) => p.state === 'needs_city' || p.state === 'needs_amount');
+    const cities = waiting ? await services.carrierAccounts.cities(shipment.account_id) : [];
+    res.render('shipping/shipment', { shipment, cities, errors: {}, values: {} });
   });
   router.post('/shipments/:id/cities', async (req, res) => {
     const { workspace } = workspaceOf(req);
-    // One select per order, named `city_<order id>`.
-    const given = Object.fromEntries(
-      Object.entries(req.body ?? {}).flatMap(([name, value]) =>
-        name.startsWith('city_') && typeof value === 'string' && value ? [[name.slice(5), value]] : [],
-      ),
-    );
-    await services.shipments.chooseCities(workspace.id, String(req.params.id), { cities: given });
-    res.redirect(303, `/shipments/${req.params.id}`);
+    // One select per order (`city_<order id>`), one amount field per order without one (`amount_<order id>`).
+    const named = (prefix: string) =>
+      Object.fromEntries(
+        Object.entries(req.body ?? {}).flatMap(([name, value]) =>
+          name.startsWith(prefix) && typeof value === 'string' && value.trim() ? [[name.slice(prefix.length), value]] : [],
+        ),
+      );
+    const id = String(req.params.id);
+    try {
+      await services.shipments.resolve(workspace.id, id, { cities: named('city_'), amounts: named('amount_') });
+      res.redirect(303, `/shipments/${id}`);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const shipment = await services.shipments.get(workspace.id, id);
+      const cities = await services.carrierAccounts.cities(shipment.account_id);
+      res.status(400).render('shipping/shipment', { shipment, cities, errors: errorsByInput(err), values: named('amount_') });
+    }
   });
   router.get('/shipments/:id/labels.pdf', async (req, res) => {
     const { workspace } = workspaceOf(req);

@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import { PDFDocument } from 'pdf-lib';
 import type { CarrierAccountService, OpenAccount } from './accounts';
 
+/** Labels fetched at once: a carrier takes 4 calls at once from one account. */
+const AT_ONCE = 4;
 /** One label at most this big: a carrier's A6 label is 20–100 kB. */
 const LABEL_MAX_BYTES = 2 * 1024 * 1024;
 
@@ -14,8 +16,8 @@ export interface MergedLabels {
 
 /**
  * Every label of the parcels, in the order of the list, merged into one PDF (pdf-lib): the carriers'
- * own label PDFs, fetched one at a time so the web process holds one carrier's file and the merged
- * one, never 500 files at once. A parcel whose carrier gives no label, or whose label is not a PDF,
+ * own label PDFs, fetched four at a time so the web process holds four carriers' files and the
+ * merged one, never 500 files at once. A parcel whose carrier gives no label, or whose label is not a PDF,
  * is named in `missing`.
  */
 export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, workspaceId: string, parcelIds: readonly string[]): Promise<MergedLabels> {
@@ -27,9 +29,9 @@ export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, w
   const opened = new Map<string, OpenAccount | null>();
   const merged = await PDFDocument.create();
   const missing: string[] = [];
-  for (const id of parcelIds) {
+  const fetchLabel = async (id: string): Promise<{ reference: string; pages: PDFDocument | null } | null> => {
     const parcel = byId.get(id);
-    if (!parcel) continue;
+    if (!parcel) return null;
     if (!opened.has(parcel.account_id)) opened.set(parcel.account_id, await accounts.open(workspaceId, parcel.account_id));
     const account = opened.get(parcel.account_id);
     const label = account?.adapter.label
@@ -38,11 +40,18 @@ export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, w
           .catch(() => null)
       : null;
     const pages = label && label.length <= LABEL_MAX_BYTES ? await PDFDocument.load(label, { ignoreEncryption: true }).catch(() => null) : null;
-    if (!pages) {
-      missing.push(parcel.reference);
-      continue;
+    return { reference: parcel.reference, pages };
+  };
+  // A few labels fetched at once (the carriers' calls at once), merged in the list's order.
+  for (let i = 0; i < parcelIds.length; i += AT_ONCE) {
+    for (const got of await Promise.all(parcelIds.slice(i, i + AT_ONCE).map(fetchLabel))) {
+      if (!got) continue;
+      if (!got.pages) {
+        missing.push(got.reference);
+        continue;
+      }
+      for (const page of await merged.copyPages(got.pages, got.pages.getPageIndices())) merged.addPage(page);
     }
-    for (const page of await merged.copyPages(pages, pages.getPageIndices())) merged.addPage(page);
   }
   return { pdf: merged.getPageCount() > 0 ? await merged.save() : null, missing };
 }

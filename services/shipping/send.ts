@@ -10,6 +10,8 @@ import type { CreateOutcome, LookupOutcome, MadeParcel, ParcelRequest } from './
 const GIVE_UP_AFTER_MS = 60 * 60_000;
 /** Backoff between tries of a carrier that did not answer: 30 s doubling, at most 10 minutes. */
 const backoffMs = (tries: number) => Math.min(30_000 * 2 ** Math.max(0, tries - 1), 10 * 60_000);
+/** The guarded client's words for a request that never reached the carrier (nothing can have been made). */
+const NEVER_REACHED = /connection refused|host not found|DNS lookup|address not allowed|invalid URL/i;
 /** A parcel left `sending` this long (its worker died mid-call) is taken again, as a lost answer. */
 const STALE_SENDING = "interval '3 minutes'";
 /** Polled kinds: a parcel not yet final is asked about at most this often. */
@@ -25,6 +27,8 @@ interface ClaimedParcel {
   tries: number;
   answer_lost: boolean;
   first_try_at: Date;
+  /** The cash to collect a person gave for an order without an amount. */
+  cod_amount: string | null;
 }
 
 /** What came of one job, for the worker's log and the tests. */
@@ -35,7 +39,8 @@ async function parcelRequest(db: Knex, parcel: ClaimedParcel, account: OpenAccou
   const order = await db('orders')
     .where({ id: parcel.order_id, workspace_id: parcel.workspace_id })
     .first('client_name', 'phone', 'address', 'city', 'total_amount', 'products_name', 'note', 'status');
-  if (order?.status !== 'confirmed' || order.total_amount === null) return null;
+  const amount = order?.total_amount ?? parcel.cod_amount;
+  if (order?.status !== 'confirmed' || amount === null) return null;
   const cities = await db('carrier_cities')
     .where({ account_id: account.id })
     .whereIn('city_id', [parcel.city_id ?? '', account.pickup_city_id ?? ''])
@@ -53,7 +58,7 @@ async function parcelRequest(db: Knex, parcel: ClaimedParcel, account: OpenAccou
     phone: `0${String(order.phone).replace(/^\+212/, '')}`,
     address: order.address ?? '',
     city,
-    amount: Number(order.total_amount),
+    amount: Number(amount),
     products: order.products_name ?? '',
     productLines: order.products_name ? [{ name: order.products_name, quantity: 1 }] : [],
     note: order.note,
@@ -104,6 +109,7 @@ export class ParcelSender {
         ? await account.adapter.lookup(session, claimed.reference, null)
         : { kind: 'cannot_tell', reason: 'The carrier cannot be asked whether the parcel was made' };
       if (lookup.kind === 'found') return this.made(claimed, account, lookup.parcel, 'found');
+      if (lookup.kind === 'unanswered') return this.settle(claimed, account, lookup);
       if (lookup.kind === 'cannot_tell') {
         await this.finish(claimed, { state: 'uncertain', reason: lookup.reason.slice(0, 300) });
         return 'uncertain';
@@ -142,7 +148,7 @@ export class ParcelSender {
     if (!tracking || tracking.length > 100) throw new ValidationError({ tracking: msg('required', { label: 'Tracking number' }) });
     const claimed = await this.knex('parcels')
       .where({ id: parcel.id })
-      .first('id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at');
+      .first('id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount');
     await this.made(claimed, account, { tracking, labelUrl: null, carrierStatus: null }, 'sent');
     return 'sent';
   }
@@ -172,7 +178,7 @@ export class ParcelSender {
           first_try_at: trx.raw('coalesce(first_try_at, now())'),
           updated_at: trx.fn.now(),
         })
-        .returning(['id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at']);
+        .returning(['id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount']);
       return claimed as ClaimedParcel;
     });
   }
@@ -207,13 +213,15 @@ export class ParcelSender {
         await this.later(parcel.id, outcome.retryAfterMs);
         return 'throttled';
       case 'unanswered': {
+        // A request that never reached the carrier made nothing; any other silence may have made the parcel.
+        const lost = parcel.answer_lost || !NEVER_REACHED.test(outcome.reason);
         if (this.now().getTime() - new Date(parcel.first_try_at).getTime() >= GIVE_UP_AFTER_MS) {
           await this.accountState(account.id, 'unreachable', outcome.reason);
-          // Its answer may still have been lost: a person decides, with the carrier's portal at hand.
-          await this.finish(parcel, { state: account.adapter.lookup ? 'failed' : 'uncertain', reason: 'The carrier did not answer' });
-          return 'failed';
+          // A parcel that may exist is for a person to decide, with the carrier's portal at hand.
+          await this.finish(parcel, { state: lost ? 'uncertain' : 'failed', reason: 'The carrier did not answer' });
+          return lost ? 'uncertain' : 'failed';
         }
-        await this.release(parcel.id, { answer_lost: true, reason: outcome.reason.slice(0, 300) });
+        await this.release(parcel.id, { answer_lost: lost, reason: outcome.reason.slice(0, 300) });
         await this.later(parcel.id, backoffMs(parcel.tries));
         return 'retry';
       }

@@ -2,10 +2,11 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
-import { ConflictError, NotFoundError, ValidationError, isUuid, msg, parse } from '../../services/shared';
-import type { WorkspaceActor } from '../../services/shared';
+import { ConflictError, NotFoundError, ValidationError, isUuid, msg, parse, parseAmount } from '../../services/shared';
+import type { FieldErrors, WorkspaceActor } from '../../services/shared';
 import type { CarrierAccountService } from './accounts';
 import { matchCity } from './cities';
+import { shippingAdapter } from './carriers/registry';
 import { mergeLabels } from './labels';
 import type { MergedLabels } from './labels';
 
@@ -47,6 +48,19 @@ const shipSchema = z.object({
   /** A person's choice of the carrier's city for orders that needed one: order id → city id. */
   cities: z.record(z.string(), z.string().max(100)).optional(),
 });
+
+/** An order's parcel as its page shows it. */
+export interface OrderParcel {
+  state: ParcelState;
+  account_name: string;
+  carrier: string;
+  tracking_number: string | null;
+  reason: string | null;
+  carrier_status: string | null;
+  cancel_at_carrier: boolean;
+  shipment_id: string | null;
+  has_label: boolean;
+}
 
 /** An order as the ship page lists it. */
 export interface ShippableOrder {
@@ -140,26 +154,62 @@ export class ShipmentService {
     });
   }
 
-  /** Gives the carrier's city to the shipment's orders that needed one; each is queued, and the choice remembered. */
-  async chooseCities(workspaceId: string, shipmentId: string, body: unknown): Promise<void> {
+  /**
+   * What a person gives on the shipment's page for the orders that waited: the carrier's city
+   * (`cities`: order id → city id; remembered for that written city and account) and the amount to
+   * collect (`amounts`: order id → amount as typed, an edit of the order). Each order complete is
+   * queued; an amount refused is a 400 naming that order's field, nothing written for it.
+   */
+  async resolve(workspaceId: string, shipmentId: string, body: unknown): Promise<void> {
     const shipment = isUuid(shipmentId) ? await this.knex('shipments').where({ id: shipmentId, workspace_id: workspaceId }).first('id', 'account_id') : null;
     if (!shipment) throw new NotFoundError(msg('shipmentNotFound'));
-    const given = parse(z.object({ cities: z.record(z.string(), z.string().max(100)) }), body ?? {}).cities;
-    const cities = await this.accounts.cities(shipment.account_id);
+    const given = parse(
+      z.object({ cities: z.record(z.string(), z.string().max(100)).optional(), amounts: z.record(z.string(), z.string().max(40)).optional() }),
+      body ?? {},
+    );
+    const [cities, remembered] = await Promise.all([this.accounts.cities(shipment.account_id), this.accounts.choices(shipment.account_id)]);
+    const waiting = await this.knex('parcels as p')
+      .join('orders as o', 'o.id', 'p.order_id')
+      .where({ 'p.shipment_id': shipmentId })
+      .whereIn('p.state', ['needs_city', 'needs_amount'])
+      .select('p.id', 'p.order_id', 'p.state', 'p.city_id', 'o.city');
+    // The amounts first: the cash this parcel collects (the confirmed order itself is not edited).
+    const refused: FieldErrors = {};
+    const amounts = new Map<string, string>();
+    for (const parcel of waiting.filter((p) => p.state === 'needs_amount')) {
+      const typed = given.amounts?.[parcel.order_id]?.trim();
+      if (!typed) continue;
+      const amount = parseAmount(typed);
+      if (amount === undefined || Number(amount) <= 0 || Number(amount) >= 1e10) refused[`amount_${parcel.order_id}`] = msg('amountInvalid');
+      else amounts.set(parcel.id, amount);
+    }
     await this.knex.transaction(async (trx) => {
-      const waiting = await trx('parcels as p')
-        .join('orders as o', 'o.id', 'p.order_id')
-        .where({ 'p.shipment_id': shipmentId, 'p.state': 'needs_city' })
-        .forUpdate('p')
-        .select('p.id', 'p.order_id', 'o.city');
+      const queued: string[] = [];
       for (const parcel of waiting) {
-        const city = cities.find((c) => c.id === given[parcel.order_id]);
-        if (!city) continue;
-        if (parcel.city) await this.accounts.remember(trx, shipment.account_id, parcel.city, city.id);
-        await trx('parcels').where({ id: parcel.id }).update({ state: 'queued', city_id: city.id, updated_at: trx.fn.now() });
-        await this.jobs.send(trx, QUEUES.shipParcel.name, { parcelId: parcel.id });
+        const order = await trx('orders').where({ id: parcel.order_id }).forUpdate().first('total_amount', 'status');
+        const amount = order?.total_amount ?? amounts.get(parcel.id) ?? null;
+        if (order?.status !== 'confirmed' || amount === null) continue;
+        const chosen = cities.find((c) => c.id === given.cities?.[parcel.order_id]);
+        if (chosen && parcel.city) await this.accounts.remember(trx, shipment.account_id, parcel.city, chosen.id);
+        const match = chosen ? { matched: true as const, city: chosen } : parcel.city_id ? null : matchCity(parcel.city, cities, remembered);
+        const cityId = chosen?.id ?? parcel.city_id ?? (match?.matched ? match.city.id : null);
+        await trx('parcels')
+          .where({ id: parcel.id })
+          .update({
+            state: cityId ? 'queued' : 'needs_city',
+            city_id: cityId,
+            cod_amount: order.total_amount === null ? amount : null,
+            updated_at: trx.fn.now(),
+          });
+        if (cityId) queued.push(parcel.id);
       }
+      await this.jobs.sendMany(
+        trx,
+        QUEUES.shipParcel.name,
+        queued.map((parcelId) => ({ data: { parcelId } })),
+      );
     });
+    if (Object.keys(refused).length > 0) throw new ValidationError(refused);
   }
 
   /**
@@ -182,6 +232,41 @@ export class ShipmentService {
     return query;
   }
 
+  /** The order's latest parcel, as its page shows it (null: never shipped with a carrier account). */
+  async parcelOf(workspaceId: string, orderId: string): Promise<OrderParcel | null> {
+    if (!isUuid(orderId)) return null;
+    const row = await this.knex('parcels as p')
+      .join('carrier_accounts as a', 'a.id', 'p.account_id')
+      .where({ 'p.workspace_id': workspaceId, 'p.order_id': orderId })
+      .orderBy([
+        { column: 'p.created_at', order: 'desc' },
+        { column: 'p.id', order: 'desc' },
+      ])
+      .first(
+        'p.state',
+        'p.tracking',
+        'p.reason',
+        'p.carrier_status',
+        'p.cancel_at_carrier',
+        'p.shipment_id',
+        'p.label_url',
+        'a.name as account_name',
+        'a.kind',
+      );
+    if (!row) return null;
+    return {
+      state: row.state,
+      account_name: row.account_name,
+      carrier: shippingAdapter(row.kind)?.title ?? row.kind,
+      tracking_number: row.tracking,
+      reason: row.reason,
+      carrier_status: row.carrier_status,
+      cancel_at_carrier: row.cancel_at_carrier,
+      shipment_id: row.shipment_id,
+      has_label: row.state === 'sent' && (!!row.label_url || !!shippingAdapter(row.kind)?.label),
+    };
+  }
+
   /** The labels of a shipment's parcels, or of the parcels of the given orders, in one PDF. */
   async labels(workspaceId: string, which: { shipmentId?: string; orderIds?: readonly string[] }): Promise<MergedLabels> {
     const query = this.knex('parcels').where({ workspace_id: workspaceId, state: 'sent' }).orderBy(['created_at', 'id']).limit(SHIP_MAX);
@@ -195,14 +280,19 @@ export class ShipmentService {
 
   async get(workspaceId: string, shipmentId: string): Promise<ShipmentView> {
     const shipment = isUuid(shipmentId)
-      ? await this.knex('shipments').where({ id: shipmentId, workspace_id: workspaceId }).first('id', 'account_id', 'created_at')
+      ? await this.knex('shipments as s')
+          .join('carrier_accounts as a', 'a.id', 's.account_id')
+          .where({ 's.id': shipmentId, 's.workspace_id': workspaceId })
+          .first('s.id', 's.account_id', 's.created_at', 'a.kind')
       : null;
     if (!shipment) throw new NotFoundError(msg('shipmentNotFound'));
-    const parcels: ParcelView[] = await this.knex('parcels as p')
+    const label = !!shippingAdapter(shipment.kind)?.label;
+    const rows: Omit<ParcelView, 'label'>[] = await this.knex('parcels as p')
       .leftJoin('orders as o', 'o.id', 'p.order_id')
       .where({ 'p.shipment_id': shipmentId })
       .orderBy(['p.created_at', 'p.id'])
       .select('p.order_id', 'p.reference', 'o.client_name', 'o.city', 'p.state', 'p.tracking as tracking_number', 'p.label_url', 'p.reason', 'p.city_id');
+    const parcels: ParcelView[] = rows.map((row) => ({ ...row, label }));
     const counts = Object.fromEntries(STATES.map((state) => [state, parcels.filter((p) => p.state === state).length])) as Record<ParcelState, number>;
     return {
       id: shipment.id,

@@ -139,6 +139,21 @@ describe('shipping: confirmed orders become parcels at the carrier', function ()
       .send({ cities: { [medina]: '3' } })
       .expect(200);
     expect(await sendQueued(services, shop)).to.deep.equal(['sent']);
+    // The order without an amount gets the cash to collect on the same page (the parcel's; the confirmed order is not edited).
+    const bad = await shop.agent
+      .post(`/api/shipments/${body.shipment_id}/cities`)
+      .send({ amounts: { [noAmount]: 'deux cents' } })
+      .expect(400);
+    expect(bad.body.fields).to.have.property(`amount_${noAmount}`);
+    expect((await orderRow(noAmount)).total_amount).to.equal(null);
+    await shop.agent
+      .post(`/api/shipments/${body.shipment_id}/cities`)
+      .send({ amounts: { [noAmount]: '199,50' } })
+      .expect(200);
+    expect((await orderRow(noAmount)).total_amount).to.equal(null);
+    expect(Number((await testKnex()('parcels').where({ order_id: noAmount }).first()).cod_amount)).to.equal(199.5);
+    expect(await sendQueued(services, shop)).to.deep.equal(['sent']);
+    expect(sendit.byReference(noAmount)?.sent).to.deep.include({ amount: 200, district_id: 2 });
     const next = await confirmedOrder(shop, { city: 'FES médina' });
     const again = await shop.agent
       .post('/api/shipments')
@@ -274,10 +289,11 @@ describe('shipping: confirmed orders become parcels at the carrier', function ()
     await services.autoShipping.run();
     await sendQueued(services, shop);
     const pickedTracking = (await orderRow(picked)).delivery_tracking_number;
+
     sendit.parcels.get(pickedTracking)!.status = 'PICKEDUP';
     await shop.agent.delete(`/api/orders/${picked}`).expect(204);
     await services.autoShipping.run();
-    const kept = await testKnex()('parcels').where({ tracking: pickedTracking }).first();
+    const kept = await testKnex()('parcels').where({ tracking: pickedTracking, account_id: accountId }).first();
     expect(kept).to.include({ state: 'sent', cancel_at_carrier: true, order_id: null });
     expect(kept.reason).to.be.a('string');
     await shop.agent.put(`/api/carrier-accounts/${accountId}`).send({ auto_ship: false }).expect(200);
@@ -309,6 +325,102 @@ describe('shipping: a carrier that can be asked by our reference', function () {
       expect(yalidine.parcels.size).to.equal(1);
       const tracking = [...yalidine.parcels.keys()][0];
       expect(await orderRow(id)).to.include({ delivery_status: 'shipped', delivery_carrier: 'Yalidine', delivery_tracking_number: tracking });
+    } finally {
+      await yalidine.close();
+    }
+  });
+});
+
+describe('shipping: the carrier’s limits and silences', function () {
+  this.timeout(60_000);
+
+  it('Yalidine’s quota used up: the parcel waits, queued, for the next window (a job scheduled then), never sent into a 429', async () => {
+    const yalidine = await yalidineDouble({ limits: { minute: 6 } });
+    try {
+      const { app, services } = pointedAt({ YALIDINE_API_ORIGIN: yalidine.url });
+      const shop = await signUp({ target: app });
+      const created = await shop.agent
+        .post('/api/carrier-accounts')
+        .send({ kind: 'yalidine', name: 'Yalidine', credentials: YALIDINE_KEYS, pickup_city_id: '1601|Alger' })
+        .expect(201);
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i += 1) ids.push(await confirmedOrder(shop, { city: 'Oran', phone: `06${String(20000000 + i)}` }));
+      await shop.agent.post('/api/shipments').send({ accountId: created.body.id, orderIds: ids }).expect(202);
+      const results = await sendQueued(services, shop);
+      expect(results).to.include('sent').and.include('throttled');
+      const waiting = await testKnex()('parcels').where({ workspace_id: shop.workspaceId, state: 'queued' }).pluck('id');
+      expect(waiting.length).to.be.at.least(1);
+      const jobs = await testKnex()('pgboss.job')
+        .where({ name: 'ship-parcel' })
+        .whereRaw("data->>'parcelId' = ?", [waiting[0]])
+        .orderBy('created_on', 'desc')
+        .select('start_after', 'created_on');
+      // Not before the window the headers named (a second's, or the minute's when it is used up).
+      expect(new Date(jobs[0].start_after).getTime() - new Date(jobs[0].created_on).getTime()).to.be.at.least(900);
+      expect(yalidine.requests.filter((r) => r.method === 'POST')).to.have.length(results.filter((r) => r === 'sent').length);
+    } finally {
+      await yalidine.close();
+    }
+  });
+
+  it('a carrier that does not answer for an hour: the parcel fails with "the carrier did not answer", the account says since when, and the order can be shipped again', async () => {
+    const sendit = await senditDouble();
+    const { app, services } = pointedAt({ SENDIT_API_ORIGIN: sendit.url });
+    const shop = await signUp({ target: app });
+    const created = await shop.agent
+      .post('/api/carrier-accounts')
+      .send({ kind: 'sendit', name: 'Sendit', credentials: SENDIT_KEYS, pickup_city_id: '1' })
+      .expect(201);
+    const id = await confirmedOrder(shop);
+    await shop.agent
+      .post('/api/shipments')
+      .send({ accountId: created.body.id, orderIds: [id] })
+      .expect(202);
+    // The carrier is down: every connection is refused, so nothing can have been made there.
+    await sendit.close();
+    expect(await sendQueued(services, shop)).to.deep.equal(['retry']);
+    const parcel = await testKnex()('parcels').where({ order_id: id }).first();
+    expect(parcel).to.include({ state: 'queued', answer_lost: false });
+    // An hour of tries later (its first try moved back, not waited for):
+    await testKnex()('parcels')
+      .where({ id: parcel.id })
+      .update({ first_try_at: new Date(Date.now() - 61 * 60_000) });
+    expect(await sendQueued(services, shop)).to.deep.equal(['failed']);
+    expect(await testKnex()('parcels').where({ id: parcel.id }).first()).to.include({ state: 'failed', reason: 'The carrier did not answer' });
+    const account = await shop.agent.get(`/api/carrier-accounts/${created.body.id}`).expect(200);
+    expect(account.body.state).to.equal('unreachable');
+    expect(account.body.state_since).to.be.a('string');
+    // The order stays confirmed without a delivery, and can be shipped again.
+    expect(await orderRow(id)).to.include({ status: 'confirmed', delivery_status: null });
+    await shop.agent
+      .post('/api/shipments')
+      .send({ accountId: created.body.id, orderIds: [id] })
+      .expect(202);
+  });
+
+  it('a carrier that answers 5xx may have made the parcel: after the hour it is uncertain, for a person, never sent twice', async () => {
+    const yalidine = await yalidineDouble();
+    try {
+      const { app, services } = pointedAt({ YALIDINE_API_ORIGIN: yalidine.url });
+      const shop = await signUp({ target: app });
+      const created = await shop.agent
+        .post('/api/carrier-accounts')
+        .send({ kind: 'yalidine', name: 'Yalidine', credentials: YALIDINE_KEYS, pickup_city_id: '1601|Alger' })
+        .expect(201);
+      const id = await confirmedOrder(shop, { city: 'Oran' });
+      await shop.agent
+        .post('/api/shipments')
+        .send({ accountId: created.body.id, orderIds: [id] })
+        .expect(202);
+      yalidine.switches.serverError = true;
+      expect(await sendQueued(services, shop)).to.deep.equal(['retry']);
+      // Its look-up is not answered either: asked again later, not decided.
+      expect(await sendQueued(services, shop)).to.deep.equal(['retry']);
+      await testKnex()('parcels')
+        .where({ order_id: id })
+        .update({ first_try_at: new Date(Date.now() - 61 * 60_000) });
+      expect(await sendQueued(services, shop)).to.deep.equal(['uncertain']);
+      expect(yalidine.requests.filter((r) => r.method === 'POST')).to.have.length(1);
     } finally {
       await yalidine.close();
     }

@@ -162,6 +162,33 @@ describe('shipping pages: the accounts, the ship page and a shipment, without Ja
     expect(api.headers['x-labels-missing']).to.equal('0');
   });
 
+  it('the order page shows its parcel; an uncertain one is decided there by a person', async () => {
+    const id = await confirmedOrder(shop, { city: 'Casablanca' });
+    const accountId = (await testKnex()('carrier_accounts').where({ workspace_id: shop.workspaceId }).first('id')).id;
+    await shop.agent
+      .post('/api/shipments')
+      .send({ accountId, orderIds: [id] })
+      .expect(202);
+    await testKnex()('parcels').where({ order_id: id }).update({ state: 'uncertain', reason: 'Sendit cannot be asked by our reference' });
+    const page = await shop.agent.get(`/orders/${id}`).expect(200);
+    expect(page.text).to.include('id="parcel-heading"').and.include(`action="/orders/${id}/parcel"`).and.include('Sendit cannot be asked by our reference');
+    const missing = await shop.agent
+      .post(`/orders/${id}/parcel`)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text), action: 'created', tracking: '' })
+      .expect(303);
+    expect(missing.headers.location).to.equal(`/orders/${id}`);
+    expect((await orderRow(id)).delivery_status).to.equal(null);
+    await shop.agent
+      .post(`/orders/${id}/parcel`)
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text), action: 'created', tracking: 'SD777777' })
+      .expect(303);
+    expect(await orderRow(id)).to.include({ delivery_status: 'shipped', delivery_tracking_number: 'SD777777' });
+    const shown = await shop.agent.get(`/orders/${id}`).expect(200);
+    expect(shown.text).to.include('SD777777').and.not.include(`action="/orders/${id}/parcel"`);
+  });
+
   it('a bad ship (no order ticked, an unconfirmed order) re-renders the page with the reason; nothing is queued', async () => {
     const page = await shop.agent.get('/orders/ship').expect(200);
     const accountId = (await testKnex()('carrier_accounts').where({ workspace_id: shop.workspaceId }).first('id')).id;

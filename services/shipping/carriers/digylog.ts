@@ -192,6 +192,8 @@ export const digylog: ShippingAdapter = {
     const sent = session.memo.get(sentKey(reference));
     if (!sent) return { kind: 'cannot_tell', reason: 'Digylog cannot be asked by our reference' };
     const answer = await call(session, { method: 'POST', path: '/orders', json: JSON.parse(sent) });
+    // Not answered again: the question stays (its body kept) for the next try.
+    if (answer.status === null || answer.status >= 500) return { kind: 'unanswered', reason: carrierWords(answer) };
     const line = isSuccess(answer) ? lineOf(answer) : null;
     if (!line?.tracking) return { kind: 'cannot_tell', reason: line?.reason || carrierWords(answer) };
     session.memo.delete(sentKey(reference));

@@ -94,7 +94,13 @@ export type CreateOutcome =
   | { kind: 'throttled'; retryAfterMs: number };
 
 /** What the carrier says of a parcel with our reference, asked after a lost answer. */
-export type LookupOutcome = { kind: 'found'; parcel: MadeParcel } | { kind: 'absent' } | { kind: 'cannot_tell'; reason: string };
+export type LookupOutcome =
+  | { kind: 'found'; parcel: MadeParcel }
+  | { kind: 'absent' }
+  /** The carrier cannot say (it is not asked by our reference): a person decides. */
+  | { kind: 'cannot_tell'; reason: string }
+  /** The carrier did not answer the question (time-out, 5xx): asked again later. */
+  | { kind: 'unanswered'; reason: string };
 
 /** A status the carrier pushed or answered, still in its words. */
 export interface CarrierUpdate {

@@ -214,7 +214,9 @@ export const yalidine: ShippingAdapter = {
 
   async lookup(session, reference) {
     const { answer, parcels } = await parcelsWhere(session, `order_id=${encodeURIComponent(reference)}`);
-    if (!isSuccess(answer)) return { kind: 'cannot_tell', reason: answer.status === null ? reasonOf(answer.failure ?? 'no answer') : reasonIn(answer) };
+    if (answer.status === null || answer.status >= 500)
+      return { kind: 'unanswered', reason: answer.status === null ? reasonOf(answer.failure ?? 'no answer') : reasonIn(answer) };
+    if (!isSuccess(answer)) return { kind: 'cannot_tell', reason: reasonIn(answer) };
     return parcels[0] ? { kind: 'found', parcel: parcels[0] } : { kind: 'absent' };
   },
 
