@@ -186,11 +186,33 @@ const ReportResultBody = named(
       .int()
       .meta({ description: 'Of the rows updated, attempts: the courier could not deliver yet (the status stays; a follow-up call may save the parcel)' }),
     unmatched: z
-      .array(z.looseObject({ line: z.number().int(), reason: z.enum(['no_key', 'not_found', 'ambiguous', 'unreadable']) }))
+      .array(
+        z.looseObject({
+          line: z.number().int(),
+          reason: z.enum(['no_key', 'not_found', 'ambiguous', 'unreadable']),
+          name: z.string().nullable().meta({ description: "The customer's name as the row gives it (a `nom`, `client`, `destinataire`, `الاسم` column)" }),
+          phone: z.string().nullable().meta({ description: 'The phone as the row gives it' }),
+          reference: z.string().nullable(),
+          tracking: z.string().nullable(),
+          candidates: z
+            .array(
+              z.looseObject({
+                id: uuid,
+                client_name: z.string(),
+                phone: z.string(),
+                external_ref: z.string().nullable(),
+                status: z.string(),
+                delivery_status: z.string().nullable(),
+              }),
+            )
+            .meta({ description: "Up to 5 orders of the workspace with the row's phone or reference, newest first (the first 200 unmatched rows)" }),
+        }),
+      )
       .meta({ description: 'Rows that found no order of the workspace: no key in the row, no order has it, or two or more could be the one' }),
     unknown_words: z
       .array(z.looseObject({ line: z.number().int(), word: z.string() }))
       .meta({ description: 'Rows whose status word neither the built-in dictionary nor the shop’s own words (/settings) know; not applied' }),
+    ignored_columns: z.array(z.string()).meta({ description: 'Header cells that name no column of a report (the first 20), as written: not read' }),
     format: z.enum(['csv', 'xlsx']),
     encoding: z.enum(['utf-8', 'windows-1252', 'utf-16le']).nullable(),
   }),
@@ -343,8 +365,9 @@ export function register(b: OpenApiBuilder): void {
           unchanged: 3,
           late: 0,
           attempts: 2,
-          unmatched: [{ line: 7, reason: 'not_found' }],
+          unmatched: [{ line: 7, reason: 'not_found', name: 'Karima B.', phone: '0612345678', reference: null, tracking: 'OZ998877MA', candidates: [] }],
           unknown_words: [{ line: 12, word: 'En souffrance' }],
+          ignored_columns: ['Poids', 'Livreur'],
           format: 'csv',
           encoding: 'windows-1252',
         },
