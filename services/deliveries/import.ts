@@ -5,6 +5,8 @@ import { batchesOf, headerColumns, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, ORDER_REFE
 import { applyDeliveryEvents } from './apply';
 import { addCandidates, bareRef } from './candidates';
 import type { UnmatchedReason, UnmatchedRow } from './candidates';
+import { keepUnknown, rowsAsReport } from './retry';
+import type { UnknownRow } from './retry';
 import type { DeliveryWord } from '../orders';
 import type { CarrierWords, WordReader } from './words';
 
@@ -20,7 +22,10 @@ export const REPORT_COLUMNS = {
 } as const;
 type ReportColumn = keyof typeof REPORT_COLUMNS;
 
-export interface ReportResult {
+/** A report's answer, and the rows of unknown words the page keeps to apply them once they are known (not in the API's answer). */
+export type ReportOutcome = ReportResult & { unknownRows: UnknownRow[] };
+
+interface ReportResult {
   /** Rows that changed their order's delivery: each is one event of its history. */
   updated: number;
   /** Rows that said what the order already knew: nothing written, nothing added to the history. */
@@ -94,7 +99,7 @@ export class ReportImport {
     private readonly words: CarrierWords,
   ) {}
 
-  async run(workspaceId: string, file: Buffer, options: { fileName: string; carrier?: string | null }): Promise<ReportResult> {
+  async run(workspaceId: string, file: Buffer, options: { fileName: string; carrier?: string | null }): Promise<ReportOutcome> {
     // The rows are applied a batch per transaction: a file past the row bound is refused before
     // any is, by a first reading that keeps nothing (the file is in memory already).
     await this.countRows(file);
@@ -115,14 +120,19 @@ export class ReportImport {
         format: sheet.format,
         encoding: sheet.encoding,
       };
+      // The rows of unknown words, for the result page to apply once their words are known.
+      const unknownRows: UnknownRow[] = [];
+      const budget = { text: 0 };
       // The last line of the batches committed so far: what an interrupted import says is applied.
       let appliedThrough: number | null = null;
       for await (const batch of batchesOf(sheet.rows, msg('reportNoRows'))) {
         const rows: ReportRow[] = [];
         for (const row of batch) {
           const parsed = this.readRow(row, columns, read, options.carrier ?? null);
-          if ('unknown' in parsed) result.unknown_words.push({ line: row.line, word: parsed.unknown });
-          else if ('reason' in parsed) result.unmatched.push(unmatchedRow(parsed.row, parsed.reason));
+          if ('unknown' in parsed) {
+            result.unknown_words.push({ line: row.line, word: parsed.unknown.word });
+            keepUnknown(unknownRows, parsed.unknown, budget);
+          } else if ('reason' in parsed) result.unmatched.push(unmatchedRow(parsed.row, parsed.reason));
           else rows.push(parsed);
         }
         const before = { throughLine: appliedThrough, updated: result.updated, unchanged: result.unchanged };
@@ -167,10 +177,27 @@ export class ReportImport {
       }
       result.unmatched.sort((a, b) => a.line - b.line);
       await addCandidates(this.knex, workspaceId, result.unmatched);
-      return result;
+      return { ...result, unknownRows };
     } finally {
       await sheet.rows.return(undefined);
     }
+  }
+
+  /**
+   * The rows of unknown words again, once the shop has said what the words mean: a small report of
+   * those rows, read and applied as any report (by the same file name), answered with the lines of
+   * the original file.
+   */
+  async reapply(workspaceId: string, rows: UnknownRow[], fileName: string): Promise<ReportOutcome> {
+    const outcome = await this.run(workspaceId, rowsAsReport(rows), { fileName });
+    // The small report's line n is rows[n - 2]'s line in the file.
+    const lineOf = (line: number) => rows[line - 2]?.line ?? line;
+    return {
+      ...outcome,
+      unmatched: outcome.unmatched.map((u) => ({ ...u, line: lineOf(u.line) })),
+      unknown_words: outcome.unknown_words.map((u) => ({ ...u, line: lineOf(u.line) })),
+      unknownRows: outcome.unknownRows.map((r) => ({ ...r, line: lineOf(r.line) })),
+    };
   }
 
   /** Reads the file through once without keeping its rows: a 413 past the bound, a 400 when unreadable or empty. */
@@ -203,11 +230,15 @@ export class ReportImport {
     columns: Partial<Record<ReportColumn, number>>,
     read: WordReader,
     carrier: string | null,
-  ): ReportRow | { unknown: string } | { reason: UnmatchedReason; row: RowKeys } {
+  ): ReportRow | { unknown: UnknownRow } | { reason: UnmatchedReason; row: RowKeys } {
     if (unsafeTextAt(row.cells)) return { reason: 'unreadable', row: { line: row.line, tracking: '', ref: '', seen: { name: null, phone: null } } };
     const word = cellOf(row, columns.status);
     const status = read(word);
-    if (!status) return { unknown: word };
+    if (!status) {
+      const text = (column: keyof typeof columns, max = 200) => cellOf(row, columns[column], max);
+      const unknown = { line: row.line, word, tracking: text('tracking', 100), ref: text('ref'), phone: text('phone', 40), name: text('name', 100) };
+      return { unknown: { ...unknown, carrier: text('carrier', 100), date: text('date', 40) } };
+    }
     const tracking = cellOf(row, columns.tracking, 100);
     const ref = cellOf(row, columns.ref);
     const phoneCell = cellOf(row, columns.phone, 40);
