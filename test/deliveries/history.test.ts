@@ -137,6 +137,28 @@ describe('delivery history: one event per change', () => {
     expect((await eventsOf(s, id)).map((e) => e.status)).to.deep.equal(['shipped', 'delivered']);
   });
 
+  it('a carrier’s hook: the same attempt again the same day is "unchanged"; the same words the next day are "updated", a new attempt', async () => {
+    const s = await shop();
+    const [id] = await shippedOrders(s, 'HA', 1);
+    const made = (await s.agent.post('/api/carriers').send({ kind: 'custom', name: 'Ozon Express' }).expect(201)).body;
+    const push = async (at: string) => {
+      const raw = Buffer.from(
+        JSON.stringify({ type: 'delivery.updated', data: { tracking_number: 'HA-1', status: 'attempted', carrier_status: 'Pas de réponse', at } }),
+      );
+      const res = await request(app())
+        .post(`/hooks/carriers/${made.id}`)
+        .set(signedHeaders(made.secret, `msg_${crypto.randomUUID()}`, raw))
+        .set('Content-Type', 'application/json')
+        .send(raw.toString('utf8'))
+        .expect(200);
+      return res.body.result;
+    };
+    expect(await push('2026-11-09T09:00:00Z')).to.equal('updated');
+    expect(await push('2026-11-09T15:00:00Z')).to.equal('unchanged');
+    expect(await push('2026-11-10T09:00:00Z')).to.equal('updated');
+    expect((await eventsOf(s, id)).map((e) => e.status)).to.deep.equal(['shipped', 'attempted', 'attempted']);
+  });
+
   it('a person’s change is always kept, even when it says what the order already says', async () => {
     const s = await shop();
     const [id] = await shippedOrders(s, 'PS', 1);
