@@ -117,6 +117,12 @@ describe('issue 53 import pages in fr and ar at 390 and 1366 px (headless Chromi
           await check('report-words-saved');
           const after = (await api.get(`/api/orders/${amina.id}`).expect(200)).body.delivery;
           expect(after, `${lng} ${viewport.width}`).to.include({ status: 'shipped', carrier_status: 'Colis en souffrance' });
+          // The order's history shows the attempt; /settings offers "attempt" for a word.
+          expect((await page.goto(`/orders/${amina.id}`))?.status()).to.equal(200);
+          expect(await page.locator('.badge-delivery-attempted').count()).to.equal(1);
+          await check('order-attempt');
+          expect((await page.goto('/settings'))?.status()).to.equal(200);
+          await check('settings');
           // The word unknown again for the next page size and language.
           await testKnex()('carrier_words').where({ workspace_id: owner.workspaceId }).delete();
         } finally {
