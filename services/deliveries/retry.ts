@@ -4,7 +4,8 @@ import { stringify } from 'csv-stringify/sync';
  * The rows of a report whose status word nobody knew, kept so that, once the shop has said what the
  * words mean (on the import's result page), they can be applied without uploading the file again.
  * The page carries them back in the form (no copy of the file is kept here): at most
- * MAX_KEPT rows and about 60 kB of text, within the form's 100 kB body.
+ * MAX_KEPT rows and 50 kB of them as the form sends them (URL-encoded: an Arabic letter is 6 bytes),
+ * within the form's 100 kB body.
  */
 export interface UnknownRow {
   line: number;
@@ -18,13 +19,13 @@ export interface UnknownRow {
 }
 
 const MAX_KEPT = 100;
-const MAX_TEXT = 60_000;
+const MAX_SENT = 50_000;
 const FIELDS = ['word', 'tracking', 'ref', 'phone', 'name', 'carrier', 'date'] as const;
 
 /** Keeps `row` when there is room for it; false when the rows kept are already as many as a form can carry. */
 export function keepUnknown(kept: UnknownRow[], row: UnknownRow, budget: { text: number }): boolean {
-  const size = JSON.stringify(row).length;
-  if (kept.length >= MAX_KEPT || budget.text + size > MAX_TEXT) return false;
+  const size = encodeURIComponent(JSON.stringify(row)).length + 5;
+  if (kept.length >= MAX_KEPT || budget.text + size > MAX_SENT) return false;
   budget.text += size;
   kept.push(row);
   return true;

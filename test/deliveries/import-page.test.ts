@@ -123,6 +123,27 @@ describe('the carrier report’s result page', () => {
     ]);
   });
 
+  it('150 rows of an unknown word with Arabic names: the page carries back the rows a form can hold, says so, and they apply', async () => {
+    const s = await shop();
+    const name = 'فاطمة الزهراء بنعلي العلوي الإدريسي';
+    const ids: string[] = [];
+    for (let i = 1; i <= 150; i++) ids.push(await shipped(s, `AR-${i}`, `06${String(30_000_000 + i)}`));
+    const csv = `N° de suivi;Nom;Statut\n${ids.map((_, i) => `AR-${i + 1};${name} ${i + 1};Colis en souffrance`).join('\n')}\n`;
+    await s.agent.put('/api/account').send({ language: 'fr' }).expect(200);
+    const form = (await s.agent.get('/deliveries/import').expect(200)).text;
+    const page = await s.agent.post('/deliveries/import').field('_csrf', csrfFrom(form)).attach('file', Buffer.from(csv), 'ar.csv').expect(200);
+    const rows = hiddenRows(page.text);
+    expect(rows.length).to.be.within(1, 100);
+    expect(page.text).to.include(`Les ${rows.length} premières lignes sont appliquées tout de suite ; importez de nouveau le fichier pour les autres.`);
+    const body = [`_csrf=${encodeURIComponent(csrfFrom(page.text))}`, 'file_name=ar.csv', ...rows.map((r) => `row=${encodeURIComponent(r)}`)];
+    body.push(`word=${encodeURIComponent('Colis en souffrance')}&status=returned`);
+    expect(body.join('&').length).to.be.below(100 * 1024);
+    const saved = await s.agent.post('/deliveries/import/words').type('form').send(body.join('&')).expect(200);
+    expect(saved.text).to.include(`${rows.length} livraisons mises à jour`);
+    const returned = await knex()('orders').where({ workspace_id: s.workspaceId, delivery_status: 'returned' }).count<{ n: string }[]>({ n: '*' });
+    expect(Number(returned[0].n)).to.equal(rows.length);
+  });
+
   it('a member may answer the words; nothing chosen is a 400 that saves nothing; no CSRF token is refused', async () => {
     const owner = await shop();
     const member = { ...(await memberOf(owner)), workspaceId: owner.workspaceId };
