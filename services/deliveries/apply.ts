@@ -36,7 +36,7 @@ export interface AppliedEvent {
   wrote: boolean;
   /** It went into the order's delivery history (news, or news that arrived out of order). */
   recorded: boolean;
-  /** The order's current delivery is different afterwards. */
+  /** The order's current delivery (as every representation shows it) is different afterwards. */
   changed: boolean;
   /** The tracking number given belongs to another order of the workspace: the order kept its own. */
   trackingTaken: boolean;
@@ -171,7 +171,9 @@ const APPLY = `
   )
   SELECT g.n, cur.id IS NOT NULL AS found, coalesce(w.applied, false) AS applied, coalesce(w.recorded, false) AS recorded,
          coalesce(w.writes, false) AS wrote,
-         upd.id IS NOT NULL AND (upd.delivery_status, upd.delivery_carrier, upd.delivery_tracking_number, upd.delivery_carrier_status)
+         -- An order still without a delivery (an attempt came first) shows none: nothing changed in its representation.
+         upd.id IS NOT NULL AND upd.delivery_status IS NOT NULL
+           AND (upd.delivery_status, upd.delivery_carrier, upd.delivery_tracking_number, upd.delivery_carrier_status)
            IS DISTINCT FROM (cur.delivery_status, cur.delivery_carrier, cur.delivery_tracking_number, cur.delivery_carrier_status) AS changed,
          upd.id IS NOT NULL AND upd.tracking IS NOT NULL AND upd.delivery_tracking_number IS DISTINCT FROM upd.tracking AS tracking_taken,
          coalesce(w.writes AND w.status = 'attempted', false) AS attempted
