@@ -178,17 +178,44 @@ function registerTeam(b: OpenApiBuilder): void {
 const ReportResultBody = named(
   'DeliveryReportResult',
   z.looseObject({
-    updated: z.number().int().meta({ description: 'Rows that changed the delivery of their order' }),
+    updated: z.number().int().meta({ description: 'Rows that changed the delivery of their order; each added one event to its history' }),
     unchanged: z
       .number()
       .int()
-      .meta({ description: 'Rows matched to an order whose delivery they did not change (the same news, or older than the last applied)' }),
+      .meta({ description: 'Rows matched to an order that already knew what they say (a cumulative report read again): nothing written, no event added' }),
+    late: z.number().int().meta({ description: "Rows older than their order's last news: kept in its history, not applied" }),
+    attempts: z
+      .number()
+      .int()
+      .meta({ description: 'Of the rows updated, attempts: the courier could not deliver yet (the status stays; a follow-up call may save the parcel)' }),
     unmatched: z
-      .array(z.looseObject({ line: z.number().int(), reason: z.enum(['no_key', 'not_found', 'ambiguous', 'unreadable']) }))
+      .array(
+        z.looseObject({
+          line: z.number().int(),
+          reason: z.enum(['no_key', 'not_found', 'ambiguous', 'unreadable']),
+          name: z.string().nullable().meta({ description: "The customer's name as the row gives it (a `nom`, `client`, `destinataire`, `الاسم` column)" }),
+          phone: z.string().nullable().meta({ description: 'The phone as the row gives it' }),
+          reference: z.string().nullable(),
+          tracking: z.string().nullable(),
+          candidates: z
+            .array(
+              z.looseObject({
+                id: uuid,
+                client_name: z.string(),
+                phone: z.string(),
+                external_ref: z.string().nullable(),
+                status: z.string(),
+                delivery_status: z.string().nullable(),
+              }),
+            )
+            .meta({ description: "Up to 5 orders of the workspace with the row's phone or reference, newest first (the first 200 unmatched rows)" }),
+        }),
+      )
       .meta({ description: 'Rows that found no order of the workspace: no key in the row, no order has it, or two or more could be the one' }),
     unknown_words: z
       .array(z.looseObject({ line: z.number().int(), word: z.string() }))
       .meta({ description: 'Rows whose status word neither the built-in dictionary nor the shop’s own words (/settings) know; not applied' }),
+    ignored_columns: z.array(z.string()).meta({ description: 'Header cells that name no column of a report (the first 20), as written: not read' }),
     format: z.enum(['csv', 'xlsx']),
     encoding: z.enum(['utf-8', 'windows-1252', 'utf-16le']).nullable(),
   }),
@@ -288,7 +315,7 @@ function registerCarriers(b: OpenApiBuilder): void {
       security: ['hookSignature'],
       summary: "A carrier's delivery news",
       description:
-        'The connection\'s `hook_url`. No session: Standard Webhooks headers (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`) with the connection\'s secret, checked over the raw body before anything is read or written. Body `{"type": "delivery.updated", "data": {tracking_number?, external_ref?, order_id?, status, carrier_status?, at?}}` (`status`: a delivery status, or `attempted` when the courier could not deliver yet: it changes `carrier_status` only): the order of the workspace named by `order_id`, else its tracking number, else its store reference. An event older than the last one applied is kept in the order\'s history and changes nothing. Every signed message we understand is answered 200 with what became of it (`updated`, `unchanged`, `unmatched`, `rejected` for bad values or text with NUL, `ignored` for another type, `duplicate` for a `webhook-id` seen before), kept in the connection\'s log.',
+        'The connection\'s `hook_url`. No session: Standard Webhooks headers (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`) with the connection\'s secret, checked over the raw body before anything is read or written. Body `{"type": "delivery.updated", "data": {tracking_number?, external_ref?, order_id?, status, carrier_status?, at?}}` (`status`: a delivery status, or `attempted` when the courier could not deliver yet: it changes `carrier_status` only): the order of the workspace named by `order_id`, else its tracking number, else its store reference. An event older than the last one applied is kept in the order\'s history and changes nothing; news the order already has (the same status and words) adds nothing to it and is answered `unchanged`. Every signed message we understand is answered 200 with what became of it (`updated`, `unchanged`, `unmatched`, `rejected` for bad values or text with NUL, `ignored` for another type, `duplicate` for a `webhook-id` seen before), kept in the connection\'s log.',
       body: {
         schema: z.looseObject({}),
         example: {
@@ -339,8 +366,11 @@ export function register(b: OpenApiBuilder): void {
         example: {
           updated: 41,
           unchanged: 3,
-          unmatched: [{ line: 7, reason: 'not_found' }],
+          late: 0,
+          attempts: 2,
+          unmatched: [{ line: 7, reason: 'not_found', name: 'Karima B.', phone: '0612345678', reference: null, tracking: 'OZ998877MA', candidates: [] }],
           unknown_words: [{ line: 12, word: 'En souffrance' }],
+          ignored_columns: ['Poids', 'Livreur'],
           format: 'csv',
           encoding: 'windows-1252',
         },

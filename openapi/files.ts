@@ -12,8 +12,16 @@ export const ImportResultBody = named(
     imported: z.number().int(),
     skipped: z.number().int(),
     errors: z
-      .array(z.looseObject({ line: z.number().int(), fields: z.record(z.string(), z.string()) }))
-      .meta({ description: 'The skipped lines, by line number, with the reason per field' }),
+      .array(
+        z.looseObject({
+          line: z.number().int(),
+          fields: z.record(z.string(), z.string()),
+          values: z
+            .record(z.string(), z.string())
+            .meta({ description: 'What the line held, by field (`clientName`, `phone`…), as typed; a cell over 60 characters is cut with "…"' }),
+        }),
+      )
+      .meta({ description: 'The skipped lines, by line number, with the reason per field and the values of the line' }),
     order_ids: z.array(uuid).meta({ description: 'The new orders, in the order of the file' }),
     format: z.enum(['csv', 'xlsx']).meta({ description: 'What the file was read as' }),
     encoding: z.enum(['utf-8', 'windows-1252', 'utf-16le']).nullable().meta({ description: "A CSV file's encoding; null for XLSX" }),
@@ -33,8 +41,18 @@ export function register(b: OpenApiBuilder): void {
       security: ['session'],
       summary: 'Import orders from a CSV or XLSX file',
       description:
-        'The file is the body: CSV (UTF-8 with or without BOM, UTF-16 with BOM, or Windows-1252 when not UTF-8; `,`, `;` or tab) or an XLSX workbook (its first sheet). The header names the columns (English, French or Arabic names; case and accents ignored), among them `city`/`ville`, `note`/`remarque` and an order date (`date`, `date de commande`: dd/mm/yyyy [hh:mm], ISO 8601 or an Excel date, Morocco time when no zone) kept as `placed_at`. Amounts as French or English spreadsheets write them (`2 490,00`, `1.250,00`, `349.50`). Valid lines are imported in one transaction; the others are reported.',
-      parameters: [idempotencyKey],
+        "The file is the body: CSV (UTF-8 with or without BOM, UTF-16 with BOM, or Windows-1252 when not UTF-8; `,`, `;` or tab) or an XLSX workbook (its first sheet). The header names the columns (English, French or Arabic names; case and accents ignored), among them `city`/`ville`, `note`/`remarque` and an order date (`date`, `date de commande`: dd/mm/yyyy [hh:mm], ISO 8601 or an Excel date, Morocco time when no zone) kept as `placed_at`. Amounts as French or English spreadsheets write them (`2 490,00`, `1.250,00`, `349.50`). The store's order reference is read from `N° commande`, `Référence`, `ref`, `رقم الطلب` (and `external_ref`). The store comes from a store column (`store_name`, `boutique`, `المتجر`), else from `store` (query, or the multipart field). Valid lines are imported in one transaction; the others are reported with their values.",
+      parameters: [
+        idempotencyKey,
+        {
+          name: 'store',
+          in: 'query',
+          description:
+            'Optional, beside a raw body: the store of the rows without one (at most 200 characters). With it, the file needs no store column; a store column of the file wins where its cell is filled. A multipart form gives it as the field `store` beside `file`.',
+          schema: z.string().max(200),
+          example: 'Atlas',
+        },
+      ],
       body: { media: 'text/csv', example: SAMPLE },
       responses: {
         200: {
@@ -43,7 +61,13 @@ export function register(b: OpenApiBuilder): void {
           example: {
             imported: 1,
             skipped: 1,
-            errors: [{ line: 3, fields: { phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78' } }],
+            errors: [
+              {
+                line: 3,
+                fields: { phone: 'Enter a valid Moroccan phone number, e.g. 06 12 34 56 78' },
+                values: { clientName: 'Karima B.', phone: '06 12 34', storeName: 'Atlas', productsName: 'Argan oil 250 ml' },
+              },
+            ],
             order_ids: ['0b6f1f9e-3c1a-4d55-9a57-2f3c8a1e4b10'],
             format: 'csv',
             encoding: 'windows-1252',

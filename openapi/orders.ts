@@ -321,7 +321,7 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       security,
       summary: "An order's delivery history",
       description:
-        "Every event received, oldest first, applied or not; `status` `attempted` is an attempt (the carrier's words changed, not the status). `by` is a user's name, a connection's name or a file name.",
+        "The news that changed the delivery, oldest first, and the news that arrived out of order (older than the last applied: kept, not applied); the same news received again adds nothing. `status` `attempted` is an attempt (the carrier's words changed, not the status). `by` is a user's name, a connection's name or a file name.",
       responses: {
         200: {
           description: 'The events',

@@ -238,6 +238,17 @@ describe('spreadsheets as shops have them', () => {
           totalAmount: 'Total amount must be a number such as 349 or 349.50',
           placedAt: 'Order date must be a date such as 24/11/2026 or 24/11/2026 14:30',
         },
+        // What the refused line held, as the sheet shows it (issue 53).
+        values: {
+          clientName: 'Omar',
+          phone: '0612345678',
+          storeName: 'Atlas',
+          productsName: 'Savon',
+          city: 'Agadir',
+          note: '',
+          totalAmount: 'abc',
+          placedAt: 'hier',
+        },
       },
     ]);
     const [row] = await ordersOf(s.workspaceId);

@@ -381,6 +381,27 @@ describe('Shopify fulfillments/create and fulfillments/update', () => {
     });
   }
 
+  it('attempted_delivery is an attempt in the history (issue 53): shipped first when the order had no delivery, then the attempt', async () => {
+    const { storeId, orderId, externalId } = await shopifyOrder();
+    await shopify(storeId, 'fulfillments/create', fulfillment(externalId, { shipment_status: 'attempted_delivery' })).expect(200);
+    await shopify(storeId, 'fulfillments/update', fulfillment(externalId, { shipment_status: 'in_transit', updated_at: '2026-11-21T10:00:00+01:00' })).expect(
+      200,
+    );
+    await shopify(
+      storeId,
+      'fulfillments/update',
+      fulfillment(externalId, { shipment_status: 'attempted_delivery', updated_at: '2026-11-22T10:00:00+01:00' }),
+    ).expect(200);
+    const events = await knex()('delivery_events').where({ order_id: orderId }).orderBy('received_at').select('status', 'carrier_status', 'source');
+    expect(events.map((e) => [e.status, e.carrier_status])).to.deep.equal([
+      ['shipped', null],
+      ['attempted', 'attempted_delivery'],
+      ['in_transit', 'in_transit'],
+      ['attempted', 'attempted_delivery'],
+    ]);
+    expect(await knex()('orders').where({ id: orderId }).first()).to.include({ delivery_status: 'in_transit', delivery_carrier_status: 'attempted_delivery' });
+  });
+
   for (const shipment of ['attempted_delivery', 'label_printed', 'label_purchased', 'confirmed', 'ready_for_pickup', 'delayed']) {
     it(`fulfillments/update with shipment_status ${shipment} changes only the carrier's words`, async () => {
       const { storeId, orderId, externalId } = await shopifyOrder();

@@ -238,8 +238,17 @@ describe('POST /api/orders/import', () => {
       encoding: 'utf-8',
       ignored_columns: [],
       errors: [
-        { line: 2, fields: { phone: res.body.errors[0].fields.phone } },
-        { line: 3, fields: { phone: res.body.errors[1].fields.phone } },
+        // Each refused line shows its cells (issue 53): which row it is, and the bad value.
+        {
+          line: 2,
+          fields: { phone: res.body.errors[0].fields.phone },
+          values: { clientName: 'A', phone: '1', storeName: 'S', productsName: 'P', address: '' },
+        },
+        {
+          line: 3,
+          fields: { phone: res.body.errors[1].fields.phone },
+          values: { clientName: 'B', phone: '2', storeName: 'S', productsName: 'P', address: '' },
+        },
       ],
     });
     expect(res.body.errors[0].fields.phone).to.match(/phone/i);
@@ -493,7 +502,9 @@ describe('POST /api/orders/import', () => {
         expect(res.body.errors[0].line).to.equal(2);
         expect(Object.keys(res.body.errors[0].fields)).to.deep.equal([column]);
         expect(res.text.length, column).to.be.lessThan(2000);
-        expect(res.text).not.to.include('ZZZZZZZZZZ');
+        // The refused line shows the start of its cell (to recognise it), never the megabyte.
+        expect(res.body.errors[0].values[column], column).to.equal(`${'Z'.repeat(60)}…`);
+        expect(res.text).not.to.include('Z'.repeat(61));
       }
       expect(await countOrders(s.workspaceId)).to.equal(3);
     });

@@ -110,8 +110,11 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
 export function addOrderFileRoutes(router: Router, services: Services): void {
   router.post('/orders/import', requireApiWorkspace, fileUpload, async (req, res) => {
     const file = uploadedFile(req).bytes;
+    // The store for rows without one: the form's `store` field, or `?store=` beside a raw body.
+    const store = req.file ? req.body?.store : req.query.store;
     const { result, replayed } = await services.imports.importCsv(workspaceOf(req).workspace.id, file, {
       idempotencyKey: req.get('Idempotency-Key'),
+      store,
     });
     if (replayed) res.set('Idempotent-Replayed', 'true');
     res.json(inEnglish(result));

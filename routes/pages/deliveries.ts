@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import type { Services } from '../../services';
-import { REPORT_COLUMNS } from '../../services/deliveries';
+import { DELIVERY_WORDS, REPORT_COLUMNS, unknownRowsFrom } from '../../services/deliveries';
 import { AppError, isOwner, recode, ValidationError } from '../../services/shared';
 import { IMPORT_MAX_ROWS } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
@@ -16,7 +16,16 @@ export function deliveryPages(services: Services): Router {
   router.use('/deliveries', requirePageWorkspace);
 
   const render = (res: Response, status: number, locals: Record<string, unknown> = {}) =>
-    res.status(status).render('deliveries/import', { columns: REPORT_COLUMNS, maxRows: IMPORT_MAX_ROWS, error: null, result: null, carrier: '', ...locals });
+    res.status(status).render('deliveries/import', {
+      columns: REPORT_COLUMNS,
+      maxRows: IMPORT_MAX_ROWS,
+      deliveryWords: DELIVERY_WORDS,
+      error: null,
+      result: null,
+      carrier: '',
+      fileName: '',
+      ...locals,
+    });
 
   /** The hub: the report import, the carrier connections (made by the owner), the statistics. */
   async function renderHub(req: Request, res: Response, status = 200, extra: Record<string, unknown> = {}) {
@@ -56,12 +65,10 @@ export function deliveryPages(services: Services): Router {
       return render(res, tooLarge ? 413 : 400, { carrier, error: req.t(tooLarge ? 'report.tooLarge' : 'report.unreadable') });
     }
     if (!req.file || req.file.size === 0) return render(res, 400, { carrier, error: req.t('importPage.chooseFile') });
+    const fileName = (req.file.originalname || 'report').slice(0, 200);
     try {
-      const result = await services.deliveries.reports.run(workspaceOf(req).workspace.id, req.file.buffer, {
-        fileName: (req.file.originalname || 'report').slice(0, 200),
-        carrier: carrier || null,
-      });
-      render(res, 200, { carrier, result });
+      const result = await services.deliveries.reports.run(workspaceOf(req).workspace.id, req.file.buffer, { fileName, carrier: carrier || null });
+      render(res, 200, { carrier, result, fileName });
     } catch (err) {
       if (err instanceof ValidationError) {
         const translate: (text: string) => string = res.locals.message;
@@ -76,6 +83,31 @@ export function deliveryPages(services: Services): Router {
       }
       throw err;
     }
+  });
+
+  /**
+   * The result page's answer to its unknown words: each word given a meaning is saved to the shop's
+   * words (as /settings does, members too), then the rows of those words the page carried are
+   * applied; the page shows what that changed.
+   */
+  router.post('/deliveries/import/words', async (req, res) => {
+    const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
+    const statuses = list(req.body?.status);
+    const answered = list(req.body?.word)
+      .map((word, i) => ({ word, status: statuses[i] }))
+      .filter((entry) => typeof entry.status === 'string' && entry.status !== '');
+    const fileName = (typeof req.body?.file_name === 'string' && req.body.file_name.trim()) || 'report';
+    const workspaceId = workspaceOf(req).workspace.id;
+    const rows = unknownRowsFrom(req.body?.row);
+    try {
+      await services.deliveries.words.addAll(workspaceId, answered);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return render(res, 400, { error: req.t('report.wordsRefused') });
+    }
+    const result = rows.length > 0 ? await services.deliveries.reports.reapply(workspaceId, rows, fileName.slice(0, 200)) : null;
+    const notice = answered.length > 0 ? req.t('report.wordsSaved', { count: answered.length }) : req.t('report.wordsNone');
+    render(res, answered.length > 0 ? 200 : 400, { result, fileName, notice, reapplied: result !== null });
   });
   return router;
 }

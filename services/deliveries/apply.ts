@@ -30,9 +30,13 @@ export interface DeliveryEvent {
 export interface AppliedEvent {
   /** The order exists in the workspace (else nothing was written). */
   found: boolean;
-  /** It became the order's current delivery (false: older than the last one applied, kept in the history only). */
+  /** It is not older than the order's last news (false: out of order, kept in the history only). */
   applied: boolean;
-  /** The order's current delivery is different afterwards. */
+  /** It was news and was written to the order (false for a re-reported, unchanged delivery). */
+  wrote: boolean;
+  /** It went into the order's delivery history (news, or news that arrived out of order). */
+  recorded: boolean;
+  /** The order's current delivery (as every representation shows it) is different afterwards. */
   changed: boolean;
   /** The tracking number given belongs to another order of the workspace: the order kept its own. */
   trackingTaken: boolean;
@@ -49,14 +53,23 @@ export function attemptedOrders(events: Array<{ orderId: string }>, results: App
 }
 
 /**
- * A batch of events, in their order, in one statement under the row locks of their orders. Each goes
- * into the history; it is applied unless it is older than the order's last applied news (a status's
- * or an attempt's, `delivery_carrier_status_at`) or than an earlier event of the batch for the same
- * order (a person's change always applies). The order takes the last applied event's words and
- * their time, the last applied status (an attempt is not one) and its time, the carrier and tracking
- * number last given (a tracking number another order of the workspace has is not taken), and who
- * confirmed it by a call, for the statistics (orders_count_deliveries). One row per event comes
- * back, in the batch's order.
+ * A batch of events, in their order, in one statement under the row locks of their orders.
+ *
+ * An event is applied unless it is older than the order's last applied news (a status's or an
+ * attempt's, `delivery_carrier_status_at`) or than an earlier event of the batch for the same order
+ * (a person's change always applies). An applied event writes the order only when it is news: a
+ * status or words other than the order's, a carrier or tracking number other than its own, an
+ * attempt in other words or on a later Morocco day than the last news; a person's change always
+ * writes. The order takes the last written event's words and their time, the last written status
+ * (an attempt is not one) and its time, the carrier and tracking number last given (a tracking
+ * number another order of the workspace has is not taken), and who confirmed it by a call, for the
+ * statistics (orders_count_deliveries).
+ *
+ * The history keeps what changed something and what arrived out of order: an event that writes,
+ * an older one not applied (unless the history holds the same status and words at the same time
+ * already: an old report imported again), and the first event of a source's key (a fulfillment,
+ * so that cancelling it is exact). A carrier's cumulative report read again adds nothing.
+ * One row per event comes back, in the batch's order.
  */
 const APPLY = `
   WITH given AS (
@@ -70,33 +83,70 @@ const APPLY = `
      ORDER BY o.id FOR UPDATE
   ), keyed AS (
     -- News of a key already undone (a late update of a cancelled fulfillment): kept, undone too.
-    SELECT g.*, g.key IS NOT NULL AND EXISTS (
+    -- known: the history holds this news already (same status, words and time).
+    SELECT g.*,
+           g.key IS NOT NULL AND EXISTS (
              SELECT 1 FROM delivery_events u
-              WHERE u.order_id = g.order_id AND u.source = g.source AND u.source_key = g.key AND u.undone_at IS NOT NULL) AS undone
+              WHERE u.order_id = g.order_id AND u.source = g.source AND u.source_key = g.key AND u.undone_at IS NOT NULL) AS undone,
+           g.key IS NOT NULL AND NOT EXISTS (
+             SELECT 1 FROM delivery_events u WHERE u.order_id = g.order_id AND u.source = g.source AND u.source_key = g.key) AS new_key,
+           EXISTS (
+             SELECT 1 FROM delivery_events d
+              WHERE d.order_id = g.order_id AND d.at = g.at AND d.status = g.status AND d.carrier_status IS NOT DISTINCT FROM g.carrier_status) AS known
       FROM given g
   ), judged AS (
     SELECT g.*, (NOT g.undone AND (g.source = 'person' OR g.at >= coalesce(greatest(cur.news_at, g.prior), '-infinity'))) AS applied
       FROM (SELECT g.*, max(g.at) OVER (PARTITION BY g.order_id ORDER BY g.n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior
               FROM keyed g) g
       JOIN cur ON cur.id = g.order_id
+  ), earlier AS (
+    -- What the batch's applied events before this one said of the same order (few: arrays are cheap).
+    SELECT j.*,
+           array_agg(j.status) FILTER (WHERE j.applied AND j.status <> 'attempted') OVER w AS statuses,
+           array_agg(j.carrier_status) FILTER (WHERE j.applied) OVER w AS words,
+           array_agg(j.carrier) FILTER (WHERE j.applied AND j.carrier IS NOT NULL) OVER w AS carriers,
+           array_agg(j.tracking) FILTER (WHERE j.applied AND j.tracking IS NOT NULL) OVER w AS trackings,
+           max(j.at) FILTER (WHERE j.applied) OVER w AS news_at
+      FROM judged j
+    WINDOW w AS (PARTITION BY j.order_id ORDER BY j.n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+  ), was AS (
+    -- The order's delivery just before each event: the batch's earlier events over the order's own.
+    SELECT e.*,
+           coalesce(e.statuses[cardinality(e.statuses)], cur.delivery_status) AS was_status,
+           CASE WHEN cardinality(e.words) > 0 THEN e.words[cardinality(e.words)] ELSE cur.delivery_carrier_status END AS was_words,
+           coalesce(e.carriers[cardinality(e.carriers)], cur.delivery_carrier) AS was_carrier,
+           coalesce(e.trackings[cardinality(e.trackings)], cur.delivery_tracking_number) AS was_tracking,
+           greatest(cur.news_at, e.news_at) AS was_at
+      FROM earlier e JOIN cur ON cur.id = e.order_id
+  ), weighed AS (
+    SELECT w.*, w.writes OR ((NOT w.applied OR w.new_key) AND NOT w.known) AS recorded
+      FROM (SELECT w.*, w.applied AND (w.source = 'person'
+              OR (w.carrier IS NOT NULL AND w.carrier IS DISTINCT FROM w.was_carrier)
+              OR (w.tracking IS NOT NULL AND w.tracking IS DISTINCT FROM w.was_tracking)
+              OR w.carrier_status IS DISTINCT FROM w.was_words
+              OR CASE WHEN w.status = 'attempted'
+                   -- The same words on a later day: the courier tried again.
+                   THEN w.was_at IS NULL OR (w.at AT TIME ZONE 'Africa/Casablanca')::date > (w.was_at AT TIME ZONE 'Africa/Casablanca')::date
+                   ELSE w.status IS DISTINCT FROM w.was_status END) AS writes
+              FROM was w) w
   ), ins AS (
     INSERT INTO delivery_events (workspace_id, order_id, status, carrier, tracking_number, carrier_status, at, source, by, source_key, applied, undone_at)
     SELECT ?::uuid, order_id, status, carrier, tracking, carrier_status, at, source, by, key, applied, CASE WHEN undone THEN now() END
-      FROM judged ORDER BY n
+      FROM weighed WHERE recorded ORDER BY n
     RETURNING 1
   ), named AS (
-    -- Per order, the carrier and tracking number of its last applied event that gives one, and its last
-    -- applied status and that status's time (grouped once, not looked up in the batch for every order).
+    -- Per order, the carrier and tracking number of its last written event that gives one, and its last
+    -- written status and that status's time (grouped once, not looked up in the batch for every order).
     SELECT order_id,
            (array_agg(carrier ORDER BY n DESC) FILTER (WHERE carrier IS NOT NULL))[1] AS carrier,
            (array_agg(tracking ORDER BY n DESC) FILTER (WHERE tracking IS NOT NULL))[1] AS tracking,
            (array_agg(status ORDER BY n DESC) FILTER (WHERE status <> 'attempted'))[1] AS status,
            (array_agg(at ORDER BY n DESC) FILTER (WHERE status <> 'attempted'))[1] AS status_at
-      FROM judged WHERE applied GROUP BY order_id
+      FROM weighed WHERE writes GROUP BY order_id
   ), final AS (
     SELECT DISTINCT ON (f.order_id) f.n, f.order_id, named.status, named.status_at, f.carrier_status, f.at, named.carrier, named.tracking
-      FROM judged f JOIN named ON named.order_id = f.order_id
-     WHERE f.applied ORDER BY f.order_id, f.n DESC
+      FROM weighed f JOIN named ON named.order_id = f.order_id
+     WHERE f.writes ORDER BY f.order_id, f.n DESC
   ), upd AS (
     -- An attempt alone leaves the status, its time and who confirmed the order as they were.
     UPDATE orders o
@@ -119,14 +169,17 @@ const APPLY = `
      WHERE o.id = f.order_id
     RETURNING o.id, f.n, f.tracking, o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status
   )
-  SELECT g.n, cur.id IS NOT NULL AS found, coalesce(j.applied, false) AS applied,
-         upd.id IS NOT NULL AND (upd.delivery_status, upd.delivery_carrier, upd.delivery_tracking_number, upd.delivery_carrier_status)
+  SELECT g.n, cur.id IS NOT NULL AS found, coalesce(w.applied, false) AS applied, coalesce(w.recorded, false) AS recorded,
+         coalesce(w.writes, false) AS wrote,
+         -- An order still without a delivery (an attempt came first) shows none: nothing changed in its representation.
+         upd.id IS NOT NULL AND upd.delivery_status IS NOT NULL
+           AND (upd.delivery_status, upd.delivery_carrier, upd.delivery_tracking_number, upd.delivery_carrier_status)
            IS DISTINCT FROM (cur.delivery_status, cur.delivery_carrier, cur.delivery_tracking_number, cur.delivery_carrier_status) AS changed,
          upd.id IS NOT NULL AND upd.tracking IS NOT NULL AND upd.delivery_tracking_number IS DISTINCT FROM upd.tracking AS tracking_taken,
-         coalesce(j.applied AND j.status = 'attempted', false) AS attempted
+         coalesce(w.writes AND w.status = 'attempted', false) AS attempted
     FROM given g
     LEFT JOIN cur ON cur.id = g.order_id
-    LEFT JOIN judged j ON j.n = g.n
+    LEFT JOIN weighed w ON w.n = g.n
     LEFT JOIN upd ON upd.n = g.n
    ORDER BY g.n`;
 
@@ -163,9 +216,12 @@ export async function applyDeliveryEvents(
     workspaceId,
     workspaceId,
   ] as never[]);
-  const results = (rows as Array<{ found: boolean; applied: boolean; changed: boolean; tracking_taken: boolean; attempted: boolean }>).map((r) => ({
+  type Row = { found: boolean; applied: boolean; wrote: boolean; recorded: boolean; changed: boolean; tracking_taken: boolean; attempted: boolean };
+  const results = (rows as Row[]).map((r) => ({
     found: r.found,
     applied: r.applied,
+    wrote: r.wrote,
+    recorded: r.recorded,
     changed: r.changed,
     trackingTaken: r.tracking_taken,
     attempted: r.attempted,

@@ -1,36 +1,43 @@
 import type { Knex } from 'knex';
 import { AppError, ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../../services/shared';
 import type { FieldErrors, SheetRow } from '../../services/shared';
-import { batchesOf, columnKey, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../orders';
+import { batchesOf, headerColumns, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, ORDER_REFERENCE_NAMES } from '../orders';
 import { applyDeliveryEvents } from './apply';
+import { addCandidates, bareRef } from './candidates';
+import type { UnmatchedReason, UnmatchedRow } from './candidates';
+import { keepUnknown, rowsAsReport } from './retry';
+import type { UnknownRow } from './retry';
 import type { DeliveryWord } from '../orders';
 import type { CarrierWords, WordReader } from './words';
 
 /** What a carrier's report can hold, by column; the names are compared as the order import compares them. */
 export const REPORT_COLUMNS = {
   tracking: ['tracking', 'tracking_number', 'tracking number', 'code', "code d'envoi", 'code envoi', 'n° de suivi', 'numéro de suivi', 'suivi', 'رقم التتبع'],
-  ref: ['ref', 'référence', 'reference', 'commande', 'n° commande', 'external_ref', 'المرجع'],
+  ref: [...ORDER_REFERENCE_NAMES, 'commande'],
   phone: ['téléphone', 'telephone', 'tel', 'phone', 'mobile', 'الهاتف'],
+  name: ['nom', 'nom du client', 'client', 'destinataire', 'name', 'customer', 'الاسم', 'الزبون'],
   status: ['statut', 'status', 'état', 'etat', 'الحالة'],
   carrier: ['transporteur', 'société', 'societe', 'carrier', 'شركة التوصيل'],
   date: ['date', 'date de livraison', 'date statut', 'date du statut', 'updated_at', 'التاريخ'],
 } as const;
 type ReportColumn = keyof typeof REPORT_COLUMNS;
 
-const COLUMN_BY_KEY = new Map<string, ReportColumn>(
-  (Object.entries(REPORT_COLUMNS) as Array<[ReportColumn, readonly string[]]>).flatMap(([column, names]) =>
-    names.map((name) => [columnKey(name), column] as const),
-  ),
-);
+/** A report's answer, and the rows of unknown words the page keeps to apply them once they are known (not in the API's answer). */
+export type ReportOutcome = ReportResult & { unknownRows: UnknownRow[] };
 
-/** Why a row found no order: no key in it, no order has it, or two or more orders could be the one. */
-export type UnmatchedReason = 'no_key' | 'not_found' | 'ambiguous' | 'unreadable';
-
-export interface ReportResult {
+interface ReportResult {
+  /** Rows that changed their order's delivery: each is one event of its history. */
   updated: number;
+  /** Rows that said what the order already knew: nothing written, nothing added to the history. */
   unchanged: number;
-  unmatched: Array<{ line: number; reason: UnmatchedReason }>;
+  /** Rows older than their order's last news: kept in its history, not applied. */
+  late: number;
+  /** Of the rows updated, attempts (the courier could not deliver yet). */
+  attempts: number;
+  unmatched: UnmatchedRow[];
   unknown_words: Array<{ line: number; word: string }>;
+  /** Header cells that name no column of a report, as written in the file: not read. */
+  ignored_columns: string[];
   /** What the file was read as, as the order import says it. */
   format: 'csv' | 'xlsx';
   encoding: string | null;
@@ -41,6 +48,8 @@ interface ReportRow {
   tracking: string;
   ref: string;
   phone: string | null;
+  /** What the row says of the customer, as written: shown when it matches no order. */
+  seen: { name: string | null; phone: string | null };
   status: DeliveryWord;
   carrierStatus: string;
   carrier: string | null;
@@ -70,8 +79,13 @@ class ReportInterrupted extends AppError {
 /** One cell of a row, trimmed, cut at `max` characters. */
 const cellOf = (row: SheetRow, index: number | undefined, max = 200) => (index === undefined ? '' : (row.cells[index] ?? '').trim().slice(0, max));
 
-/** A store's reference as shops type it: `#1001` and `1001` are one. */
-const bareRef = (ref: string) => ref.replace(/^#\s*/, '');
+/** What an unmatched row is shown by. */
+type RowKeys = Pick<ReportRow, 'line' | 'tracking' | 'ref' | 'seen'>;
+
+/** A row that found no order, as the answer lists it (its candidates are added at the end). */
+function unmatchedRow(row: RowKeys, reason: UnmatchedReason): UnmatchedRow {
+  return { line: row.line, reason, name: row.seen.name, phone: row.seen.phone, reference: row.ref || null, tracking: row.tracking || null, candidates: [] };
+}
 
 /**
  * A carrier's daily report (CSV or XLSX, read by services/shared/spreadsheets within the order import's
@@ -85,25 +99,40 @@ export class ReportImport {
     private readonly words: CarrierWords,
   ) {}
 
-  async run(workspaceId: string, file: Buffer, options: { fileName: string; carrier?: string | null }): Promise<ReportResult> {
+  async run(workspaceId: string, file: Buffer, options: { fileName: string; carrier?: string | null }): Promise<ReportOutcome> {
     // The rows are applied a batch per transaction: a file past the row bound is refused before
     // any is, by a first reading that keeps nothing (the file is in memory already).
     await this.countRows(file);
     const sheet = await openSpreadsheet(file, { maxBytes: IMPORT_MAX_BYTES, maxRows: IMPORT_MAX_ROWS });
     try {
       if (unsafeTextAt(sheet.header.cells)) throw new ValidationError({ file: msg('importBinary') });
-      const columns = this.columnsOf(sheet.header.cells);
+      const { columns, ignored } = this.columnsOf(sheet.header.cells);
       const read = await this.words.reader(workspaceId);
       const notify = await this.hasSubscribers(workspaceId);
-      const result: ReportResult = { updated: 0, unchanged: 0, unmatched: [], unknown_words: [], format: sheet.format, encoding: sheet.encoding };
+      const result: ReportResult = {
+        updated: 0,
+        unchanged: 0,
+        late: 0,
+        attempts: 0,
+        unmatched: [],
+        unknown_words: [],
+        ignored_columns: ignored,
+        format: sheet.format,
+        encoding: sheet.encoding,
+      };
+      // The rows of unknown words, for the result page to apply once their words are known.
+      const unknownRows: UnknownRow[] = [];
+      const budget = { text: 0 };
       // The last line of the batches committed so far: what an interrupted import says is applied.
       let appliedThrough: number | null = null;
       for await (const batch of batchesOf(sheet.rows, msg('reportNoRows'))) {
         const rows: ReportRow[] = [];
         for (const row of batch) {
           const parsed = this.readRow(row, columns, read, options.carrier ?? null);
-          if ('unknown' in parsed) result.unknown_words.push({ line: row.line, word: parsed.unknown });
-          else if ('reason' in parsed) result.unmatched.push({ line: row.line, reason: parsed.reason });
+          if ('unknown' in parsed) {
+            result.unknown_words.push({ line: row.line, word: parsed.unknown.word });
+            keepUnknown(unknownRows, parsed.unknown, budget);
+          } else if ('reason' in parsed) result.unmatched.push(unmatchedRow(parsed.row, parsed.reason));
           else rows.push(parsed);
         }
         const before = { throughLine: appliedThrough, updated: result.updated, unchanged: result.unchanged };
@@ -114,7 +143,7 @@ export class ReportImport {
           for (const row of rows) {
             const found = matches.get(row.line);
             if (typeof found === 'string') matched.push({ row, orderId: found });
-            else result.unmatched.push({ line: row.line, reason: found?.reason ?? 'not_found' });
+            else result.unmatched.push(unmatchedRow(row, found?.reason ?? 'not_found'));
           }
           // A tracking number goes to one order: within a batch, the first row that gives it to an order keeps it.
           const owner = new Map<string, string>();
@@ -133,9 +162,12 @@ export class ReportImport {
             };
           });
           const applied = await applyDeliveryEvents(trx, workspaceId, events, { notify });
+          // The counts follow the history: a row is updated or late when it added an event, else unchanged.
           for (const one of applied) {
-            if (one.changed) result.updated += 1;
+            if (one.recorded && one.wrote) result.updated += 1;
+            else if (one.recorded && !one.applied) result.late += 1;
             else result.unchanged += 1;
+            if (one.attempted) result.attempts += 1;
           }
         });
         await applying.catch((err: unknown) => {
@@ -144,10 +176,28 @@ export class ReportImport {
         appliedThrough = lines.to;
       }
       result.unmatched.sort((a, b) => a.line - b.line);
-      return result;
+      await addCandidates(this.knex, workspaceId, result.unmatched);
+      return { ...result, unknownRows };
     } finally {
       await sheet.rows.return(undefined);
     }
+  }
+
+  /**
+   * The rows of unknown words again, once the shop has said what the words mean: a small report of
+   * those rows, read and applied as any report (by the same file name), answered with the lines of
+   * the original file.
+   */
+  async reapply(workspaceId: string, rows: UnknownRow[], fileName: string): Promise<ReportOutcome> {
+    const outcome = await this.run(workspaceId, rowsAsReport(rows), { fileName });
+    // The small report's line n is rows[n - 2]'s line in the file.
+    const lineOf = (line: number) => rows[line - 2]?.line ?? line;
+    return {
+      ...outcome,
+      unmatched: outcome.unmatched.map((u) => ({ ...u, line: lineOf(u.line) })),
+      unknown_words: outcome.unknown_words.map((u) => ({ ...u, line: lineOf(u.line) })),
+      unknownRows: outcome.unknownRows.map((r) => ({ ...r, line: lineOf(r.line) })),
+    };
   }
 
   /** Reads the file through once without keeping its rows: a 413 past the bound, a 400 when unreadable or empty. */
@@ -160,12 +210,8 @@ export class ReportImport {
     }
   }
 
-  private columnsOf(header: string[]): Partial<Record<ReportColumn, number>> {
-    const columns: Partial<Record<ReportColumn, number>> = {};
-    header.forEach((name, index) => {
-      const column = name.length > 100 ? undefined : COLUMN_BY_KEY.get(columnKey(name));
-      if (column) columns[column] ??= index;
-    });
+  private columnsOf(header: string[]): { columns: Partial<Record<ReportColumn, number>>; ignored: string[] } {
+    const { columns, ignored } = headerColumns(header, REPORT_COLUMNS);
     const fields: FieldErrors = {};
     if (columns.status === undefined) fields.status = msg('reportNoStatusColumn', { names: REPORT_COLUMNS.status.join(', ') });
     if (columns.tracking === undefined && columns.ref === undefined && columns.phone === undefined) {
@@ -176,7 +222,7 @@ export class ReportImport {
       });
     }
     if (Object.keys(fields).length > 0) throw new ValidationError(fields, msg('reportHeader'));
-    return columns;
+    return { columns, ignored };
   }
 
   private readRow(
@@ -184,21 +230,26 @@ export class ReportImport {
     columns: Partial<Record<ReportColumn, number>>,
     read: WordReader,
     carrier: string | null,
-  ): ReportRow | { unknown: string } | { reason: UnmatchedReason } {
-    if (unsafeTextAt(row.cells)) return { reason: 'unreadable' };
+  ): ReportRow | { unknown: UnknownRow } | { reason: UnmatchedReason; row: RowKeys } {
+    if (unsafeTextAt(row.cells)) return { reason: 'unreadable', row: { line: row.line, tracking: '', ref: '', seen: { name: null, phone: null } } };
     const word = cellOf(row, columns.status);
     const status = read(word);
-    if (!status) return { unknown: word };
+    if (!status) {
+      const text = (column: keyof typeof columns, max = 200) => cellOf(row, columns[column], max);
+      const unknown = { line: row.line, word, tracking: text('tracking', 100), ref: text('ref'), phone: text('phone', 40), name: text('name', 100) };
+      return { unknown: { ...unknown, carrier: text('carrier', 100), date: text('date', 40) } };
+    }
     const tracking = cellOf(row, columns.tracking, 100);
     const ref = cellOf(row, columns.ref);
     const phoneCell = cellOf(row, columns.phone, 40);
     const phone = phoneCell ? normalizeMoroccanPhone(phoneCell) : null;
-    if (!tracking && !ref && !phone) return { reason: 'no_key' };
+    const seen = { name: cellOf(row, columns.name, 100) || null, phone: phoneCell || null };
+    if (!tracking && !ref && !phone) return { reason: 'no_key', row: { line: row.line, tracking, ref, seen } };
     const dateCell = cellOf(row, columns.date, 40);
     const parsed = dateCell ? parseSheetDate(dateCell) : undefined;
     // A date in the future (a carrier's clock, a typo) is read as now: the event still counts.
     const at = parsed && Date.parse(parsed) <= Date.now() ? parsed : new Date().toISOString();
-    return { line: row.line, tracking, ref, phone, status, carrierStatus: word, carrier: cellOf(row, columns.carrier, 100) || carrier, at };
+    return { line: row.line, tracking, ref, phone, seen, status, carrierStatus: word, carrier: cellOf(row, columns.carrier, 100) || carrier, at };
   }
 
   /**

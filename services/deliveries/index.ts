@@ -15,6 +15,7 @@ export { DELIVERY_STATUSES } from '../orders';
 export { applyDeliveryEvents, attemptedOrders, undoDeliveryNews } from './apply';
 export type { DeliveryEvent } from './apply';
 export { REPORT_COLUMNS } from './import';
+export { unknownRowsFrom } from './retry';
 export { deliveryStats, TEAM_CSV_COLUMNS, teamCsv, teamStats } from './stats';
 export type { DeliveryStats, TeamStats } from './stats';
 export { builtInWords } from './words';

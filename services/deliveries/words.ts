@@ -126,16 +126,27 @@ export class CarrierWords {
 
   /** Adds a word, or gives a known one another status. */
   async add(workspaceId: string, body: { word?: unknown; status?: unknown }): Promise<void> {
-    const word = typeof body.word === 'string' ? body.word.trim() : '';
-    const fields: FieldErrors = {};
-    if (!word || word.includes('\u0000')) fields.word = msg('required', { label: 'Word' });
-    else if (word.length > 200 || !wordKey(word)) fields.word = msg('tooLong', { label: 'Word', max: 200 });
-    if (!isDeliveryWord(body.status)) fields.status = msg('deliveryStatusUnknown', { allowed: DELIVERY_WORDS.join(', ') });
-    if (Object.keys(fields).length > 0) throw new ValidationError(fields);
-    await this.knex('carrier_words')
-      .insert({ workspace_id: workspaceId, word_key: wordKey(word), word, status: body.status })
-      .onConflict(['workspace_id', 'word_key'])
-      .merge(['word', 'status']);
+    await this.addAll(workspaceId, [body]);
+  }
+
+  /**
+   * Adds words (a report's unknown words, answered on its result page), each checked as `add` checks
+   * one; all or none. A 400 names the first bad one's fields.
+   */
+  async addAll(workspaceId: string, entries: Array<{ word?: unknown; status?: unknown }>): Promise<void> {
+    const rows = entries.map((body) => {
+      const word = typeof body.word === 'string' ? body.word.trim() : '';
+      const fields: FieldErrors = {};
+      if (!word || word.includes('\u0000')) fields.word = msg('required', { label: 'Word' });
+      else if (word.length > 200 || !wordKey(word)) fields.word = msg('tooLong', { label: 'Word', max: 200 });
+      if (!isDeliveryWord(body.status)) fields.status = msg('deliveryStatusUnknown', { allowed: DELIVERY_WORDS.join(', ') });
+      if (Object.keys(fields).length > 0) throw new ValidationError(fields);
+      return { workspace_id: workspaceId, word_key: wordKey(word), word, status: body.status as DeliveryWord };
+    });
+    // One row per word: the last answer for a word given twice.
+    const unique = [...new Map(rows.map((row) => [row.word_key, row])).values()];
+    if (unique.length === 0) return;
+    await this.knex('carrier_words').insert(unique).onConflict(['workspace_id', 'word_key']).merge(['word', 'status']);
   }
 
   async remove(workspaceId: string, word: string): Promise<void> {

@@ -20,23 +20,24 @@ import { ORDER_STATUSES } from './status';
 import { InvalidStatusError, validNewOrder } from './model';
 import type { OrderField, OrderInput, ValidOrder } from './model';
 import type { OrderService } from './service';
+import { headerColumns, ORDER_REFERENCE_NAMES } from './columns';
 
 export const IMPORT_MAX_BYTES = SHEET_MAX_BYTES;
 export const IMPORT_MAX_ROWS = SHEET_MAX_ROWS;
 /** Rows of a file checked, then written, at a time (orders and carriers' reports alike). */
 const IMPORT_BATCH = 1000;
-/** Longer than any name in COLUMN_NAMES: such a header cell is no column of ours, whatever its text. */
-const MAX_COLUMN_NAME = 100;
 /** Blank or uneven lines a file may hold (see spreadsheets/bounds.ts): twice its rows. */
 export const IMPORT_MAX_UNEVEN_LINES = 2 * IMPORT_MAX_ROWS;
-/** Ignored columns named on the result at most (a file of a thousand unknown columns names the first ones). */
-const MAX_IGNORED_NAMED = 20;
 
 export interface ImportResult {
   imported: number;
   skipped: number;
-  /** The reasons of each skipped line, with their codes (the page's); `inEnglish` writes them as the API answers. */
-  errors: Array<{ line: number; fields: FieldErrors }>;
+  /**
+   * The reasons of each skipped line, with their codes (the page's); `inEnglish` writes them as the
+   * API answers. `values`: what the line's cells held, by field, as typed (cut at 100 characters),
+   * so the shop sees which row it is and what was wrong without opening the file.
+   */
+  errors: Array<{ line: number; fields: FieldErrors; values: Partial<Record<ImportField, string>> }>;
   order_ids: string[];
   /** What the file was read as: `csv` or `xlsx`. */
   format: 'csv' | 'xlsx';
@@ -47,10 +48,13 @@ export interface ImportResult {
 }
 
 /** An import's result as the API answers it: each line's reasons in English. */
-export function inEnglish(result: ImportResult): Omit<ImportResult, 'errors'> & { errors: Array<{ line: number; fields: Record<string, string> }> } {
-  const errors = result.errors.map(({ line, fields }) => ({
+export function inEnglish(result: ImportResult): Omit<ImportResult, 'errors'> & {
+  errors: Array<{ line: number; fields: Record<string, string>; values: Partial<Record<ImportField, string>> }>;
+} {
+  const errors = result.errors.map(({ line, fields, values }) => ({
     line,
     fields: Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, plain(text)])),
+    values,
   }));
   return { ...result, errors };
 }
@@ -68,7 +72,7 @@ export const COLUMN_NAMES: Record<ImportField, string[]> = {
   city: ['city', 'ville', 'المدينة'],
   note: ['note', 'notes', 'remarque', 'commentaire', 'ملاحظة'],
   externalId: ['external_id', 'externalId', 'identifiant boutique', 'رقم الطلب في المتجر'],
-  externalRef: ['external_ref', 'externalRef', 'reference', 'référence', 'المرجع'],
+  externalRef: [...ORDER_REFERENCE_NAMES],
   totalAmount: ['total_amount', 'totalAmount', 'total', 'montant', 'المبلغ'],
   currency: ['currency', 'devise', 'العملة'],
   placedAt: ['placed_at', 'placedAt', 'date', 'date de commande', 'order date', 'تاريخ الطلب'],
@@ -91,36 +95,16 @@ const FIELD_LABEL: Record<ImportField, string> = {
   status: 'status',
 };
 
-/** `Téléphone`, `telephone ` and `TELEPHONE` are one name; so are `client_name`, `Client Name` and `clientName`. */
-export function columnKey(name: string): string {
-  return name
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .toLowerCase()
-    .replace(/[\s_-]+/g, '');
-}
-
-const FIELD_BY_KEY = new Map<string, ImportField>(
-  (Object.entries(COLUMN_NAMES) as Array<[ImportField, string[]]>).flatMap(([field, names]) => names.map((name) => [columnKey(name), field] as const)),
-);
-
-/** Which cell holds each field, from the header, and the named columns we do not read; a file missing a required column is refused whole. */
-function columnsOf(header: string[]): { columns: Partial<Record<ImportField, number>>; ignored: string[] } {
-  const columns: Partial<Record<ImportField, number>> = {};
-  const ignored: string[] = [];
+/**
+ * Which cell holds each field, from the header, and the named columns we do not read; a file missing
+ * a required column is refused whole. A store named on the form stands for a missing store column.
+ */
+function columnsOf(header: string[], store: string | null): { columns: Partial<Record<ImportField, number>>; ignored: string[] } {
+  const { columns, ignored, twice } = headerColumns(header, COLUMN_NAMES);
   const fields: FieldErrors = {};
-  header.forEach((name, index) => {
-    const field = name.length > MAX_COLUMN_NAME ? undefined : FIELD_BY_KEY.get(columnKey(name));
-    if (!field) {
-      if (name.trim() !== '' && ignored.length < MAX_IGNORED_NAMED) ignored.push(name.trim().slice(0, MAX_COLUMN_NAME));
-      return;
-    }
-    if (columns[field] !== undefined) {
-      fields[field] = msg('importTwoColumns', { label: FIELD_LABEL[field], first: header[columns[field]!].trim(), second: name.trim() });
-    }
-    columns[field] ??= index;
-  });
+  for (const { column, first, second } of twice) fields[column] = msg('importTwoColumns', { label: FIELD_LABEL[column], first, second });
   for (const field of REQUIRED) {
+    if (field === 'storeName' && store) continue;
     if (columns[field] === undefined) fields[field] = msg('importNoColumn', { label: FIELD_LABEL[field], names: COLUMN_NAMES[field].join(', ') });
   }
   if (Object.keys(fields).length > 0) throw new ValidationError(fields, msg('importHeader'));
@@ -129,14 +113,16 @@ function columnsOf(header: string[]): { columns: Partial<Record<ImportField, num
 
 const FIELD_RANK = new Map(['line', ...Object.keys(COLUMN_NAMES)].map((key, at) => [key, at]));
 /** A line's reasons, in the order of the columns of an order (jsonb keeps keys in an order of its own). */
-function inFieldOrder(fields: FieldErrors): FieldErrors {
+function inFieldOrder<T extends Record<string, unknown>>(fields: T): T {
   const rank = (key: string) => FIELD_RANK.get(key) ?? Number.MAX_SAFE_INTEGER;
-  return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
+  return Object.fromEntries(Object.entries(fields).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))) as T;
 }
 
 /** A file of orders read as far as its header: its rows come as they are read. */
 interface OrdersFile {
   sheet: OpenedSheet;
+  /** The store named on the form: each row's, unless its store cell names one. */
+  store: string | null;
   /** The number of cells the header names. */
   width: number;
   columns: Partial<Record<ImportField, number>>;
@@ -154,13 +140,13 @@ function inOrders(err: unknown): unknown {
  * file whole when it cannot be imported (no header, a required column missing). The rest is refused
  * while it is read.
  */
-async function openOrdersFile(file: Buffer): Promise<OrdersFile> {
+async function openOrdersFile(file: Buffer, store: string | null): Promise<OrdersFile> {
   const sheet = await openSpreadsheet(file, { maxBytes: IMPORT_MAX_BYTES, maxRows: IMPORT_MAX_ROWS });
   try {
     // A header holding NUL is binary data (a PNG, a zip that is no workbook); a NUL in a row skips that row.
     if (unsafeTextAt(sheet.header.cells)) throw new ValidationError({ file: msg('importBinary') });
-    const { columns, ignored } = columnsOf(sheet.header.cells);
-    return { sheet, width: sheet.header.cells.length, columns, ignored };
+    const { columns, ignored } = columnsOf(sheet.header.cells, store);
+    return { sheet, store, width: sheet.header.cells.length, columns, ignored };
   } catch (err) {
     await sheet.rows.return(undefined);
     throw err;
@@ -192,23 +178,42 @@ function checkRows(file: OrdersFile, rows: SheetRow[]): { valid: ValidOrder[]; e
   const valid: ValidOrder[] = [];
   const errors: ImportResult['errors'] = [];
   for (const row of rows) {
-    if (row.cells.slice(file.width).some((cell) => cell.trim() !== '')) {
-      errors.push({ line: row.line, fields: { line: msg('importCells', { cells: row.cells.length, width: file.width }) } });
-      continue;
-    }
     const cell = (field: ImportField) => {
       const index = file.columns[field];
       return index === undefined ? undefined : (row.cells[index] ?? '');
     };
+    if (row.cells.slice(file.width).some((one) => one.trim() !== '')) {
+      errors.push({ line: row.line, fields: { line: msg('importCells', { cells: row.cells.length, width: file.width }) }, values: valuesOf(file, cell) });
+      continue;
+    }
     const input: OrderInput = {};
     for (const field of Object.keys(file.columns) as ImportField[]) {
       if (field !== 'placedAt' && field !== 'status' && field !== 'totalAmount') input[field] = cell(field);
     }
+    // The store named on the form, unless the row's store cell names one.
+    if (file.store && !cell('storeName')?.trim()) input.storeName = file.store;
     const checked = checkRow(input, { status: cell('status'), amount: cell('totalAmount'), placedAt: cell('placedAt') });
-    if ('fields' in checked) errors.push({ line: row.line, fields: checked.fields });
+    if ('fields' in checked) errors.push({ line: row.line, fields: checked.fields, values: valuesOf(file, cell) });
     else valid.push(checked.order);
   }
   return { valid, errors };
+}
+
+/** A cell shown on a refused row: enough to recognise it, never a whole megabyte back. */
+const SHOWN_VALUE = 60;
+
+/**
+ * A refused row's cells, by field in the order of an order's columns, as typed (cut past 60
+ * characters with "…"; text a database refuses shown as nothing).
+ */
+function valuesOf(file: OrdersFile, cell: (field: ImportField) => string | undefined): Partial<Record<ImportField, string>> {
+  const values: Partial<Record<ImportField, string>> = {};
+  for (const field of Object.keys(file.columns) as ImportField[]) {
+    const text = (cell(field) ?? '').trim();
+    const shown = text.length > SHOWN_VALUE ? `${text.slice(0, SHOWN_VALUE)}…` : text;
+    values[field] = unsafeTextAt([shown]) ? '' : shown;
+  }
+  return inFieldOrder(values);
 }
 
 /**
@@ -235,6 +240,15 @@ function checkRow(input: OrderInput, cells: { status?: string; amount?: string; 
   return { fields: inFieldOrder(fields) };
 }
 
+/** The store named on the import's form (null: none, the file's store column is required); a 400 when it cannot be one. */
+function storeOf(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const store = typeof value === 'string' ? value.trim() : '';
+  if (typeof value !== 'string' || store.length > 200 || unsafeTextAt([store]))
+    throw new ValidationError({ store: msg('tooLong', { label: 'Store name', max: 200 }) });
+  return store || null;
+}
+
 /** Imports a CSV or XLSX file of orders: every valid row by the rules of POST /api/orders, all in one transaction. */
 export class ImportService {
   constructor(
@@ -243,10 +257,25 @@ export class ImportService {
     private readonly orders: OrderService,
   ) {}
 
-  async importCsv(workspaceId: string, file: Buffer, options: { idempotencyKey?: string } = {}): Promise<{ result: ImportResult; replayed: boolean }> {
+  /**
+   * The stores the import form offers: the names given (the workspace's store connections) and the
+   * stores of its last 500 orders (one range of orders_workspace_newest_idx), in that order, once each.
+   */
+  async storeNames(workspaceId: string, connections: string[]): Promise<string[]> {
+    const recent = this.knex('orders').where({ workspace_id: workspaceId }).orderBy('created_at', 'desc').limit(500).select('store_name');
+    const rows: Array<{ store_name: string }> = await this.knex.from(recent.as('recent')).distinct('store_name').orderBy('store_name');
+    return [...new Set([...connections, ...rows.map((row) => row.store_name)])].slice(0, 50);
+  }
+
+  async importCsv(
+    workspaceId: string,
+    file: Buffer,
+    options: { idempotencyKey?: string; store?: unknown } = {},
+  ): Promise<{ result: ImportResult; replayed: boolean }> {
+    const store = storeOf(options.store);
     // Refused whole before anything is read: no order can be created without a handler.
     await this.orders.orderHandler(this.knex, workspaceId);
-    const opened = await openOrdersFile(file);
+    const opened = await openOrdersFile(file, store);
     const about = { format: opened.sheet.format, encoding: opened.sheet.encoding, ignored_columns: opened.ignored };
     try {
       const perform = async (trx: Knex.Transaction) => {
@@ -257,11 +286,11 @@ export class ImportService {
       if (options.idempotencyKey === undefined) {
         return { result: (await this.knex.transaction(perform)).body, replayed: false };
       }
-      const hash = requestHash({ import: crypto.createHash('sha256').update(file).digest('hex') });
+      const hash = requestHash({ import: crypto.createHash('sha256').update(file).digest('hex'), store });
       const stored = await this.idempotency.once(workspaceId, options.idempotencyKey, hash, perform);
       // Stored as jsonb, which reorders keys (the reasons of a line too): answer in the same order as the first time.
       const { imported, skipped, errors: lines, order_ids: orderIds } = stored.body;
-      const errorsInOrder = lines.map(({ line, fields }) => ({ line, fields: inFieldOrder(fields) }));
+      const errorsInOrder = lines.map(({ line, fields, values }) => ({ line, fields: inFieldOrder(fields), values: inFieldOrder(values ?? {}) }));
       return { result: { imported, skipped, errors: errorsInOrder, order_ids: orderIds, ...about }, replayed: stored.replayed };
     } finally {
       // A replay, or a refusal half-way, leaves the rest of the file unread: the parser stops here.

@@ -6,6 +6,7 @@ export * from './flags';
 export * from './status';
 export * from './export';
 export * from './imports';
+export { headerColumns, ORDER_REFERENCE_NAMES } from './columns';
 export * from './operations';
 export * from './blocked-phones';
 export * from './delivery';

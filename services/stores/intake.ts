@@ -237,7 +237,8 @@ export class StoreIntakeService {
           ]
         : [{ ...news, orderId: order.id, status: shipped.status ?? current ?? 'shipped' }];
     const applied = await applyDeliveryEvents(trx, connection.workspace_id, events);
-    return applied.some((one) => one.changed) ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
+    const isNews = applied.some((one) => one.changed || one.attempted);
+    return isNews ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
   }
 
   private existing(trx: Knex.Transaction, connectionId: string, externalId: string): Promise<StoredOrder | undefined> {

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { signedHeaders } from '../../integrations/signing';
 import { applyDeliveryEvents, attemptedOrders } from '../../services/deliveries';
+import { messageBody } from '../../services/webhooks';
 import type { SignedIn } from '../helpers/app';
 import { app, csrfFrom, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
@@ -178,6 +179,34 @@ describe('delivery attempts: every source of news', () => {
     ]);
     const bad = await s.agent.put(`/api/orders/${id}/delivery`).send({ status: 'tried' }).expect(400);
     expect(bad.body.fields).to.have.key('status');
+  });
+});
+
+describe('delivery attempts: order.delivery_updated', () => {
+  it('an attempt on a parcel under way sends it with the carrier’s words; on an order with no delivery yet, nothing (it shows none)', async () => {
+    const s = await shop();
+    const endpoint = (await s.agent.post('/api/webhooks').send({ url: 'http://127.0.0.1:9/all' }).expect(201)).body;
+    const underWay = await inTransit(s, 'WH-1', '0655000001');
+    const waiting = (
+      await s.agent
+        .post('/api/orders')
+        .send({ ...ORDER, phone: '0655000002', status: 'confirmed' })
+        .expect(201)
+    ).body.id;
+    const sent = async () =>
+      (
+        await knex()('webhook_deliveries as d')
+          .join('webhook_messages as m', 'm.id', 'd.message_id')
+          .where({ 'd.endpoint_id': endpoint.id, 'm.event_type': 'order.delivery_updated' })
+          .orderBy('m.created_at')
+          .select('m.event_type', 'm.data', 'm.created_at')
+      ).map((m) => JSON.parse(messageBody(m)).data.order);
+    const before = (await sent()).length;
+    await upload(s, 'tracking;téléphone;statut\nWH-1;;Pas de réponse\n;0655000002;Pas de réponse\n').expect(200);
+    const after = (await sent()).slice(before);
+    expect(after.map((o) => o.id)).to.deep.equal([underWay]);
+    expect(after[0].delivery).to.include({ status: 'in_transit', carrier_status: 'Pas de réponse' });
+    expect(await row(waiting)).to.include({ delivery_status: null, delivery_carrier_status: 'Pas de réponse' });
   });
 });
 

@@ -180,7 +180,8 @@ export class CarrierConnectionService {
         source: 'carrier',
         by: connection.name,
       });
-      const result = applied.changed ? 'updated' : 'unchanged';
+      // A new attempt in the same words (the courier tried again another day) is news too.
+      const result = applied.changed || applied.attempted ? 'updated' : 'unchanged';
       await trx('carrier_events').where({ id: claimed.rows[0].id }).update({ result, order_id: orderId });
       return { status: 200 as const, result };
     });
