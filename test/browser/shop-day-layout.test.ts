@@ -228,6 +228,32 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
       }
     });
 
+    it(`${lng}, 390 px: the filters of /orders are one row (it scrolls by itself, not the page) and the first order is in the first screen`, async () => {
+      const context = await contextFor(lng, PHONE, false);
+      try {
+        const page = await context.newPage();
+        for (const url of ['/orders', '/orders?q=zerouali']) {
+          await page.goto(url);
+          const shape = await page.evaluate(() => {
+            const chips = [...document.querySelectorAll('.filter-bar .chip')].filter((el) => el.getBoundingClientRect().width > 0);
+            const bar = document.querySelector('.filter-bar')!;
+            return {
+              chips: chips.length,
+              rows: new Set(chips.map((el) => Math.round(el.getBoundingClientRect().top))).size,
+              scrollsItself: bar.scrollWidth > bar.clientWidth,
+              sideways: document.documentElement.scrollWidth - window.innerWidth,
+              firstOrderTop: Math.round(document.querySelector('table.orders-list tbody tr')!.getBoundingClientRect().top + window.scrollY),
+            };
+          });
+          expect(shape.chips, url).to.be.greaterThan(5);
+          expect(shape, url).to.include({ rows: 1, scrollsItself: true, sideways: 0 });
+          expect(shape.firstOrderTop, url).to.be.below(PHONE.height - 100);
+        }
+      } finally {
+        await context.close();
+      }
+    });
+
     for (const javaScript of [true, false]) {
       it(`${lng}, JavaScript ${javaScript ? 'on' : 'off'}: axe-core finds nothing on /orders, the order page, the call page and /stats, at 390 and 1366 px`, async () => {
         const problems: Record<string, string[]> = {};
