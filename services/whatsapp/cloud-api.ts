@@ -1,5 +1,5 @@
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
-import { formatMoney } from '../shared';
+import { formatMoney } from '../../services/shared';
 
 /** What a template message is built from: the order, its store, the call and the agent's template. */
 export interface MessageContext {
