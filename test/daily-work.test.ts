@@ -368,9 +368,13 @@ describe('where the list is', () => {
       [s.workspaceId],
     );
     const searched = await s.agent.get('/orders').query({ q: 'amina' }).expect(200);
-    expect(searched.text).to.contain('<p class="range" role="status">1–50 sur 10.000+</p>');
+    // Numbers as a Moroccan shop writes them in French: "10 000", a narrow no-break space between groups.
+    expect(searched.text).to.contain('<p class="range" role="status">1–50 sur 10\u202f000+</p>');
+    // The chips count the search too: "toutes" says "10 000+", and no status claims a number it did not finish counting.
+    expect(searched.text).to.match(/toutes <span class="count">10\u202f000\+<\/span>/);
+    expect(searched.text).not.to.match(/badge-confirmed">[^<]*<\/span>\s*<span class="count">/);
     const all = await s.agent.get('/orders').query({ size: 100 }).expect(200);
-    expect(all.text).to.contain('<p class="range" role="status">1–100 sur 10.001</p>');
+    expect(all.text).to.contain('<p class="range" role="status">1–100 sur 10\u202f001</p>');
   });
 });
 

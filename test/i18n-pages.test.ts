@@ -338,9 +338,9 @@ describe('right to left: values isolated, not rows', () => {
     expect(hint).to.equal('رقم مغربي بأي كتابة معتادة: \u206606 12 34 56 78\u2069، \u2066+212 6 12 34 56 78\u2069…');
     expect(hint).not.to.contain('78 56 34 12 06');
     expect(html).to.match(/<html lang="ar" dir="rtl">/);
-    // The amount's examples too: "1 250,00" would read "250,00 1" without its isolate.
+    // The amount's examples too, written as the page writes numbers: "1.250,00" would read "250,00.1" without its isolate.
     const amount = /<p class="hint" id="f-total_amount-hint">([^<]*)<\/p>/.exec(html)?.[1];
-    expect(amount).to.equal('كما تكتبه: \u2066349\u2069 أو \u2066349,00\u2069 أو \u20661\u00a0250,00\u2069');
+    expect(amount).to.equal('كما تكتبه: \u20661.250\u2069 أو \u20661.250,00\u2069');
   });
 
   it('ar: every text of the catalogue that shows a number in groups (an amount, a phone, a date and time) holds it in a left-to-right isolate', () => {

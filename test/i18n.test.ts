@@ -166,7 +166,7 @@ describe('languages: which one a page speaks (languages.md)', () => {
       expect(ar.formatNumber(12345.5)).to.not.match(/[٠-٩]/);
       const count = (t: ReturnType<typeof i18n.getFixedT>, n: number) => t('orders.captionAll', { count: n }).split('،')[0].split(',')[0];
       expect([1, 2].map((n) => count(i18n.getFixedT('en'), n))).to.deep.equal(['1 order', '2 orders']);
-      expect([1, 2, 1_000_000].map((n) => count(i18n.getFixedT('fr'), n))).to.deep.equal(['1 commande', '2 commandes', '1000000 de commandes']);
+      expect([1, 2, 1_000_000].map((n) => count(i18n.getFixedT('fr'), n))).to.deep.equal(['1 commande', '2 commandes', '1\u202f000\u202f000 de commandes']);
       expect([0, 1, 2, 3, 11, 100].map((n) => count(i18n.getFixedT('ar'), n))).to.deep.equal(['0 طلبات', 'طلب واحد', 'طلبان', '3 طلبات', '11 طلبًا', '100 طلب']);
     });
 

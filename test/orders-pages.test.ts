@@ -137,6 +137,33 @@ describe('the /orders page at scale', () => {
     expect(clearLinks(nothing)).to.deep.equal(['/orders', '/orders']);
   });
 
+  it('the chips count what the search matches: "All" is the number of matches, each status its own (issue 53, friction 11)', async () => {
+    const s = await shop();
+    await bulk(s, 6, (i) => ({
+      client_name: ['Fes A', 'Fes B', 'Rabat C', 'Fes D', 'Rabat E', 'Tanger F'][i],
+      status: ['pending', 'confirmed', 'pending', 'pending', 'confirmed', 'no-answer'][i],
+    }));
+    const chips = (html: string) =>
+      Object.fromEntries(
+        [
+          ...decode(html).matchAll(/<a class="chip[^"]*" href="\/orders(?:\?([^"]*))?"[^>]*>(?:(?!<\/a>)[\s\S])*?<span class="count">([^<]*)<\/span><\/a>/g),
+        ].map((m) => [new URLSearchParams(m[1] ?? '').get('status') ?? 'all', m[2]]),
+      );
+    const everything = chips((await s.agent.get('/orders').expect(200)).text);
+    expect(everything).to.include({ all: '6', pending: '3', confirmed: '2', 'no-answer': '1' });
+    const searched = chips((await s.agent.get('/orders').query({ q: 'fes' }).expect(200)).text);
+    expect(searched).to.include({ all: '3', pending: '2', confirmed: '1', 'no-answer': '0' });
+    // With a status chosen too, the chips still count every status of the search; the range says the chosen one's.
+    const chosen = (await s.agent.get('/orders').query({ q: 'fes', status: 'pending' }).expect(200)).text;
+    expect(chips(chosen)).to.include({ all: '3', pending: '2', confirmed: '1' });
+    expect(names(chosen)).to.deep.equal(['Fes D', 'Fes A']);
+    expect(chosen).to.match(/1–2 of 2/);
+    // A search that finds nothing: zeros, and still not the empty shop's welcome.
+    const none = (await s.agent.get('/orders').query({ q: 'nobody' }).expect(200)).text;
+    expect(chips(none)).to.include({ all: '0', pending: '0' });
+    expect(none).to.contain('No order').and.contain('matches');
+  });
+
   it('what Postgres is asked: one statement for the page, filtered, searched and limited to 51 rows; the counts from one grouped query', async () => {
     const s = await shop();
     await bulk(s, 120, (i) => ({ client_name: i % 40 === 0 ? `Hélène Needle ${i}` : `Client ${i}`, status: i % 80 === 0 ? 'confirmed' : 'pending' }));
@@ -158,12 +185,14 @@ describe('the /orders page at scale', () => {
     expect(pageStatements[0])
       .to.match(/"?o"?\."?status"? = (\?|\$\d)/)
       .and.match(/limit \?|limit \$\d/i);
-    // One count over the orders themselves, for the search's total, stopping at 10,001 rows (shown
-    // "10,000+"); the ten numbers of the chips come from one grouped read of the counters.
+    // One count over the orders themselves, for the search's matches by status, reading at most the
+    // index's candidates or 10,001 rows (shown "10,000+"); the counters give the shop's own totals.
     const counted = statements.filter((sql) => /count\(/i.test(sql) && !/position_at/.test(sql) && /\borders\b/.test(sql.replace(/order_status_counts/g, '')));
     expect(counted, counted.join('\n')).to.have.length(1);
+    // …grouped by status: the chips count the search's matches of each status (issue 53, friction 11).
     expect(counted[0])
       .to.match(/search_text LIKE/)
+      .and.match(/group by/i)
       .and.match(/limit \?|limit \$\d/i);
     const counts = statements.filter((sql) => /order_status_counts/.test(sql));
     expect(counts).to.have.length(1);
@@ -177,6 +206,88 @@ describe('the /orders page at scale', () => {
     expect(names((await s.agent.get('/orders?before=%00').expect(200)).text)).to.deep.equal(all);
     const res = await s.agent.get('/orders?q=a&q=b').expect(400);
     expect(res.text).to.contain('Give q once');
+  });
+});
+
+describe('the order edit form, as the staff type it (issue 53, defect 7)', () => {
+  /** The value of an input of the page, by its name. */
+  const inputValue = (html: string, name: string) => new RegExp(`name="${name}" type="[a-z]+"\\s+value="([^"]*)"`).exec(html)?.[1];
+  const rowOf = (id: string) =>
+    testKnex()('orders').where({ id }).first('client_name', 'phone', testKnex().raw('total_amount::text AS total_amount'), 'currency');
+
+  async function frenchShopWithOrder(): Promise<{ s: Shop; id: string }> {
+    const s = await shop();
+    await s.agent.put('/api/account').send({ language: 'fr' }).expect(200);
+    const order = await s.agent
+      .post('/api/orders')
+      .send({ clientName: 'Karima', phone: '06 12 34 56 78', storeName: 'Atlas', productsName: 'Argan', totalAmount: '249.00' })
+      .expect(201);
+    return { s, id: order.body.id };
+  }
+
+  it('shows a stored order’s phone and amount as she typed them: "06 12 34 56 78" and "249,00", not "+212612345678" and "249.00"', async () => {
+    const { s, id } = await frenchShopWithOrder();
+    expect(await rowOf(id)).to.include({ phone: '+212612345678', total_amount: '249.000' });
+    const html = (await s.agent.get(`/orders/${id}`).expect(200)).text;
+    expect(inputValue(html, 'phone')).to.equal('06 12 34 56 78');
+    expect(inputValue(html, 'total_amount')).to.equal('249,00');
+    expect(html).not.to.contain('value="+212612345678"').and.not.contain('value="249.00"');
+    // The hint beside the amount gives examples in the page's own format.
+    expect(html).to.contain('Comme vous l’écrivez : 1\u202f250 ou 1\u202f250,00');
+    // Sent back untouched, the form changes nothing.
+    const csrf = await csrfOf(s.agent, `/orders/${id}`);
+    const fields = {
+      client_name: 'Karima',
+      phone: '06 12 34 56 78',
+      store_name: 'Atlas',
+      products_name: 'Argan',
+      address: '',
+      city: '',
+      note: '',
+      currency: 'MAD',
+    };
+    await s.agent
+      .post(`/orders/${id}`)
+      .type('form')
+      .send({ _csrf: csrf, ...fields, total_amount: inputValue(html, 'total_amount') })
+      .expect(303);
+    expect(await rowOf(id)).to.include({ phone: '+212612345678', total_amount: '249.000' });
+    // "1 250,00" with a narrow no-break space, as the page writes it, and with a plain space, are 1250.
+    for (const typed of ['1\u202f250,00', '1 250,00', '1250.00']) {
+      await s.agent
+        .post(`/orders/${id}`)
+        .type('form')
+        .send({ _csrf: await csrfOf(s.agent, `/orders/${id}`), ...fields, total_amount: typed })
+        .expect(303);
+      expect(await rowOf(id), typed).to.include({ total_amount: '1250.000' });
+    }
+  });
+
+  it('a refused edit shows back exactly what was typed, beside the message, and the order is unchanged', async () => {
+    const { s, id } = await frenchShopWithOrder();
+    const before = await rowOf(id);
+    const csrf = await csrfOf(s.agent, `/orders/${id}`);
+    const typed = { client_name: 'Karima B.', phone: '06 12 34 56', store_name: 'Atlas', products_name: 'Argan', total_amount: '1 250,00', currency: 'MAD' };
+    const refused = await s.agent
+      .post(`/orders/${id}`)
+      .type('form')
+      .send({ _csrf: csrf, ...typed })
+      .expect(400);
+    expect(inputValue(refused.text, 'phone')).to.equal('06 12 34 56');
+    expect(inputValue(refused.text, 'total_amount')).to.equal('1 250,00');
+    expect(inputValue(refused.text, 'client_name')).to.equal('Karima B.');
+    expect(refused.text).to.match(/id="f-phone-error"/);
+    expect(await rowOf(id)).to.deep.equal(before);
+    // An amount that is none: shown back as typed, beside its message.
+    const badAmount = await s.agent
+      .post(`/orders/${id}`)
+      .type('form')
+      .send({ _csrf: await csrfOf(s.agent, `/orders/${id}`), ...typed, phone: '06 12 34 56 78', total_amount: '12,5,0' })
+      .expect(400);
+    expect(inputValue(badAmount.text, 'total_amount')).to.equal('12,5,0');
+    expect(inputValue(badAmount.text, 'phone')).to.equal('06 12 34 56 78');
+    expect(badAmount.text).to.match(/id="f-total_amount-error"/);
+    expect(await rowOf(id)).to.deep.equal(before);
   });
 });
 

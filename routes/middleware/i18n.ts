@@ -5,7 +5,7 @@ import type { i18n } from 'i18next';
 import Backend from 'i18next-fs-backend';
 import { handle, LanguageDetector } from 'i18next-http-middleware';
 import { ROOT } from '../../config';
-import { DEFAULT_LANGUAGE, isLanguage, LANGUAGES } from '../../services/shared';
+import { DEFAULT_LANGUAGE, formatNumber, isLanguage, LANGUAGES } from '../../services/shared';
 import type { Language } from '../../services/shared';
 
 /** The cookie the footer's switcher sets for a visitor who is not signed in. */
@@ -33,6 +33,7 @@ export function createI18n(): i18n {
       name: 'elision',
       process: (value: string, _key: unknown, _options: unknown, translator: { language?: string }) => (translator.language === 'fr' ? elide(value) : value),
     })
+    .use(countFormatter)
     .use(detector)
     .init({
       initAsync: false,
@@ -42,12 +43,28 @@ export function createI18n(): i18n {
       load: 'languageOnly',
       backend: { loadPath: path.join(ROOT, 'locales', '{{lng}}.json') },
       // EJS's `<%= %>` escapes what it prints; i18next escaping too would show "Ali &amp;amp; Co".
-      interpolation: { escapeValue: false },
+      // Every value goes through countFormatter (alwaysFormat), which writes a plural's count.
+      interpolation: { escapeValue: false, alwaysFormat: true },
       returnEmptyString: false,
       postProcess: ['elision'],
     });
   return instance;
 }
+
+/**
+ * i18next's formatter, replaced: a plural's `count` is written as the staff write numbers
+ * (services/shared/numbers.ts: "20 000 commandes" in French, Western digits in Arabic), every other
+ * value as it is given. The catalogues use no `{{value, format}}`; i18next's own formatter would
+ * write Arabic-Indic digits for `ar`.
+ */
+const countFormatter = {
+  type: 'formatter' as const,
+  init: () => undefined,
+  add: () => undefined,
+  addCached: () => undefined,
+  format: (value: unknown, _format: unknown, lng: unknown, options: { interpolationkey?: string } = {}) =>
+    options.interpolationkey === 'count' && typeof value === 'number' && isLanguage(lng) ? formatNumber(value, lng) : value,
+};
 
 /**
  * French elision where a name or value follows "de" or "que": "Commande de Imane" becomes

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { isOpen, nextOpening } from '../../services/calls';
 import type { CallView } from '../../services/calls';
-import { ConflictError, ValidationError } from '../../services/shared';
+import { ConflictError, ValidationError, formatDecimal } from '../../services/shared';
 import { OUTCOMES } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { languageOf } from '../middleware/i18n';
@@ -76,7 +76,8 @@ export function callPages(services: Services): Router {
         callback_at: '',
         changes: '',
         notes: '',
-        total_amount: order.total_amount ?? '',
+        // As the caller types it ("249,00" in French), as the order's edit form shows it.
+        total_amount: order.total_amount ? formatDecimal(order.total_amount, languageOf(req)) : '',
         currency: order.currency ?? '',
       },
       errors: form.errors ?? {},

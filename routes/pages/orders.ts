@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { AppError, ConflictError, ValidationError, msg } from '../../services/shared';
+import { AppError, ConflictError, ValidationError, formatDecimal, formatNumber, msg } from '../../services/shared';
+import type { Language } from '../../services/shared';
 import {
   ORDER_STATUSES,
   COUNT_CAP,
@@ -18,7 +19,7 @@ import { DELIVERY_STATUSES } from '../../services/deliveries';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, formValues, pageMessage, redirectWithNotice, typedAmount } from './forms';
 import type { FormState } from './forms';
-import { formatDate, INTL_LOCALE } from './view-helpers';
+import { formatDate, groupedPhone } from './view-helpers';
 import { languageOf } from '../middleware/i18n';
 
 /**
@@ -66,16 +67,17 @@ function isStatus(value: unknown): value is OrderStatus {
   return (ORDER_STATUSES as readonly unknown[]).includes(value);
 }
 
-function formOf(order: Order): OrderFormValues {
+/** The edit form of a stored order, written as its staff type it: "06 12 34 56 78", "249,00" in French. */
+function formOf(order: Order, lang: Language): OrderFormValues {
   return {
     client_name: order.client_name,
-    phone: order.phone,
+    phone: groupedPhone(order.phone),
     store_name: order.store_name,
     products_name: order.products_name,
     address: order.address ?? '',
     city: order.city ?? '',
     note: order.note ?? '',
-    total_amount: order.total_amount ?? '',
+    total_amount: order.total_amount ? formatDecimal(order.total_amount, lang) : '',
     currency: order.currency ?? '',
   };
 }
@@ -130,13 +132,14 @@ export function orderPages(services: Services): Router {
     const older = typeof req.query.cursor === 'string' ? decodeCursor(req.query.cursor) : null;
     const newer = !older && typeof req.query.before === 'string' ? decodeCursor(req.query.before) : null;
     const size = pageSize(req);
-    // Totals come from the status counts, kept by triggers; with a search or a flag, counted up to COUNT_CAP.
+    // Totals come from the status counts, kept by triggers; with a search, a flag or a delivery, the
+    // chips count what matches (by status, up to COUNT_CAP in all), in one query that replaces the total's.
     const counted = Boolean(q || flag || delivery);
     const [page, counts, paused, matching] = await Promise.all([
       services.orders.page(workspace.id, filters, { limit: size, position: newer ?? older, direction: newer ? 'newer' : 'older' }),
       services.orders.statusCounts(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
-      counted ? services.orders.countUpTo(workspace.id, filters) : Promise.resolve(null),
+      counted ? services.orders.countByStatus(workspace.id, filters) : Promise.resolve(null),
     ]);
     // Where the page is: the number of newer orders under the same filters (none on the first page).
     const atStart = !older && !newer;
@@ -153,9 +156,11 @@ export function orderPages(services: Services): Router {
     const hasNewer = newer ? page.more : older !== null;
     const hasOlder = newer ? true : page.more;
     const all = Object.values(counts).reduce((sum, n) => sum + n, 0);
-    const shownTotal = matching ?? (filter ? counts[filter] : all);
+    const chipCounts = matching ?? counts;
+    const chipTotal = Object.values(chipCounts).reduce((sum, n) => sum + n, 0);
+    const shownTotal = filter ? chipCounts[filter] : chipTotal;
     const lang = languageOf(req);
-    const number = (n: number) => new Intl.NumberFormat(INTL_LOCALE[lang].number).format(n);
+    const number = (n: number) => formatNumber(n, lang);
     const capped = (n: number) => (counted && n > COUNT_CAP ? req.t('listing.over', { n: number(COUNT_CAP) }) : number(n));
     const range =
       page.orders.length === 0
@@ -172,6 +177,10 @@ export function orderPages(services: Services): Router {
       summaries,
       paused,
       total: all,
+      // The chips' numbers: a status's orders among those the search, flag and delivery filters match.
+      chipCounts,
+      chipTotal: capped(chipTotal),
+      chipsCapped: counted && chipTotal > COUNT_CAP,
       range,
       size,
       pageSizes: PAGE_SIZES,
@@ -249,7 +258,7 @@ export function orderPages(services: Services): Router {
         carrier_status: '',
       },
       statuses: ORDER_STATUSES,
-      values: form.values ?? formOf(order),
+      values: form.values ?? formOf(order, languageOf(req)),
       errors: form.errors ?? {},
     });
   }

@@ -1,23 +1,31 @@
 import type { Outcome, OrderStatus, OrderFlag } from '../../services/orders';
 import type { TFunction } from 'i18next';
-import { LANGUAGES, decode, messageKey, fromShopWallClock, SHOP_TIME_ZONE, shopWallClock } from '../../services/shared';
+import {
+  LANGUAGES,
+  decode,
+  messageKey,
+  fromShopWallClock,
+  SHOP_TIME_ZONE,
+  shopWallClock,
+  formatAmount,
+  formatDecimal,
+  formatMoney,
+  formatNumber,
+  formatPercent,
+} from '../../services/shared';
 import type { Coded, Language } from '../../services/shared';
 import { elide } from '../middleware/i18n';
 
 /**
- * The `Intl` locale of each language: Moroccan French and Arabic, whose `ar-MA` writes Western digits
- * (0–9) as Morocco does. English dates use `en-GB`'s day-month order: `en-MA` in ICU writes
- * "Nov 22, 2026", an order nobody in Morocco writes; its numbers are the same as `en-GB`'s.
+ * The `Intl` locale of each language's dates: Moroccan French and Arabic, whose `ar-MA` writes Western
+ * digits (0–9) as Morocco does. English dates use `en-GB`'s day-month order: `en-MA` in ICU writes
+ * "Nov 22, 2026", an order nobody in Morocco writes. Numbers have their own (services/shared/numbers.ts).
  */
-export const INTL_LOCALE: Record<Language, { date: string; number: string }> = {
-  en: { date: 'en-GB', number: 'en-MA' },
-  fr: { date: 'fr-MA', number: 'fr-MA' },
-  ar: { date: 'ar-MA', number: 'ar-MA' },
-};
+const DATE_LOCALE: Record<Language, string> = { en: 'en-GB', fr: 'fr-MA', ar: 'ar-MA' };
 
 /** The formatters of one language, built once (they hold no request state). */
 function formattersOf(lang: Language) {
-  const locale = INTL_LOCALE[lang];
+  const locale = { date: DATE_LOCALE[lang] };
   return {
     /** Shop staff are in Morocco: dates are shown in Morocco's time, e.g. "22 Nov 2026, 01:22". */
     date: new Intl.DateTimeFormat(locale.date, {
@@ -31,27 +39,9 @@ function formattersOf(lang: Language) {
     }),
     /** A calendar day ("2026-11-22", no time zone of its own) in the same form as `date`, without the time. */
     day: new Intl.DateTimeFormat(locale.date, { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' }),
-    number: new Intl.NumberFormat(locale.number, { maximumFractionDigits: 2 }),
-    amount: new Intl.NumberFormat(locale.number, { style: 'currency', currency: 'MAD' }),
-    /** A sum whose currency the heading names (the statistics' confirmed amounts, in MAD). */
-    money: new Intl.NumberFormat(locale.number, { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
-    percent: new Intl.NumberFormat(locale.number, { style: 'percent', maximumFractionDigits: 0 }),
   };
 }
 const FORMATTERS = Object.fromEntries(LANGUAGES.map((lang) => [lang, formattersOf(lang)])) as Record<Language, ReturnType<typeof formattersOf>>;
-
-const AMOUNT_FORMATS = new Map<string, Intl.NumberFormat>();
-/** The currency formatter of a language and currency, made on first use (an order may name any ISO 4217 code). */
-function amountFormat(lang: Language, currency: string): Intl.NumberFormat {
-  if (currency === 'MAD') return FORMATTERS[lang].amount;
-  const key = `${lang}:${currency}`;
-  let format = AMOUNT_FORMATS.get(key);
-  if (!format) {
-    format = new Intl.NumberFormat(INTL_LOCALE[lang].number, { style: 'currency', currency });
-    AMOUNT_FORMATS.set(key, format);
-  }
-  return format;
-}
 
 /** "22 Nov 2026, 01:22" in English: for messages built outside a template (dates in Morocco time). */
 export function formatDate(iso: string | null | undefined, lang: Language = 'en'): string {
@@ -72,7 +62,7 @@ function escapeHtml(text: string): string {
  * A phone number as people read it: a Moroccan one (`+212612345678`) in its national form grouped
  * in pairs, `06 12 34 56 78`; any other as stored. Shown left to right in every language.
  */
-function groupedPhone(phone: string): string {
+export function groupedPhone(phone: string): string {
   const national = /^\+212(\d{9})$/.exec(phone)?.[1];
   return national ? `0${national}`.replace(/(\d{2})(?=\d)/g, '$1 ') : phone;
 }
@@ -114,18 +104,21 @@ function codedText(t: TFunction, { code, params }: Coded, isolate: (text: string
  * statuses, flags and call outcomes from the catalogue. Built per request from the request's own `t`.
  */
 export function localeHelpers(lang: Language, t: TFunction) {
-  const f = FORMATTERS[lang];
   /** Typed text inside a plain-text sentence (an attribute, a title): a first-strong isolate, as `<bdi>` is in HTML. */
   const isolate = (text: string) => (lang === 'en' ? text : `\u2068${text}\u2069`);
   return {
     formatDate: (iso: string | null | undefined) => formatDate(iso, lang),
     /** A calendar day, "2026-11-22", as every page writes dates: "22 Nov 2026". */
     formatDay: (day: string) => formatDay(day, lang),
-    formatNumber: (n: number) => f.number.format(n),
-    /** An amount in its currency (MAD unless said otherwise), as `Intl` writes it in the page's language. */
-    formatAmount: (n: number | string, currency = 'MAD') => amountFormat(lang, currency).format(Number(n)),
-    formatMoney: (n: number | string) => f.money.format(Number(n)),
-    formatPercent: (rate: number) => f.percent.format(rate),
+    /** Numbers as the staff write them (services/shared/numbers.ts): "20 000", "1 250,00 MAD" in French. */
+    formatNumber: (n: number) => formatNumber(n, lang),
+    /** An amount in its currency (MAD unless said otherwise). */
+    formatAmount: (n: number | string, currency = 'MAD') => formatAmount(n, lang, currency),
+    /** A sum whose currency the heading names (the statistics' confirmed amounts, in MAD). */
+    formatMoney: (n: number | string) => formatMoney(n, lang),
+    formatPercent: (rate: number) => formatPercent(rate, lang),
+    /** A stored amount ("249.00") as an amount field shows it: "249,00" in French. */
+    formatDecimal: (value: string) => formatDecimal(value, lang),
     formatDuration: (seconds: number | null) =>
       seconds === null ? '' : seconds < 60 ? t('common.seconds', { s: seconds }) : t('common.minutesSeconds', { m: Math.floor(seconds / 60), s: seconds % 60 }),
     statusLabel: (status: OrderStatus) => t(`status.${status}`),
@@ -139,15 +132,17 @@ export function localeHelpers(lang: Language, t: TFunction) {
     /**
      * A translation with data in it, as HTML (print with `<%- %>`): the text escaped, each value in its
      * own `<bdi>`; given as `{ strong }`, a name to look for on another screen (a menu, a button), in
-     * bold and isolated; given as `{ html }`, a piece the template already rendered (a badge).
+     * bold and isolated; given as `{ html }`, a piece the template already rendered (a badge); given
+     * as `{ ltr }`, a phone number or an amount, isolated left to right whatever the page's direction.
      */
-    tData: (key: string, values: Record<string, string | number | { html: string } | { strong: string }>) => {
+    tData: (key: string, values: Record<string, string | number | { html: string } | { strong: string } | { ltr: string }>) => {
       const names = Object.keys(values);
       const marks = Object.fromEntries(names.map((name, i) => [name, `\u27e6${i}\u27e7`]));
       const text = escapeHtml(t(key, { ...values, ...marks }));
       const html = text.replace(/\u27e6(\d+)\u27e7/g, (_, i) => {
         const value = values[names[Number(i)]];
         if (typeof value !== 'object') return `<bdi>${escapeHtml(String(value))}</bdi>`;
+        if ('ltr' in value) return `<bdi dir="ltr">${escapeHtml(value.ltr)}</bdi>`;
         return 'html' in value ? value.html : `<strong><bdi>${escapeHtml(value.strong)}</bdi></strong>`;
       });
       return lang === 'fr' ? elide(html) : html;

@@ -260,6 +260,40 @@ export class OrderSearch {
   }
 
   /**
+   * How many orders match the filters, by status: the status filters' chips of a search. The same
+   * ways and bounds as countNow, but one uncached query (statuses change all day): through the
+   * index's candidates when they are at most `countCandidates`, each one's status read beside
+   * whether it matches; else along the newest matching orders, `cap + 1` at most in all.
+   */
+  async countByStatus(workspaceId: string, filters: OrderFilters, cap: number): Promise<Map<string, number>> {
+    const keyed = filters.q ? searchCandidates(this.knex, workspaceId, filters.q, await this.commonKeys.current()) : null;
+    if (keyed) {
+      const candidates = this.first(keyed.select('o.status', this.hit(workspaceId, filters, [])), this.limits.countCandidates + 1);
+      const rows: Array<{ status: string; read: number; n: number }> = await this.knex
+        .from(candidates.as('c'))
+        .groupBy('c.status')
+        .select('c.status', this.knex.raw('count(*)::int AS read, (count(*) FILTER (WHERE c.hit))::int AS n'));
+      const read = rows.reduce((sum, row) => sum + row.read, 0);
+      if (read <= this.limits.countCandidates) return new Map(rows.filter((row) => row.n > 0).map((row) => [row.status, row.n]));
+    }
+    const matching = this.scope(workspaceId, filters);
+    if (filters.q) {
+      const search = searchCondition(filters.q);
+      matching.whereRaw(search.sql, search.bindings);
+    }
+    const rows: Array<{ status: string; n: number }> = await this.knex
+      .from(
+        matching
+          .select('o.status')
+          .limit(cap + 1)
+          .as('c'),
+      )
+      .groupBy('c.status')
+      .select('c.status', this.knex.raw('count(*)::int AS n'));
+    return new Map(rows.map((row) => [row.status, row.n]));
+  }
+
+  /**
    * The first `n` rows of a query on the search keys. That query is planned apart, for all its rows:
    * with the limit on it, the planner may walk the whole table computing each order's keys to find
    * the few rows it expects. Its rows are read only as far as the limit.

@@ -127,6 +127,12 @@ export class OrderService {
     return Number(row.n);
   }
 
+  /** How many orders match the filters but their status, by status (the chips of a search), up to COUNT_CAP + 1 in all. */
+  async countByStatus(workspaceId: string, filters: OrderFilters): Promise<Record<OrderStatus, number>> {
+    const found = await this.search.countByStatus(workspaceId, { ...filters, statuses: [] }, COUNT_CAP);
+    return Object.fromEntries(ORDER_STATUSES.map((status) => [status, found.get(status) ?? 0])) as Record<OrderStatus, number>;
+  }
+
   /** A paged API answer: `{orders, next_cursor}`. */
   async listPage(workspaceId: string, filters: OrderFilters, limit: number, cursor: Position | null): Promise<{ orders: Order[]; next_cursor: string | null }> {
     const page = await this.page(workspaceId, filters, { limit, position: cursor, direction: 'older' });

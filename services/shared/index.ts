@@ -4,6 +4,7 @@ export * from './locks';
 export * from './idempotency';
 export * from './phone';
 export * from './languages';
+export * from './numbers';
 export * from './time';
 export * from './workspace-slots';
 export * from './messages';

@@ -1,4 +1,5 @@
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
+import { formatMoney } from '../../services/shared';
 
 /** What a template message is built from: the order, its store, the call and the agent's template. */
 export interface MessageContext {
@@ -50,8 +51,8 @@ function parameter(value: string | null | undefined): { type: 'text'; text: stri
 function amount(value: string | number | null, currency: string | null, language: string): string | null {
   if (value === null || value === undefined || value === '') return null;
   const base = language.slice(0, 2);
-  const locale = base === 'fr' || base === 'ar' ? `${base}-MA` : 'en';
-  const number = new Intl.NumberFormat(locale, { minimumFractionDigits: 2, maximumFractionDigits: 2, numberingSystem: 'latn' }).format(Number(value));
+  // Written as the dashboard writes amounts (services/shared/numbers.ts): "1 250,00" in French.
+  const number = formatMoney(value, base === 'fr' || base === 'ar' ? base : 'en');
   return currency ? `${number} ${currency}` : number;
 }
 
