@@ -15,6 +15,7 @@ import type { Language } from './shared';
 import type { OrderFilters, Order } from './orders';
 import { StatsService } from './stats';
 import { ShopifyAdmin, StoreConnectService, StoreConnectionService, StoreIntakeService, StoreWriteBackService } from './stores';
+import { TeamService } from './team';
 import { WebhookService } from './webhooks';
 import { WhatsAppService } from './whatsapp';
 
@@ -63,6 +64,8 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp, secrets);
   const audit = new AuditService(knex);
   return {
+    /** Shifts, assignment, pay (docs/team.md). */
+    team: new TeamService(knex),
     workspaces,
     invitations,
     members: new MemberService(knex, calls),

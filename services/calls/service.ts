@@ -21,6 +21,7 @@ import type { LockedCall } from './queries';
 import { dropClaims, lockCall, messagesWeCanPay, openCall, recordReport, requestContexts, settleAmount, writeEnding } from './queries';
 import type { CallView } from './views';
 import { callView } from './views';
+import { nextDueOperation } from './claims';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
 export const ACCEPT_WITHIN_MINUTES = 25;
@@ -91,19 +92,12 @@ export class CallService {
       const settings = await this.settings.get(workspaceId, trx);
       if (!isOpen(settings, now)) return null;
       for (;;) {
-        // The operation before its order, against the lock order: so this statement never waits.
-        const op = await trx('operations as op')
-          .join('agents as a', 'a.id', 'op.agent_id')
-          .join('orders as o', 'o.id', 'op.order_id')
-          .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
-          .where('op.next_attempt_at', '<=', now)
-          .orderBy([{ column: 'op.next_attempt_at' }, { column: 'op.id' }])
-          .forUpdate('op', 'o')
-          .skipLocked()
-          .first('op.id', 'op.order_id', 'o.status');
+        const op = await nextDueOperation(trx, workspaceId, userId, now);
         if (!op) return null;
         const order = { status: op.status as OrderStatus };
-        if (CANCELLING_STATUSES.includes(order.status)) {
+        // A follow-up is about a parcel on its way: its order's status (confirmed, most often) stays.
+        const followUp = op.purpose === 'follow_up';
+        if (!followUp && CANCELLING_STATUSES.includes(order.status)) {
           await trx('operations').where({ id: op.id }).update({ status: 'cancelled', next_attempt_at: null });
           continue;
         }
@@ -113,7 +107,7 @@ export class CallService {
           made_by: userId,
           claim_expires_at: claimExpiresAt,
         });
-        await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
+        if (!followUp) await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
         await this.jobs.send(trx, QUEUES.claimExpiry.name, { callId }, { startAfter: claimExpiresAt });
         return callView(trx, callId);
       }
