@@ -175,11 +175,16 @@ function registerTeam(b: OpenApiBuilder): void {
 const ReportResultBody = named(
   'DeliveryReportResult',
   z.looseObject({
-    updated: z.number().int().meta({ description: 'Rows that changed the delivery of their order' }),
+    updated: z.number().int().meta({ description: 'Rows that changed the delivery of their order; each added one event to its history' }),
     unchanged: z
       .number()
       .int()
-      .meta({ description: 'Rows matched to an order whose delivery they did not change (the same news, or older than the last applied)' }),
+      .meta({ description: 'Rows matched to an order that already knew what they say (a cumulative report read again): nothing written, no event added' }),
+    late: z.number().int().meta({ description: "Rows older than their order's last news: kept in its history, not applied" }),
+    attempts: z
+      .number()
+      .int()
+      .meta({ description: 'Of the rows updated, attempts: the courier could not deliver yet (the status stays; a follow-up call may save the parcel)' }),
     unmatched: z
       .array(z.looseObject({ line: z.number().int(), reason: z.enum(['no_key', 'not_found', 'ambiguous', 'unreadable']) }))
       .meta({ description: 'Rows that found no order of the workspace: no key in the row, no order has it, or two or more could be the one' }),
@@ -285,7 +290,7 @@ function registerCarriers(b: OpenApiBuilder): void {
       security: ['hookSignature'],
       summary: "A carrier's delivery news",
       description:
-        'The connection\'s `hook_url`. No session: Standard Webhooks headers (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`) with the connection\'s secret, checked over the raw body before anything is read or written. Body `{"type": "delivery.updated", "data": {tracking_number?, external_ref?, order_id?, status, carrier_status?, at?}}`: the order of the workspace named by `order_id`, else its tracking number, else its store reference. An event older than the last one applied is kept in the order\'s history and changes nothing. Every signed message we understand is answered 200 with what became of it (`updated`, `unchanged`, `unmatched`, `rejected` for bad values or text with NUL, `ignored` for another type, `duplicate` for a `webhook-id` seen before), kept in the connection\'s log.',
+        'The connection\'s `hook_url`. No session: Standard Webhooks headers (`webhook-id`, `webhook-timestamp` within 5 minutes, `webhook-signature`) with the connection\'s secret, checked over the raw body before anything is read or written. Body `{"type": "delivery.updated", "data": {tracking_number?, external_ref?, order_id?, status, carrier_status?, at?}}` (`status`: a delivery status, or `attempted` when the courier could not deliver yet: it changes `carrier_status` only): the order of the workspace named by `order_id`, else its tracking number, else its store reference. An event older than the last one applied is kept in the order\'s history and changes nothing; news the order already has (the same status and words) adds nothing to it and is answered `unchanged`. Every signed message we understand is answered 200 with what became of it (`updated`, `unchanged`, `unmatched`, `rejected` for bad values or text with NUL, `ignored` for another type, `duplicate` for a `webhook-id` seen before), kept in the connection\'s log.',
       body: {
         schema: z.looseObject({}),
         example: {
@@ -336,6 +341,8 @@ export function register(b: OpenApiBuilder): void {
         example: {
           updated: 41,
           unchanged: 3,
+          late: 0,
+          attempts: 2,
           unmatched: [{ line: 7, reason: 'not_found' }],
           unknown_words: [{ line: 12, word: 'En souffrance' }],
           format: 'csv',

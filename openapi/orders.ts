@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES } from '../services/deliveries';
+import { DELIVERY_STATUSES, DELIVERY_WORDS } from '../services/deliveries';
 import { DEFAULT_LIMIT, DELIVERY_FILTERS, MAX_LIMIT, ORDER_STATUSES, contentSchema, editSchema, ORDER_SOURCES, ORDER_FLAGS } from '../services/orders';
 import type { OpenApiBuilder, Parameter, Route, Security } from './builder';
 import { named } from './builder';
@@ -27,7 +27,16 @@ export const DeliveryStatus = named(
   'DeliveryStatus',
   z.enum(DELIVERY_STATUSES).meta({
     description:
-      'What happened at the door: `shipped` (handed to a carrier), `in_transit`, `out_for_delivery`, `delivered`, `refused` (refused at the door, or the courier could not reach the customer), `returned` (back at the shop), `lost`. Any may follow any other.',
+      'What happened at the door: `shipped` (handed to a carrier), `in_transit`, `out_for_delivery`, `delivered`, `refused` (refused at the door, or cancelled by the customer), `returned` (back at the shop), `lost`. Any may follow any other.',
+  }),
+);
+
+/** What a piece of delivery news says: a status, or an attempt. */
+export const DeliveryNews = named(
+  'DeliveryNews',
+  z.enum(DELIVERY_WORDS).meta({
+    description:
+      "A delivery status, or `attempted`: the courier could not deliver yet (no answer, postponed, unreachable). An attempt changes the carrier's words (`carrier_status`) and their time only, never the delivery status, and is kept in the history as an attempt.",
   }),
 );
 const DeliveryBody = named(
@@ -279,10 +288,10 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       security,
       summary: "Set an order's delivery",
       description:
-        "A person's change, always applied (an event from a carrier older than the last one applied is only kept in the history). `carrier` and `trackingNumber` are kept when not given. `at` (ISO 8601, not in the future) defaults to now. Sends `order.delivery_updated` when the delivery changes. Fields in camelCase or snake_case.",
+        "A person's change, always applied (an event from a carrier older than the last one applied is only kept in the history). `carrier` and `trackingNumber` are kept when not given. `at` (ISO 8601, not in the future) defaults to now. `status` `attempted` records an attempt: the carrier's words change, the status stays. Sends `order.delivery_updated` when the delivery changes. Fields in camelCase or snake_case.",
       body: {
         schema: z.object({
-          status: DeliveryStatus,
+          status: DeliveryNews,
           carrier: z.string().max(100).optional(),
           trackingNumber: z.string().max(100).optional(),
           carrierStatus: z.string().max(200).optional(),
@@ -311,14 +320,15 @@ export function orderRoutes(prefix: string, tag: string, security: Security[], u
       tag,
       security,
       summary: "An order's delivery history",
-      description: "Every event received, oldest first, applied or not; `by` is a user's name, a connection's name or a file name.",
+      description:
+        "The news that changed the delivery, oldest first, and the news that arrived out of order (older than the last applied: kept, not applied); the same news received again adds nothing. `status` `attempted` is an attempt (the carrier's words changed, not the status). `by` is a user's name, a connection's name or a file name.",
       responses: {
         200: {
           description: 'The events',
           schema: z.looseObject({
             events: z.array(
               z.looseObject({
-                status: DeliveryStatus,
+                status: DeliveryNews,
                 carrier_status: z.string().nullable(),
                 at: instant,
                 source: z.enum(['person', 'import', 'carrier', 'store']),

@@ -15,8 +15,9 @@ const FULFILLMENT_TOPICS = ['fulfillments/create', 'fulfillments/update'];
  * A fulfillment's `shipment_status` (Shopify's list: label_printed, label_purchased,
  * attempted_delivery, ready_for_pickup, picked_up, carrier_picked_up, confirmed, delayed, failure,
  * in_transit, out_for_delivery, delivered) in our delivery words. `picked_up` is a local pick-up
- * collected by the customer: delivered. `carrier_picked_up`: the carrier has the parcel. The others
- * (attempted_delivery, label_printed, label_purchased, confirmed, ready_for_pickup, delayed…)
+ * collected by the customer: delivered. `carrier_picked_up`: the carrier has the parcel.
+ * `attempted_delivery` is an attempt: the carrier's words change, and the parcel may be saved by a
+ * follow-up call. The others (label_printed, label_purchased, confirmed, ready_for_pickup, delayed…)
  * change only the carrier's words.
  */
 const SHIPMENT_STATUS: Record<string, IncomingFulfillment['status']> = {
@@ -26,6 +27,7 @@ const SHIPMENT_STATUS: Record<string, IncomingFulfillment['status']> = {
   delivered: 'delivered',
   picked_up: 'delivered',
   failure: 'refused',
+  attempted_delivery: 'attempted',
 };
 
 /** A fulfillment (`fulfillments/create`, `fulfillments/update`); its own `status` "cancelled" undoes what it said. */

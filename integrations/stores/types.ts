@@ -42,7 +42,8 @@ export interface IncomingFulfillment {
   cancelled: boolean;
   carrier: string | null;
   trackingNumber: string | null;
-  status: 'shipped' | 'in_transit' | 'out_for_delivery' | 'delivered' | 'refused' | null;
+  /** `attempted`: the courier could not deliver yet; it changes the carrier's words only (docs/delivery.md). */
+  status: 'shipped' | 'in_transit' | 'out_for_delivery' | 'delivered' | 'refused' | 'attempted' | null;
   /** The store's own word for the shipment's status, as received. */
   carrierStatus: string | null;
   at: string | null;

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import type { CallSettings } from '../../services/calls';
-import { DELIVERY_STATUSES, builtInWords } from '../../services/deliveries';
+import { DELIVERY_WORDS, builtInWords } from '../../services/deliveries';
 import { RETENTION_MONTHS } from '../../services/orders';
 import { ConflictError, isOwner, ValidationError } from '../../services/shared';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
@@ -56,7 +56,7 @@ export function settingsPages(services: Services): Router {
       retentionErrors: retentionForm.errors ?? {},
       words,
       builtInWords: builtInWords(),
-      deliveryStatuses: DELIVERY_STATUSES,
+      deliveryWords: DELIVERY_WORDS,
       wordValues: wordForm.values ?? { word: '', status: 'delivered' },
       wordErrors: wordForm.errors ?? {},
       values: form.values ?? formOf(settings),

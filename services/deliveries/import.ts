@@ -3,7 +3,7 @@ import { AppError, ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet
 import type { FieldErrors, SheetRow } from '../../services/shared';
 import { batchesOf, columnKey, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../orders';
 import { applyDeliveryEvents } from './apply';
-import type { DeliveryStatus } from '../orders';
+import type { DeliveryWord } from '../orders';
 import type { CarrierWords, WordReader } from './words';
 
 /** What a carrier's report can hold, by column; the names are compared as the order import compares them. */
@@ -27,8 +27,14 @@ const COLUMN_BY_KEY = new Map<string, ReportColumn>(
 export type UnmatchedReason = 'no_key' | 'not_found' | 'ambiguous' | 'unreadable';
 
 export interface ReportResult {
+  /** Rows that changed their order's delivery: each is one event of its history. */
   updated: number;
+  /** Rows that said what the order already knew: nothing written, nothing added to the history. */
   unchanged: number;
+  /** Rows older than their order's last news: kept in its history, not applied. */
+  late: number;
+  /** Of the rows updated, attempts (the courier could not deliver yet). */
+  attempts: number;
   unmatched: Array<{ line: number; reason: UnmatchedReason }>;
   unknown_words: Array<{ line: number; word: string }>;
   /** What the file was read as, as the order import says it. */
@@ -41,7 +47,7 @@ interface ReportRow {
   tracking: string;
   ref: string;
   phone: string | null;
-  status: DeliveryStatus;
+  status: DeliveryWord;
   carrierStatus: string;
   carrier: string | null;
   at: string;
@@ -95,7 +101,16 @@ export class ReportImport {
       const columns = this.columnsOf(sheet.header.cells);
       const read = await this.words.reader(workspaceId);
       const notify = await this.hasSubscribers(workspaceId);
-      const result: ReportResult = { updated: 0, unchanged: 0, unmatched: [], unknown_words: [], format: sheet.format, encoding: sheet.encoding };
+      const result: ReportResult = {
+        updated: 0,
+        unchanged: 0,
+        late: 0,
+        attempts: 0,
+        unmatched: [],
+        unknown_words: [],
+        format: sheet.format,
+        encoding: sheet.encoding,
+      };
       // The last line of the batches committed so far: what an interrupted import says is applied.
       let appliedThrough: number | null = null;
       for await (const batch of batchesOf(sheet.rows, msg('reportNoRows'))) {
@@ -133,9 +148,12 @@ export class ReportImport {
             };
           });
           const applied = await applyDeliveryEvents(trx, workspaceId, events, { notify });
+          // The counts follow the history: a row is updated or late when it added an event, else unchanged.
           for (const one of applied) {
-            if (one.changed) result.updated += 1;
+            if (one.recorded && one.wrote) result.updated += 1;
+            else if (one.recorded && !one.applied) result.late += 1;
             else result.unchanged += 1;
+            if (one.attempted) result.attempts += 1;
           }
         });
         await applying.catch((err: unknown) => {

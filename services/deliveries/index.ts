@@ -3,23 +3,25 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { NotFoundError, ValidationError, msg, bodyFields, camelOrSnake, isUuid, optionalText, parse } from '../../services/shared';
 import type { FieldErrors } from '../../services/shared';
-import type { Order, OrderService, DeliverySource, DeliveryStatus } from '../orders';
+import type { Order, OrderService, DeliverySource, DeliveryStatus, DeliveryWord } from '../orders';
 import { applyDeliveryEvent } from './apply';
 import { eventTime } from './time';
 import { CarrierConnectionService } from './carriers';
 import { ReportImport } from './import';
 import { CarrierWords } from './words';
-import { DELIVERY_STATUSES, isDeliveryStatus } from '../orders';
+import { DELIVERY_WORDS, isDeliveryWord } from '../orders';
 
 export { DELIVERY_STATUSES } from '../orders';
-export { applyDeliveryEvent, undoDeliveryNews } from './apply';
+export { applyDeliveryEvents, attemptedOrders, undoDeliveryNews } from './apply';
 export type { DeliveryEvent } from './apply';
 export { REPORT_COLUMNS } from './import';
 export { deliveryStats, TEAM_CSV_COLUMNS, teamCsv, teamStats } from './stats';
 export type { DeliveryStats, TeamStats } from './stats';
 export { builtInWords } from './words';
+export { DELIVERY_WORDS } from '../orders';
 
-const statusSchema = z.custom<DeliveryStatus>(isDeliveryStatus, { message: msg('deliveryStatusUnknown', { allowed: DELIVERY_STATUSES.join(', ') }) });
+// `attempted`: the courier could not deliver yet; it changes the carrier's words only.
+const statusSchema = z.custom<DeliveryWord>(isDeliveryWord, { message: msg('deliveryStatusUnknown', { allowed: DELIVERY_WORDS.join(', ') }) });
 
 const personSchema = z.object({
   status: statusSchema,
@@ -53,7 +55,8 @@ export interface Refusals {
 
 /** One line of an order's delivery history, oldest first. */
 export interface DeliveryHistoryEvent {
-  status: DeliveryStatus;
+  /** A status, or `attempted` (an attempt: the carrier's words changed, not the status). */
+  status: DeliveryWord;
   carrier_status: string | null;
   at: string;
   source: DeliverySource;

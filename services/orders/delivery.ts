@@ -5,6 +5,13 @@
 export const DELIVERY_STATUSES = ['shipped', 'in_transit', 'out_for_delivery', 'delivered', 'refused', 'returned', 'lost'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/**
+ * What a piece of delivery news says: a status, or `attempted` — the courier could not deliver yet
+ * (no answer, postponed, unreachable). An attempt changes the carrier's words only, never the status.
+ */
+export const DELIVERY_WORDS = [...DELIVERY_STATUSES, 'attempted'] as const;
+export type DeliveryWord = (typeof DELIVERY_WORDS)[number];
+
 /** Where a delivery event came from. */
 export type DeliverySource = 'person' | 'import' | 'carrier' | 'store';
 
@@ -42,6 +49,6 @@ export function deliveryOf(row: DeliveryColumns): Delivery | null {
   };
 }
 
-export function isDeliveryStatus(value: unknown): value is DeliveryStatus {
-  return (DELIVERY_STATUSES as readonly unknown[]).includes(value);
+export function isDeliveryWord(value: unknown): value is DeliveryWord {
+  return (DELIVERY_WORDS as readonly unknown[]).includes(value);
 }

@@ -8,7 +8,7 @@ import { isShopRecordOf, sentForShop, shopify } from '../../integrations/stores/
 import { woocommerce } from '../../integrations/stores/woocommerce';
 import { youcan } from '../../integrations/stores/youcan';
 import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from '../../integrations/stores/types';
-import { applyDeliveryEvent, undoDeliveryNews } from '../deliveries';
+import { applyDeliveryEvents, undoDeliveryNews } from '../deliveries';
 import type { DeliveryEvent } from '../deliveries';
 import { parseStoreJson, UnreadableMessage } from '../../integrations/stores/types';
 import { AppError, ValidationError, isUuid, readInboundJson, unsafeTextAt, decode, msg, plain, recode } from '../../services/shared';
@@ -219,19 +219,25 @@ export class StoreIntakeService {
       return undone.changed ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
     }
     const current = (order as StoredOrder & { delivery_status: DeliveryEvent['status'] | null }).delivery_status;
-    const applied = await applyDeliveryEvent(trx, {
-      workspaceId: connection.workspace_id,
-      orderId: order.id,
-      status: shipped.status ?? current ?? 'shipped',
+    const news = {
       carrier: shipped.carrier,
       trackingNumber: shipped.trackingNumber,
       carrierStatus: shipped.carrierStatus,
       at: shipped.at ?? new Date().toISOString(),
-      source: 'store',
+      source: 'store' as const,
       by: connection.name,
       key: shipped.id,
-    });
-    return applied.changed ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
+    };
+    // A shipment is a parcel handed to the carrier: its first news of an attempt also says it was shipped.
+    const events: Array<Omit<DeliveryEvent, 'workspaceId'>> =
+      shipped.status === 'attempted' && !current
+        ? [
+            { ...news, orderId: order.id, status: 'shipped', carrierStatus: null },
+            { ...news, orderId: order.id, status: 'attempted' },
+          ]
+        : [{ ...news, orderId: order.id, status: shipped.status ?? current ?? 'shipped' }];
+    const applied = await applyDeliveryEvents(trx, connection.workspace_id, events);
+    return applied.some((one) => one.changed) ? { result: 'updated', orderId: order.id } : { result: 'ignored_unchanged', orderId: order.id };
   }
 
   private existing(trx: Knex.Transaction, connectionId: string, externalId: string): Promise<StoredOrder | undefined> {

@@ -8,7 +8,7 @@ import { NotFoundError, ownerOnly, ValidationError, msg, isUuid, parse, readInbo
 import { eventTime } from '../time';
 import type { WorkspaceActor } from '../../../services/shared';
 import { applyDeliveryEvent } from '../apply';
-import { isDeliveryStatus } from '../../orders';
+import { isDeliveryWord } from '../../orders';
 import { custom } from './custom';
 import type { CarrierAdapter, CarrierNews } from './types';
 import { CarrierMessageError } from './types';
@@ -224,7 +224,8 @@ interface CheckedNews {
 
 /** The news's values by the rules of PUT /api/orders/:id/delivery; a reason when any is wrong. */
 function checkNews(news: CarrierNews): CheckedNews | { reason: string } {
-  if (!isDeliveryStatus(news.status)) return { reason: 'status must be one of: shipped, in_transit, out_for_delivery, delivered, refused, returned, lost' };
+  if (!isDeliveryWord(news.status))
+    return { reason: 'status must be one of: shipped, in_transit, out_for_delivery, delivered, refused, returned, lost, attempted' };
   const orderId = textOf(news.orderId);
   const trackingNumber = textOf(news.trackingNumber);
   const externalRef = textOf(news.externalRef);
