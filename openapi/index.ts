@@ -13,6 +13,7 @@ import * as apiKeys from './api-keys';
 import * as orders from './orders';
 import * as settings from './settings';
 import * as stores from './stores';
+import * as team from './team';
 import * as token from './token';
 import * as webhooks from './webhooks';
 import * as workspace from './workspace';
@@ -26,6 +27,7 @@ const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   calls,
   agents,
   settings,
+  team,
   apiKeys,
   webhooks,
   stores,

@@ -22,6 +22,7 @@ import { dropClaims, lockCall, messagesWeCanPay, openCall, recordReport, request
 import type { CallView } from './views';
 import { callView } from './views';
 import { nextDueOperation } from './claims';
+import { endFollowUp, followUpSchema, isFollowUpCall } from './follow-ups';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
 export const ACCEPT_WITHIN_MINUTES = 25;
@@ -114,9 +115,10 @@ export class CallService {
     });
   }
 
-  /** A member records the outcome of the call they claimed. */
-  async recordHumanOutcome(workspaceId: string, userId: string, callId: string, body: unknown): Promise<CallView> {
+  /** A member records the outcome of the call they claimed (a follow-up's outcomes are its own: see follow-ups.ts). */
+  async recordHumanOutcome(workspaceId: string, userId: string, callId: string, body: unknown, userName = ''): Promise<CallView> {
     const source = bodyFields(body);
+    if (isUuid(callId) && (await isFollowUpCall(this.knex, workspaceId, callId))) return this.recordFollowUp(workspaceId, userId, callId, source, userName);
     const input = parse(outcomeSchema(this.now), {
       outcome: source.outcome,
       callbackAt: camelOrSnake(source, 'callbackAt', 'callback_at'),
@@ -145,6 +147,25 @@ export class CallService {
         },
         'member',
       );
+      return callView(trx, callId);
+    });
+  }
+
+  /** A member ends the follow-up call they claimed (see endFollowUp). */
+  private async recordFollowUp(workspaceId: string, userId: string, callId: string, source: Record<string, unknown>, userName: string): Promise<CallView> {
+    const input = parse(followUpSchema(this.now), {
+      outcome: source.outcome,
+      rescheduledFor: camelOrSnake(source, 'rescheduledFor', 'rescheduled_for'),
+      notes: source.notes,
+    });
+    await this.expireClaims(workspaceId);
+    return this.knex.transaction(async (trx) => {
+      const call = await lockCall(trx, callId, workspaceId);
+      if (!call) throw callNotFound();
+      if (call.kind !== 'human' || call.ended_at || call.dropped_at || call.made_by !== userId) {
+        throw new ConflictError(msg('CALL_NOT_OPEN'), 'CALL_NOT_OPEN');
+      }
+      await endFollowUp(trx, call, input, userName, this.now());
       return callView(trx, callId);
     });
   }

@@ -34,7 +34,7 @@ export interface OrderFilters {
 }
 
 /** `pay=confirmed|delivered&member=<id>&period=YYYY-MM-DD..YYYY-MM-DD`. */
-export interface PayCount {
+interface PayCount {
   kind: 'confirmed' | 'delivered';
   member: string;
   from: string;
@@ -51,7 +51,7 @@ export function forCaller(filters: OrderFilters, userId: string): OrderFilters {
  * `order-changed`, as the delivery's confirmer is recorded (services/deliveries). `k` is that call,
  * for orders aliased `o`; the pay view counts by the same rule.
  */
-export const CONFIRMING_CALL_SQL = `(SELECT k.made_by, k.kind, k.ended_at FROM operations op JOIN calls k ON k.operation_id = op.id
+const CONFIRMING_CALL_SQL = `(SELECT k.made_by, k.kind, k.ended_at FROM operations op JOIN calls k ON k.operation_id = op.id
     WHERE op.order_id = o.id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
     ORDER BY k.ended_at DESC LIMIT 1)`;
 
@@ -60,7 +60,7 @@ const DAYS_SQL = (column: string) =>
   `${column} >= (?::date::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}') AND ${column} < ((?::date + 1)::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}')`;
 
 /** The pay view's counts as conditions on orders aliased `o`: confirmed by the member within the days, or delivered within them. */
-export function payCountCondition(knex: Knex, pay: PayCount): Knex.Raw {
+function payCountCondition(knex: Knex, pay: PayCount): Knex.Raw {
   return pay.kind === 'confirmed'
     ? knex.raw(`EXISTS (SELECT 1 FROM ${CONFIRMING_CALL_SQL} c WHERE c.kind = 'human' AND c.made_by = ? AND ${DAYS_SQL('c.ended_at')})`, [
         pay.member,

@@ -4,7 +4,7 @@ import { ForbiddenError, NotFoundError, ValidationError, bodyFields, camelOrSnak
 import type { WorkspaceActor } from '../../services/shared';
 
 /** How many orders one reassignment may name. */
-export const ASSIGN_MAX_ORDERS = 1000;
+const ASSIGN_MAX_ORDERS = 1000;
 
 /**
  * The orders that waited unassigned for a call (nobody was on shift, or their store's confirmers

@@ -1,19 +1,15 @@
 import type { Knex } from 'knex';
 import type { WorkspaceActor } from '../../services/shared';
 import { reassign } from './assignment';
-import { payView } from './pay';
-import type { PayView } from './pay';
+import { payView, savedParcels } from './pay';
+import type { PayView, SavedLine } from './pay';
 import { ShiftService } from './shifts';
 import { TeamSettingsService } from './settings';
 
 export { claimRules, releaseOrdersOf } from './assignment';
-export type { ClaimRules } from './assignment';
-export { ON_SHIFT_SQL, IDLE_OFF_SHIFT_HOURS } from './shifts';
-export type { TeamMember } from './shifts';
+export { ON_SHIFT_SQL } from './shifts';
 export { ASSIGNMENTS } from './settings';
-export type { TeamSettings, MemberTerms, PayRule } from './settings';
-export { payCsv, PAY_CSV_COLUMNS, monthsCovered } from './pay';
-export type { PayView, PayLine } from './pay';
+export { payCsv } from './pay';
 
 /** The team (docs/team.md): shifts, assignment settings and reassignment, pay. */
 export class TeamService {
@@ -28,6 +24,11 @@ export class TeamService {
   /** The owner gives orders to a member or back to the pool (POST /api/orders/assign). */
   reassign(workspace: WorkspaceActor, body: unknown): Promise<{ assigned: number }> {
     return reassign(this.knex, workspace, body);
+  }
+
+  /** Saved parcels per member over a period (follow-ups, then delivered). */
+  saved(workspaceId: string, period: { from: string; to: string }): Promise<SavedLine[]> {
+    return savedParcels(this.knex, workspaceId, period);
   }
 
   /** The pay view for a period: every line for the owner, their own for a member. */

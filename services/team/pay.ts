@@ -4,7 +4,7 @@ import { SHOP_TIME_ZONE } from '../../services/shared';
 import type { PayRule } from './settings';
 
 /** One member's line of the pay view. */
-export interface PayLine {
+interface PayLine {
   user_id: string;
   name: string;
   rule: PayRule;
@@ -30,7 +30,7 @@ const DAY_MS = 86_400_000;
  * The part of a month's fixed pay a period earns: for each month it touches, the days it covers
  * over the month's days. A whole month earns the amount exactly.
  */
-export function monthsCovered(from: string, to: string): number {
+function monthsCovered(from: string, to: string): number {
   let months = 0;
   for (let day = Date.parse(from); day <= Date.parse(to); day += DAY_MS) {
     const date = new Date(day);
@@ -106,17 +106,7 @@ export async function payView(knex: Knex, workspaceId: string, period: { from: s
 }
 
 /** The CSV's columns, by their English header (the page's columns, in its order). */
-export const PAY_CSV_COLUMNS = [
-  'member',
-  'fixed_per_month',
-  'per_confirmed',
-  'per_delivered',
-  'confirmed',
-  'delivered',
-  'fixed_part',
-  'amount',
-  'currency',
-] as const;
+const PAY_CSV_COLUMNS = ['member', 'fixed_per_month', 'per_confirmed', 'per_delivered', 'confirmed', 'delivered', 'fixed_part', 'amount', 'currency'] as const;
 
 /** The pay view as CSV, a row per line of the page, with `headers` in the reader's language. */
 export function payCsv(view: PayView, headers: readonly string[] = PAY_CSV_COLUMNS): string {
@@ -132,4 +122,39 @@ export function payCsv(view: PayView, headers: readonly string[] = PAY_CSV_COLUM
     view.currency,
   ]);
   return `\uFEFF${stringify([headers as string[], ...rows])}`;
+}
+
+/** One member's follow-ups over a period: the follow-up calls they ended, and the parcels delivered after their follow-up. */
+export interface SavedLine {
+  user_id: string;
+  name: string;
+  follow_ups: number;
+  saved: number;
+}
+
+/**
+ * Saved parcels (docs/team.md): per member, the follow-up calls they ended within the period, and
+ * the orders they followed up that were then delivered, counted in the period of the delivery.
+ */
+export async function savedParcels(knex: Knex, workspaceId: string, period: { from: string; to: string }): Promise<SavedLine[]> {
+  const { rows } = await knex.raw(
+    `SELECT m.user_id, u.name, coalesce(f.n, 0)::int AS follow_ups, coalesce(s.n, 0)::int AS saved
+       FROM workspace_members m
+       JOIN users u ON u.id = m.user_id
+       LEFT JOIN (
+         SELECT k.made_by AS user_id, count(*) AS n
+           FROM calls k JOIN operations op ON op.id = k.operation_id
+          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL AND ${DAYS('k.ended_at')}
+          GROUP BY k.made_by) f ON f.user_id = m.user_id
+       LEFT JOIN (
+         SELECT k.made_by AS user_id, count(DISTINCT o.id) AS n
+           FROM calls k JOIN operations op ON op.id = k.operation_id JOIN orders o ON o.id = op.order_id
+          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL
+            AND o.delivery_status = 'delivered' AND o.delivery_at > k.ended_at AND ${DAYS('o.delivery_at')}
+          GROUP BY k.made_by) s ON s.user_id = m.user_id
+      WHERE m.workspace_id = ?
+      ORDER BY m.role DESC, u.name, u.id`,
+    [workspaceId, period.from, period.to, workspaceId, period.from, period.to, workspaceId],
+  );
+  return rows;
 }

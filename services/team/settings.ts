@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError, bodyFields, camelOrSnake, isUuid, msg, 
 import type { WorkspaceActor } from '../../services/shared';
 
 export const ASSIGNMENTS = ['open', 'round_robin', 'weighted'] as const;
-export type Assignment = (typeof ASSIGNMENTS)[number];
+type Assignment = (typeof ASSIGNMENTS)[number];
 
 export interface TeamSettings {
   assignment: Assignment;

@@ -3,7 +3,7 @@ import { SHOP_TIME_ZONE } from '../../services/shared';
 import { assignWaiting } from './assignment';
 
 /** A member is off shift after this long without a request, whatever their toggle says. */
-export const IDLE_OFF_SHIFT_HOURS = 2;
+const IDLE_OFF_SHIFT_HOURS = 2;
 /** A member's last request is written at most this often: one UPDATE a minute, not one a request. */
 const SEEN_EVERY_MS = 60_000;
 
