@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { memberOf, signUp } from '../helpers/app';
+import request from 'supertest';
+import { loadConfig } from '../../config';
+import { app, memberOf, signUp, TEST_ENV } from '../helpers/app';
+import { createKey, randomIp } from '../helpers/keys';
 import type { SignedIn } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createOrder, humanShop, ORDER } from '../helpers/loop';
@@ -52,12 +55,34 @@ describe('team: assignment (settings, round-robin, weighted, stores, off shift, 
     expect(order).to.include({ assigned_to: null, assigned_at: null });
   });
 
-  it('round-robin: 31 orders over three on-shift confirmers differ by at most one; the order JSON carries assigned_to and assigned_at', async () => {
+  it('round-robin: 31 orders over three on-shift confirmers differ by at most one; the order’s JSON (session API, webhook, Data API) carries assigned_to and assigned_at', async () => {
     const { owner, a, b } = await team('round_robin');
-    let last = null as null | { assigned_to: string | null; assigned_at: string | null };
+    await owner.agent
+      .post('/api/webhooks')
+      .send({ url: 'http://127.0.0.1:9/hook', events: ['order.created'] })
+      .expect(201);
+    let last = null as null | { id: string; assigned_to: string | null; assigned_at: string | null };
     for (let i = 0; i < 31; i += 1) last = await createOrder(owner, { ...ORDER, clientName: `C${i}` });
     expect([owner.userId, a.userId, b.userId]).to.include(last!.assigned_to);
     expect(new Date(last!.assigned_at!).getTime()).to.be.greaterThan(Date.now() - 60_000);
+    // The webhook's order says the same.
+    const message = await testKnex()('webhook_messages')
+      .where({ workspace_id: owner.workspaceId, event_type: 'order.created' })
+      .whereRaw("data->'order'->>'id' = ?", [last!.id])
+      .first();
+    expect(message.data.order.assigned_to).to.equal(last!.assigned_to);
+    expect(new Date(message.data.order.assigned_at).toISOString()).to.equal(last!.assigned_at);
+    // The Data API's order too.
+    const target = app();
+    const { key } = await createKey(owner);
+    const token = (await request(target).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+      .access_token;
+    const read = await request(target)
+      .get(`/data/v1/orders/${last!.id}`)
+      .set('apikey', loadConfig(TEST_ENV).publishableKey)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(read.body).to.include({ assigned_to: last!.assigned_to, assigned_at: last!.assigned_at });
     const counts = await countsOf(owner.workspaceId!);
     const ns = [owner.userId, a.userId, b.userId].map((id) => counts[id] ?? 0);
     expect(ns.reduce((x, y) => x + y)).to.equal(31);
