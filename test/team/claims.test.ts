@@ -26,6 +26,12 @@ describe('team: "Start next call" with assignment (own orders first, the reserve
     const res = await member.agent.post('/api/calls/next').expect(200);
     expect(res.body.order.id).to.equal(order.id);
     expect(res.body.call.made_by).to.equal(member.userId);
+    // GET /api/team: the member's open call, then their call of today.
+    const during = (await owner.agent.get('/api/team').expect(200)).body.members.find((m: { user_id: string }) => m.user_id === member.userId);
+    expect(during.open_call).to.include({ id: res.body.call.id, order_id: order.id });
+    await member.agent.post(`/api/calls/${res.body.call.id}/outcome`).send({ outcome: 'confirmed' }).expect(200);
+    const after = (await owner.agent.get('/api/team').expect(200)).body.members.find((m: { user_id: string }) => m.user_id === member.userId);
+    expect(after).to.include({ open_call: null, calls_today: 1 });
   });
 
   it('the caller’s own orders come first, before older orders of the pool', async () => {

@@ -1,6 +1,9 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
+import request from 'supertest';
+import { signedHeaders } from '../../integrations/signing';
 import { nextOpening } from '../../services/calls';
-import { memberOf } from '../helpers/app';
+import { app, memberOf } from '../helpers/app';
 import type { SignedIn } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createOrder, humanShop, ORDER } from '../helpers/loop';
@@ -77,6 +80,20 @@ describe('team: follow-up calls for parcels in trouble', function () {
     await testKnex()('carrier_words').insert({ workspace_id: owner.workspaceId, word_key: 'client absent', word: 'Client absent', status: 'attempted' });
     await upload(owner, `tracking;statut\nFU-2;Client absent\n`).expect(200);
     expect((await followUpsOf(id)).map((o) => o.status)).to.deep.equal(['completed', 'pending']);
+  });
+
+  it('an attempt a carrier pushes to its hook (signed) starts a follow-up too', async () => {
+    const owner = await humanShop();
+    const id = await shipped(owner, 'HK-9');
+    const carrier = (await owner.agent.post('/api/carriers').send({ kind: 'custom', name: 'Ozon Express' }).expect(201)).body;
+    const raw = JSON.stringify({ type: 'delivery.updated', data: { tracking_number: 'HK-9', status: 'attempted', carrier_status: 'Client injoignable' } });
+    await request(app())
+      .post(`/hooks/carriers/${carrier.id}`)
+      .set(signedHeaders(carrier.secret, `msg_${crypto.randomUUID()}`, Buffer.from(raw)))
+      .set('Content-Type', 'application/json')
+      .send(raw)
+      .expect(200);
+    expect((await followUpsOf(id)).map((o) => o.status)).to.deep.equal(['pending']);
   });
 
   it('a delivery that became refused within 2 days starts a follow-up; an older refusal does not; nor anything when the setting is off', async () => {
