@@ -77,6 +77,11 @@ const ORDER_SHAPE = {
     webhook: DELIVERY,
     csv: { delivery_status: 20, carrier: 21, tracking_number: 22, carrier_status: 23 },
   },
+  /** The member the order is assigned to (docs/team.md), and since when; null: the pool. */
+  assigned_to: { type: 'uuid', api: true, webhook: true },
+  assigned_at: { type: 'timestamptz', api: true, webhook: true },
+  /** The day a follow-up call's customer gave for the courier's next visit (YYYY-MM-DD). */
+  rescheduled_for: { api: true, webhook: true },
   /** How many calls the order had, and the last one's outcome: the export's, from the order's calls. */
   calls: { columns: [], csv: 9 },
   last_outcome: { columns: [], csv: 10 },

@@ -31,7 +31,8 @@ export function register(b: OpenApiBuilder): void {
       tag: 'Calls',
       security: ['session'],
       summary: 'Record the outcome of a claimed call',
-      description: '`callbackAt` (or `callback_at`) is required for `postponed`: in the future, at most 30 days ahead.',
+      description:
+        '`callbackAt` (or `callback_at`) is required for `postponed`: in the future, at most 30 days ahead. A follow-up call (a parcel the courier could not deliver, docs/team.md) takes its own outcomes instead: `rescheduled` (with `rescheduledFor`, a day from today to 30 days ahead, kept on the order and sent with `order.delivery_updated`), `refused` (the delivery becomes `refused`), `no-answer` (retried within the attempts setting), `wrong-number`; the order’s status does not change.',
       body: { schema: outcomeSchema(() => new Date()), example: { outcome: 'postponed', callbackAt: '2026-11-22T19:30:00.000Z', notes: 'Call back tonight' } },
       responses: {
         200: { description: 'The ended call, its operation and order', schema: CallView },

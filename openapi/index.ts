@@ -14,6 +14,7 @@ import * as orders from './orders';
 import * as settings from './settings';
 import * as shipping from './shipping';
 import * as stores from './stores';
+import * as team from './team';
 import * as token from './token';
 import * as webhooks from './webhooks';
 import * as workspace from './workspace';
@@ -28,6 +29,7 @@ const GROUPS: Array<{ register(b: OpenApiBuilder): void }> = [
   calls,
   agents,
   settings,
+  team,
   apiKeys,
   webhooks,
   stores,

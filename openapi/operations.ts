@@ -1,9 +1,15 @@
 import { z } from 'zod';
 import { OUTCOMES } from '../services/orders';
+import { FOLLOW_UP_OUTCOMES } from '../services/calls';
 import { named } from './builder';
 import { instant, uuid } from './common';
 
-const Outcome = named('Outcome', z.enum(OUTCOMES));
+const Outcome = named(
+  'Outcome',
+  z.enum([...OUTCOMES, ...FOLLOW_UP_OUTCOMES.filter((o) => !(OUTCOMES as readonly string[]).includes(o))]).meta({
+    description: 'A confirmation call’s outcome, or a follow-up call’s (`rescheduled`, `refused`, `no-answer`, `wrong-number`: docs/team.md)',
+  }),
+);
 
 export const CallBody = named(
   'Call',

@@ -88,6 +88,15 @@ export const OrderBody = named(
       .meta({ description: 'The amount to collect, with its currency\'s number of decimals (ISO 4217), e.g. `"349.00"` MAD, `"89.350"` TND' }),
     currency: z.string().nullable().meta({ description: 'ISO 4217; `MAD` when an amount was given without one' }),
     delivery: DeliveryBody,
+    assigned_to: uuid
+      .nullable()
+      .meta({ description: 'The member the order is assigned to (docs/team.md): offered to them first by "Start next call"; null: anyone on shift' }),
+    assigned_at: instant.nullable().meta({ description: 'When it was assigned (automatically when created, or by the owner)' }),
+    rescheduled_for: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/)
+      .nullable()
+      .meta({ description: 'The day a follow-up call’s customer gave for the courier to come back (YYYY-MM-DD), to pass to the carrier' }),
   }),
 );
 
@@ -113,6 +122,9 @@ export const ORDER_EXAMPLE = {
   total_amount: '349.00',
   currency: 'MAD',
   delivery: null,
+  assigned_to: null,
+  assigned_at: null,
+  rescheduled_for: null,
 };
 
 const OrderList = z.looseObject({ orders: z.array(OrderBody) });
@@ -168,6 +180,29 @@ export const FILTERS: Parameter[] = [
     example: '2026-11-01',
   },
   { name: 'to', in: 'query', description: '`created_at` < this (same forms as `from`)', schema: z.string(), example: '2026-12-01' },
+  {
+    name: 'assignee',
+    in: 'query',
+    description: 'Orders assigned to `mine` (the caller), `none` (nobody: the pool), or a member’s id',
+    schema: z.string(),
+    example: 'mine',
+  },
+  {
+    name: 'pay',
+    in: 'query',
+    description:
+      'With `member` and `period`: the orders behind a count of the pay view: `confirmed` (the member’s call confirmed them within the period) or `delivered` (they confirmed them and they were delivered within it)',
+    schema: z.enum(['confirmed', 'delivered']),
+    example: 'delivered',
+  },
+  { name: 'member', in: 'query', description: 'The member of `pay`', schema: z.string() },
+  {
+    name: 'period',
+    in: 'query',
+    description: 'The days of `pay`, Morocco time: `YYYY-MM-DD..YYYY-MM-DD`',
+    schema: z.string(),
+    example: '2026-10-01..2026-10-31',
+  },
 ];
 
 const LISTING: Parameter[] = [

@@ -16,6 +16,7 @@ import type { OrderFilters, Order } from './orders';
 import { AutoShipping, CarrierAccountService, CarrierNewsService, ParcelSender, ShipmentService } from './shipping';
 import { StatsService } from './stats';
 import { ShopifyAdmin, StoreConnectService, StoreConnectionService, StoreIntakeService, StoreWriteBackService } from './stores';
+import { TeamService } from './team';
 import { WebhookService } from './webhooks';
 import { WhatsAppService } from './whatsapp';
 
@@ -89,6 +90,8 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     autoShipping: new AutoShipping(knex, carrierAccounts, shipments),
     parcels: new ParcelSender(knex, jobs, carrierAccounts),
     carrierNews: new CarrierNewsService(knex, carrierAccounts),
+    /** Shifts, assignment, pay (docs/team.md). */
+    team: new TeamService(knex),
     workspaces,
     invitations,
     members: new MemberService(knex, calls),

@@ -74,6 +74,8 @@ const DYNAMIC_PREFIXES = [
   'deliveryStats.by.',
   'deliveryStats.col.',
   'statsTeam.kind.',
+  'team.mode.',
+  'orders.payFilter.',
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {

@@ -109,6 +109,9 @@ describe('OpenAPI document', () => {
       total_amount: null,
       currency: null,
       delivery: null,
+      assigned_to: null,
+      assigned_at: null,
+      rescheduled_for: null,
     };
     const url = `/api/orders/${order.id}`;
     expect(responseViolation('GET', url, 200, 'application/json', order)).to.equal(null);

@@ -158,6 +158,9 @@ describe('POST /api/orders', () => {
       'total_amount',
       'currency',
       'delivery',
+      'assigned_to',
+      'assigned_at',
+      'rescheduled_for',
     );
     expect(order.flags).to.deep.equal([]);
     expect(order).to.include({ source: 'api', store_connection_id: null, external_id: null, external_ref: null, total_amount: null, currency: null });

@@ -17,7 +17,7 @@ export function callsRouter(services: Services): Router {
   });
   router.post('/:callId/outcome', async (req, res) => {
     const { user, workspace } = workspaceOf(req);
-    res.json(await services.calls.recordHumanOutcome(workspace.id, user.id, req.params.callId, req.body));
+    res.json(await services.calls.recordHumanOutcome(workspace.id, user.id, req.params.callId, req.body, user.name));
   });
   return router;
 }

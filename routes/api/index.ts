@@ -14,12 +14,19 @@ import { addOrderFileRoutes, ordersRouter } from './orders';
 import { readPeriod } from '../../services/stats';
 import { settingsRouter } from './settings';
 import { storesRouter } from './stores';
+import { teamRouter } from './team';
 import { webhooksRouter } from './webhooks';
 import { workspaceRouter } from './workspace';
 
 /** Session-cookie JSON routes under /api. */
 export function apiRouter(services: Services): Router {
   const router = Router();
+  // A member's request keeps them on shift (written at most once a minute).
+  router.use((req, _res, next) => {
+    const workspace = req.ctx?.workspace;
+    if (!workspace || !req.ctx) return next();
+    services.team.shifts.touch(req.ctx.user.id, workspace.id).then(() => next(), next);
+  });
   router.get('/credits', requireApiWorkspace, async (req, res) => {
     res.json(await services.credits.balance(workspaceOf(req).workspace));
   });
@@ -40,6 +47,7 @@ export function apiRouter(services: Services): Router {
     res.send(teamCsv(stats, TEAM_CSV_COLUMNS));
   });
   addOrderFileRoutes(router, services);
+  router.use(teamRouter(services));
   router.use('/account', accountRouter(services));
   // A person's decision on a parcel the carrier could not be asked about (docs/carriers.md).
   router.post('/orders/:id/parcel', requireApiWorkspace, async (req, res) => {

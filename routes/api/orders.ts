@@ -2,7 +2,7 @@ import { isLanguage, shopDay } from '../../services/shared';
 import { Router } from 'express';
 import type { Response } from 'express';
 import type { Services } from '../../services';
-import { asksForPages, readFilters, readListingQuery, ORDER_STATUSES, inEnglish } from '../../services/orders';
+import { asksForPages, forCaller, readFilters, readListingQuery, ORDER_STATUSES, inEnglish } from '../../services/orders';
 import type { Order, OrderFilters, OrderSource } from '../../services/orders';
 import { fileUpload, uploadedFile } from '../middleware/uploads';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
@@ -64,7 +64,7 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
     const workspaceId = workspaceOf(req).workspace.id;
     if (!asksForPages(req.query)) return sendOrders(res, services.orders.batches(workspaceId));
     const { limit, cursor, ...filters } = readListingQuery(req.query, ORDER_STATUSES);
-    const page = await services.orders.listPage(workspaceId, filters, limit, cursor);
+    const page = await services.orders.listPage(workspaceId, forCaller(filters, workspaceOf(req).user.id), limit, cursor);
     sendList(res, page.orders, `,"next_cursor":${JSON.stringify(page.next_cursor)}`);
   });
   router.post('/', async (req, res) => {
@@ -75,6 +75,11 @@ export function ordersRouter(services: Services, updateMethod: 'put' | 'patch' =
     if (replayed) res.set('Idempotent-Replayed', 'true');
     res.status(201).json(order);
   });
+  // The owner's reassignment (session API only: the dashboard's selection).
+  if (source === 'api')
+    router.post('/assign', async (req, res) => {
+      res.json(await services.team.reassign(workspaceOf(req).workspace, req.body));
+    });
   router.get('/:id', async (req, res) => {
     res.json(await services.orders.get(workspaceOf(req).workspace.id, req.params.id));
   });
@@ -120,7 +125,7 @@ export function addOrderFileRoutes(router: Router, services: Services): void {
     res.json(inEnglish(result));
   });
   router.get('/orders/export.csv', requireApiWorkspace, async (req, res) => {
-    const filters = readFilters(req.query, ORDER_STATUSES);
+    const filters = forCaller(readFilters(req.query, ORDER_STATUSES), workspaceOf(req).user.id);
     // The header in the exporter's language: `?lang=` (en: the API's names), else their saved choice.
     const language = isLanguage(req.query.lang) ? req.query.lang : (req.ctx?.user.language ?? 'en');
     const { workspace } = workspaceOf(req);

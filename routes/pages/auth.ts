@@ -114,6 +114,8 @@ export function authPages(services: Services, deps: AuthPageDeps): Router {
   });
 
   const signOut = async (req: Request, res: Response) => {
+    // Signing out ends the shift: the member's orders go to whoever is on shift.
+    if (req.ctx?.workspace) await services.team.shifts.set(req.ctx.workspace.id, req.ctx.user.id, false);
     if (req.session) await destroySession(req.session);
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: deps.config.isProduction });
     res.redirect(303, '/login');

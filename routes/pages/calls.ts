@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { isOpen, nextOpening } from '../../services/calls';
 import type { CallView } from '../../services/calls';
-import { ConflictError, ValidationError, formatDecimal } from '../../services/shared';
+import { ConflictError, ValidationError, formatDecimal, shopDay } from '../../services/shared';
 import { OUTCOMES } from '../../services/orders';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { languageOf } from '../middleware/i18n';
@@ -11,8 +11,8 @@ import { errorsByInput, formValues, redirectWithNotice, typedAmount } from './fo
 import type { FormState } from './forms';
 import { formatDate, moroccoLocal, moroccoLocalToIso } from './view-helpers';
 
-const OUTCOME_FIELDS = ['outcome', 'callback_at', 'changes', 'notes', 'total_amount', 'currency'] as const;
-const FORM_FIELD: Record<string, string> = { callbackAt: 'callback_at', totalAmount: 'total_amount' };
+const OUTCOME_FIELDS = ['outcome', 'callback_at', 'changes', 'notes', 'total_amount', 'currency', 'rescheduled_for'] as const;
+const FORM_FIELD: Record<string, string> = { callbackAt: 'callback_at', totalAmount: 'total_amount', rescheduledFor: 'rescheduled_for' };
 const LABELS: Record<string, string> = { callbackAt: 'The callback time', changes: 'What changed', notes: 'Notes' };
 
 /** The notice after an outcome, in the page's language: whose order, and what happens next. */
@@ -65,9 +65,13 @@ export function callPages(services: Services): Router {
     const { user, workspace } = workspaceOf(req);
     const page = await services.callViews.callPage(workspace.id, user.id, String(req.params.callId));
     const order = await services.orders.get(workspace.id, page.order_id);
+    // A follow-up shows what the carrier said and the parcel's history.
+    const deliveryEvents = page.follow_up ? await services.deliveries.events(workspace.id, order.id) : [];
     res.status(status).render('calls/show', {
       ...page,
       order,
+      deliveryEvents,
+      today: shopDay(),
       ...(await services.riskOf(workspace.id, order)),
       outcomes: OUTCOMES,
       minCallback: moroccoLocal(new Date()),
@@ -79,6 +83,7 @@ export function callPages(services: Services): Router {
         // As the caller types it ("249,00" in French), as the order's edit form shows it.
         total_amount: order.total_amount ? formatDecimal(order.total_amount, languageOf(req)) : '',
         currency: order.currency ?? '',
+        rescheduled_for: '',
       },
       errors: form.errors ?? {},
     });
@@ -112,14 +117,21 @@ export function callPages(services: Services): Router {
     }
     let result: CallView;
     try {
-      result = await services.calls.recordHumanOutcome(workspace.id, user.id, String(req.params.callId), {
-        outcome: values.outcome,
-        callbackAt,
-        changes: values.changes.trim() || null,
-        notes: values.notes.trim() || null,
-        totalAmount: typedAmount(values.total_amount),
-        currency: values.currency.trim() || null,
-      });
+      result = await services.calls.recordHumanOutcome(
+        workspace.id,
+        user.id,
+        String(req.params.callId),
+        {
+          outcome: values.outcome,
+          callbackAt,
+          changes: values.changes.trim() || null,
+          notes: values.notes.trim() || null,
+          totalAmount: typedAmount(values.total_amount),
+          currency: values.currency.trim() || null,
+          rescheduledFor: values.rescheduled_for.trim() || null,
+        },
+        user.name,
+      );
     } catch (err) {
       if (err instanceof ConflictError && err.code === 'CALL_NOT_OPEN') {
         return redirectWithNotice(req, res, '/calls', req.t('calls.notice.noLongerYours'));

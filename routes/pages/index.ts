@@ -21,6 +21,7 @@ import { orderPages } from './orders';
 import { settingsPages } from './settings';
 import { statsPages } from './stats';
 import { storePages } from './stores';
+import { teamPages } from './team';
 import { localeHelpers } from './view-helpers';
 import { webhookPages } from './webhooks';
 import { workspacePages } from './workspace';
@@ -55,7 +56,17 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
       res.locals.notice = req.session.notice;
       delete req.session.notice;
     }
-    next();
+    const workspace = req.ctx?.workspace;
+    if (!req.ctx || !workspace) return next();
+    // A member's request keeps them on shift (written at most once a minute); a page shows their toggle.
+    const userId = req.ctx.user.id;
+    services.team.shifts
+      .touch(userId, workspace.id)
+      .then(() => (req.method === 'GET' && isPageLoad(req) ? services.team.shifts.isOn(userId, workspace.id) : false))
+      .then((on) => {
+        res.locals.onShift = on;
+        next();
+      }, next);
   });
   // A file upload's form fields (its `_csrf` among them) are only readable once the upload is.
   router.post('/orders/import', requirePageWorkspace, receiveImportUpload);
@@ -83,5 +94,6 @@ export function pagesRouter(services: Services, deps: PageDeps): Router {
   router.use(webhookPages(services));
   router.use(storePages(services));
   router.use(creditPages(services));
+  router.use(teamPages(services));
   return router;
 }

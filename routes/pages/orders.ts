@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
-import { AppError, ConflictError, ValidationError, formatDecimal, formatNumber, msg } from '../../services/shared';
+import { AppError, ConflictError, ValidationError, formatDecimal, formatNumber, isOwner, msg } from '../../services/shared';
 import type { Language } from '../../services/shared';
 import {
   ORDER_STATUSES,
@@ -13,6 +13,7 @@ import {
   decodeCursor,
   encodeCursor,
   readFilters,
+  forCaller,
 } from '../../services/orders';
 import type { OrderStatus, Order, OrderFlag } from '../../services/orders';
 import { DELIVERY_STATUSES } from '../../services/deliveries';
@@ -126,20 +127,33 @@ export function orderPages(services: Services): Router {
     const filter = statusFilter(req);
     const flag = flagFilter(req);
     const delivery = deliveryFilter(req);
-    const { q } = readFilters({ q: typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : req.query.q }, ORDER_STATUSES);
-    const filters = { statuses: filter ? [filter] : [], flags: flag ? [flag] : [], deliveries: delivery ? [delivery] : [], q, from: null, to: null };
+    const { q, assignee, pay } = readFilters(
+      {
+        q: typeof req.query.q === 'string' ? req.query.q.slice(0, 200) : req.query.q,
+        assignee: req.query.assignee,
+        pay: req.query.pay,
+        member: req.query.member,
+        period: req.query.period,
+      },
+      ORDER_STATUSES,
+    );
+    const filters = forCaller(
+      { statuses: filter ? [filter] : [], flags: flag ? [flag] : [], deliveries: delivery ? [delivery] : [], q, from: null, to: null, assignee, pay },
+      workspaceOf(req).user.id,
+    );
     // A stale or edited page link just shows the newest orders.
     const older = typeof req.query.cursor === 'string' ? decodeCursor(req.query.cursor) : null;
     const newer = !older && typeof req.query.before === 'string' ? decodeCursor(req.query.before) : null;
     const size = pageSize(req);
-    // Totals come from the status counts, kept by triggers; with a search, a flag or a delivery, the
-    // chips count what matches (by status, up to COUNT_CAP in all), in one query that replaces the total's.
-    const counted = Boolean(q || flag || delivery);
-    const [page, counts, paused, matching] = await Promise.all([
+    // Totals come from the status counts, kept by triggers; with a search, a flag, a delivery or a team filter,
+    // the chips count what matches (by status, up to COUNT_CAP in all), in one query that replaces the total's.
+    const counted = Boolean(q || flag || delivery || assignee || pay);
+    const [page, counts, paused, matching, members] = await Promise.all([
       services.orders.page(workspace.id, filters, { limit: size, position: newer ?? older, direction: newer ? 'newer' : 'older' }),
       services.orders.statusCounts(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
       counted ? services.orders.countByStatus(workspace.id, filters) : Promise.resolve(null),
+      services.team.settings.members(workspace.id),
     ]);
     // Where the page is: the number of newer orders under the same filters (none on the first page).
     const atStart = !older && !newer;
@@ -149,7 +163,18 @@ export function orderPages(services: Services): Router {
       page.orders.map((order) => order.id),
     );
     const sizeParam = (n: number): Record<string, string> => (n === DEFAULT_PAGE_SIZE ? {} : { size: String(n) });
-    const filtersKept = { ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(delivery ? { delivery } : {}), ...(q ? { q } : {}) };
+    // Who the orders are assigned to, and the pay view's counts (team.md): kept by every link of the list.
+    const teamKept = {
+      ...(assignee ? { assignee } : {}),
+      ...(pay ? { pay: pay.kind, member: pay.member, period: `${pay.from}..${pay.to}` } : {}),
+    };
+    const filtersKept = {
+      ...(filter ? { status: filter } : {}),
+      ...(flag ? { flag } : {}),
+      ...(delivery ? { delivery } : {}),
+      ...(q ? { q } : {}),
+      ...teamKept,
+    };
     const keep = { ...filtersKept, ...sizeParam(size) };
     const link = (extra: Record<string, string> = {}) => `/orders${queryString({ ...keep, ...extra })}`;
     // Reading newer orders, "more" means newer ones remain; reading older ones, it means older ones do.
@@ -205,8 +230,31 @@ export function orderPages(services: Services): Router {
       newerLink: hasNewer && page.newest ? link({ before: encodeCursor(page.newest) }) : null,
       olderLink: hasOlder && page.oldest ? link({ cursor: encodeCursor(page.oldest) }) : null,
       // The file's header row in the page's language (English: the API's names).
+      assignee,
+      pay,
+      members,
+      isOwner: isOwner(workspace),
+      memberName: (id: string | null) => members.find((m) => m.user_id === id)?.name ?? null,
+      assigneeLink: (wanted: string | null) =>
+        `/orders${queryString({ ...(filter ? { status: filter } : {}), ...(flag ? { flag } : {}), ...(delivery ? { delivery } : {}), ...(q ? { q } : {}), ...(wanted ? { assignee: wanted } : {}) })}`,
+      back: `/orders${queryString(keep)}`,
       exportLink: `/api/orders/export.csv${queryString({ ...filtersKept, ...(languageOf(req) === 'en' ? {} : { lang: languageOf(req) }) })}`,
     });
+  });
+
+  // The owner's selection on the list: the ticked orders to a member, or back to the pool.
+  router.post('/orders/assign', async (req, res) => {
+    const given = req.body?.order_ids;
+    const orderIds = Array.isArray(given) ? given : typeof given === 'string' ? [given] : [];
+    const to = typeof req.body?.user_id === 'string' && req.body.user_id !== '' ? req.body.user_id : null;
+    const back = typeof req.body?.back === 'string' && /^\/orders(\?[^\s]*)?$/.test(req.body.back) ? req.body.back : '/orders';
+    try {
+      const { assigned } = await services.team.reassign(workspaceOf(req).workspace, { orderIds, userId: to });
+      await redirectWithNotice(req, res, back, req.t('orders.assigned', { count: assigned }));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await redirectWithNotice(req, res, back, req.t('orders.assignNone'));
+    }
   });
 
   async function renderNew(req: Request, res: Response, status = 200, form: FormState = {}) {

@@ -35,13 +35,22 @@ export function statsPages(services: Services): Router {
   });
   router.get('/stats/team', requirePageWorkspace, async (req, res) => {
     const { period, errors } = pagePeriod(req.query);
-    const team = await services.stats.team(workspaceOf(req).workspace.id, period);
+    const { workspace, user } = workspaceOf(req);
+    const [team, pay, saved] = await Promise.all([
+      services.stats.team(workspace.id, period),
+      services.team.pay(workspace, user.id, period),
+      services.team.saved(workspace.id, period),
+    ]);
     const given = { from: typeof req.query.from === 'string' ? req.query.from : team.from, to: typeof req.query.to === 'string' ? req.query.to : team.to };
     res.status(Object.keys(errors).length > 0 ? 400 : 200).render('stats-team', {
       team,
       values: given,
       errors,
       csvLink: `/api/stats/team.csv?from=${team.from}&to=${team.to}`,
+      pay,
+      saved,
+      payCsvLink: `/api/stats/team/pay.csv?from=${pay.from}&to=${pay.to}`,
+      payLink: (kind: 'confirmed' | 'delivered', member: string) => `/orders?pay=${kind}&member=${member}&period=${pay.from}..${pay.to}`,
     });
   });
   return router;

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { CallService } from '../calls';
 import { ConflictError, ForbiddenError, NotFoundError, isUuid, msg } from '../../services/shared';
 import { audit } from '../audit';
+import { releaseOrdersOf } from '../team';
 
 export interface RemovedMember {
   user_id: string;
@@ -41,6 +42,8 @@ export class MemberService {
         .whereNull('revoked_at')
         .update({ revoked_at: trx.fn.now() });
       const claimsReleased = await this.calls.releaseClaimsOf(trx, workspace.id, userId);
+      // Their orders go back to the pool at once: nobody waits on a person who left.
+      await releaseOrdersOf(trx, workspace.id, userId);
       const sessionsEnded = await trx('session')
         .whereRaw("sess->>'userId' = ?", [userId])
         .modify((q) => {

@@ -41,7 +41,7 @@ export async function dispatchDue(trx: Knex.Transaction, operationIds: string[],
       .whereIn('op.id', ids)
       .where('op.status', 'pending')
       .orderBy('op.id')
-      .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind');
+      .select('op.id', 'op.order_id', 'op.workspace_id', 'op.next_attempt_at', 'a.kind', 'op.purpose');
   // A human operation is only looked at, never locked: the queue's claim must find it free.
   const ops = [...(await pending().whereNot('a.kind', 'human').forUpdate('op')), ...(await pending().where('a.kind', 'human'))];
   if (ops.length === 0) return results;
@@ -63,7 +63,8 @@ export async function dispatchDue(trx: Knex.Transaction, operationIds: string[],
     if (op.next_attempt_at > now) {
       later.push({ data: { operationId: op.id }, startAfter: op.next_attempt_at, singletonKey: op.id });
       results[op.id] = 'not-due';
-    } else if (CANCELLING_STATUSES.includes(orders.get(op.order_id) as OrderStatus)) {
+    } else if (op.purpose !== 'follow_up' && CANCELLING_STATUSES.includes(orders.get(op.order_id) as OrderStatus)) {
+      // A follow-up is about a confirmed order's parcel: the order's status does not end it.
       (op.kind === 'human' ? cancelledHuman : cancelled).push(op.id);
       results[op.id] = 'cancelled';
     } else if (op.kind === 'human') {

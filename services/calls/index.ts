@@ -4,3 +4,4 @@ export * from './settings';
 export * from './views';
 export * from './ladder';
 export * from './sweep';
+export { FOLLOW_UP_OUTCOMES } from './follow-ups';

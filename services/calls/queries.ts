@@ -24,7 +24,7 @@ export async function lockCall(trx: Knex.Transaction, callId: string, workspaceI
   if (!(await lockOrderOfCall(trx, callId, workspaceId))) return undefined;
   // Written out once rather than built per call: agents' reports take this path at a high rate.
   const { rows } = await trx.raw(
-    `SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.order_id, op.agent_id, op.ladder_step, op.workspace_id AS op_workspace_id,
+    `SELECT c.*, op.status AS op_status, op.attempts AS op_attempts, op.purpose AS op_purpose, op.order_id, op.agent_id, op.ladder_step, op.workspace_id AS op_workspace_id,
             a.kind AS agent_kind, a.secret AS agent_secret, a.fallback_agent_id,
             w.owner_id, s.max_attempts, s.retry_interval_minutes, s.hours_start, s.hours_end
        FROM calls c

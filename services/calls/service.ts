@@ -21,6 +21,8 @@ import type { LockedCall } from './queries';
 import { dropClaims, lockCall, messagesWeCanPay, openCall, openClaimOf, recordReport, requestContexts, settleAmount, writeEnding } from './queries';
 import type { CallView } from './views';
 import { callView } from './views';
+import { nextDueOperation } from './claims';
+import { endFollowUp, followUpSchema, isFollowUpCall } from './follow-ups';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
 export const ACCEPT_WITHIN_MINUTES = 25;
@@ -97,19 +99,12 @@ export class CallService {
       const settings = await this.settings.get(workspaceId, trx);
       if (!isOpen(settings, now)) return null;
       for (;;) {
-        // The operation before its order, against the lock order: so this statement never waits.
-        const op = await trx('operations as op')
-          .join('agents as a', 'a.id', 'op.agent_id')
-          .join('orders as o', 'o.id', 'op.order_id')
-          .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
-          .where('op.next_attempt_at', '<=', now)
-          .orderBy([{ column: 'op.next_attempt_at' }, { column: 'op.id' }])
-          .forUpdate('op', 'o')
-          .skipLocked()
-          .first('op.id', 'op.order_id', 'o.status');
+        const op = await nextDueOperation(trx, workspaceId, userId, now);
         if (!op) return null;
         const order = { status: op.status as OrderStatus };
-        if (CANCELLING_STATUSES.includes(order.status)) {
+        // A follow-up is about a parcel on its way: its order's status (confirmed, most often) stays.
+        const followUp = op.purpose === 'follow_up';
+        if (!followUp && CANCELLING_STATUSES.includes(order.status)) {
           await trx('operations').where({ id: op.id }).update({ status: 'cancelled', next_attempt_at: null });
           continue;
         }
@@ -119,16 +114,17 @@ export class CallService {
           made_by: userId,
           claim_expires_at: claimExpiresAt,
         });
-        await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
+        if (!followUp) await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
         await this.jobs.send(trx, QUEUES.claimExpiry.name, { callId }, { startAfter: claimExpiresAt });
         return callView(trx, callId);
       }
     });
   }
 
-  /** A member records the outcome of the call they claimed. */
-  async recordHumanOutcome(workspaceId: string, userId: string, callId: string, body: unknown): Promise<CallView> {
+  /** A member records the outcome of the call they claimed (a follow-up's outcomes are its own: see follow-ups.ts). */
+  async recordHumanOutcome(workspaceId: string, userId: string, callId: string, body: unknown, userName = ''): Promise<CallView> {
     const source = bodyFields(body);
+    if (isUuid(callId) && (await isFollowUpCall(this.knex, workspaceId, callId))) return this.recordFollowUp(workspaceId, userId, callId, source, userName);
     const input = parse(outcomeSchema(this.now), {
       outcome: source.outcome,
       callbackAt: camelOrSnake(source, 'callbackAt', 'callback_at'),
@@ -157,6 +153,25 @@ export class CallService {
         },
         'member',
       );
+      return callView(trx, callId);
+    });
+  }
+
+  /** A member ends the follow-up call they claimed (see endFollowUp). */
+  private async recordFollowUp(workspaceId: string, userId: string, callId: string, source: Record<string, unknown>, userName: string): Promise<CallView> {
+    const input = parse(followUpSchema(this.now), {
+      outcome: source.outcome,
+      rescheduledFor: camelOrSnake(source, 'rescheduledFor', 'rescheduled_for'),
+      notes: source.notes,
+    });
+    await this.expireClaims(workspaceId);
+    return this.knex.transaction(async (trx) => {
+      const call = await lockCall(trx, callId, workspaceId);
+      if (!call) throw callNotFound();
+      if (call.kind !== 'human' || call.ended_at || call.dropped_at || call.made_by !== userId) {
+        throw new ConflictError(msg('CALL_NOT_OPEN'), 'CALL_NOT_OPEN');
+      }
+      await endFollowUp(trx, call, input, userName, this.now());
       return callView(trx, callId);
     });
   }

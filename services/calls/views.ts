@@ -60,6 +60,8 @@ export interface CallPage {
   earlier: CallLine[];
   /** Whether this member may still record the outcome (their claim, not ended, not expired). */
   open_for_me: boolean;
+  /** A follow-up call (a parcel the courier could not deliver, docs/team.md), not a confirmation. */
+  follow_up: boolean;
 }
 
 export interface CallView {
@@ -192,12 +194,12 @@ export class CallViewService {
       .where({ id: callId, workspace_id: workspaceId })
       .first('operation_id', 'kind', 'made_by', 'ended_at', 'dropped_at', 'claim_expires_at');
     if (!row) throw callNotFound();
-    const { order_id: orderId } = await this.knex('operations').where({ id: row.operation_id }).first('order_id');
+    const { order_id: orderId, purpose } = await this.knex('operations').where({ id: row.operation_id }).first('order_id', 'purpose');
     const lines: CallLine[] = (await this.lines(workspaceId).where({ 'op.order_id': orderId })).map(toLine);
     // An expired claim is not among the calls that count, but its page still says what became of it.
     const call = lines.find((line) => line.id === callId) ?? toLine((await this.lines(workspaceId, true).where({ 'c.id': callId }))[0]);
     const openForMe = row.kind === 'human' && !row.ended_at && !row.dropped_at && row.made_by === userId && row.claim_expires_at > this.now();
-    return { call, order_id: orderId, earlier: lines.filter((line) => line.id !== callId), open_for_me: openForMe };
+    return { call, order_id: orderId, earlier: lines.filter((line) => line.id !== callId), open_for_me: openForMe, follow_up: purpose === 'follow_up' };
   }
 
   /** The member's own call still waiting for its outcome, if any. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { startFollowUps } from './follow-ups';
 import type { DeliverySource, DeliveryStatus, DeliveryWord } from '../orders';
 
 /** One piece of delivery news, whoever brings it (a person, a carrier's file or hook, the store). */
@@ -199,7 +200,7 @@ export async function applyDeliveryEvents(
   db: Knex | Knex.Transaction,
   workspaceId: string,
   events: Array<Omit<DeliveryEvent, 'workspaceId'>>,
-  options: { notify?: boolean } = {},
+  options: { notify?: boolean; followUps?: boolean } = {},
 ): Promise<AppliedEvent[]> {
   if (events.length === 0) return [];
   const column = <T>(pick: (e: Omit<DeliveryEvent, 'workspaceId'>) => T) => events.map(pick);
@@ -228,11 +229,22 @@ export async function applyDeliveryEvents(
   }));
   const changed = [...new Set(events.filter((_, i) => results[i].changed).map((e) => e.orderId))];
   if (changed.length > 0 && options.notify !== false) await db.raw(NOTIFY, [workspaceId, changed]);
+  // An attempt or a fresh refusal starts a follow-up call (`followUps: false`: the follow-up's own outcome).
+  if (options.followUps !== false) await startFollowUps(db, workspaceId, events, results);
   return results;
 }
 
+/** Sends `order.delivery_updated` for orders whose delivery news changed outside applyDeliveryEvents (a follow-up's rescheduled day). */
+export async function notifyDeliveryUpdated(db: Knex | Knex.Transaction, workspaceId: string, orderIds: string[]): Promise<void> {
+  await db.raw(NOTIFY, [workspaceId, orderIds]);
+}
+
 /** One event (see applyDeliveryEvents). */
-export async function applyDeliveryEvent(db: Knex | Knex.Transaction, event: DeliveryEvent, options: { notify?: boolean } = {}): Promise<AppliedEvent> {
+export async function applyDeliveryEvent(
+  db: Knex | Knex.Transaction,
+  event: DeliveryEvent,
+  options: { notify?: boolean; followUps?: boolean } = {},
+): Promise<AppliedEvent> {
   const { workspaceId, ...rest } = event;
   const [result] = await applyDeliveryEvents(db, workspaceId, [rest], options);
   return result;

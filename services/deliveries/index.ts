@@ -12,7 +12,7 @@ import { CarrierWords } from './words';
 import { DELIVERY_WORDS, isDeliveryWord } from '../orders';
 
 export { DELIVERY_STATUSES } from '../orders';
-export { applyDeliveryEvents, attemptedOrders, undoDeliveryNews } from './apply';
+export { applyDeliveryEvent, applyDeliveryEvents, attemptedOrders, notifyDeliveryUpdated, undoDeliveryNews } from './apply';
 export type { DeliveryEvent } from './apply';
 export { REPORT_COLUMNS } from './import';
 export { unknownRowsFrom } from './retry';

@@ -7,7 +7,7 @@ import { ORDER_FLAGS } from './flags';
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;
 /** The query parameters that switch a listing from the contract's whole list to pages. */
-const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'delivery', 'q', 'from', 'to'] as const;
+const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'delivery', 'q', 'from', 'to', 'assignee', 'pay'] as const;
 
 /** `delivery=`: a delivery status, or `none` for orders with no delivery yet. */
 export const DELIVERY_FILTERS = [...DELIVERY_STATUSES, 'none'] as const;
@@ -27,6 +27,71 @@ export interface OrderFilters {
   q: string | null;
   from: string | null;
   to: string | null;
+  /** `mine` (the caller: see forCaller), `none` (the pool) or a member's id; absent: anyone's. */
+  assignee?: string | null;
+  /** The orders behind a count of the pay view (services/team): a member's confirmed or delivered orders over Morocco days. */
+  pay?: PayCount | null;
+}
+
+/** `pay=confirmed|delivered&member=<id>&period=YYYY-MM-DD..YYYY-MM-DD`. */
+interface PayCount {
+  kind: 'confirmed' | 'delivered';
+  member: string;
+  from: string;
+  to: string;
+}
+
+/** The filters with `assignee=mine` made the caller's id. */
+export function forCaller(filters: OrderFilters, userId: string): OrderFilters {
+  return filters.assignee === 'mine' ? { ...filters, assignee: userId } : filters;
+}
+
+/**
+ * The member whose call confirmed the order: its last call that ended `confirmed` or
+ * `order-changed`, as the delivery's confirmer is recorded (services/deliveries). `k` is that call,
+ * for orders aliased `o`; the pay view counts by the same rule.
+ */
+const CONFIRMING_CALL_SQL = `(SELECT k.made_by, k.kind, k.ended_at FROM operations op JOIN calls k ON k.operation_id = op.id
+    WHERE op.order_id = o.id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
+    ORDER BY k.ended_at DESC LIMIT 1)`;
+
+/** The start of a Morocco day and of the day after another, as SQL of two `?` (the days). */
+const DAYS_SQL = (column: string) =>
+  `${column} >= (?::date::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}') AND ${column} < ((?::date + 1)::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}')`;
+
+/** The pay view's counts as conditions on orders aliased `o`: confirmed by the member within the days, or delivered within them. */
+function payCountCondition(knex: Knex, pay: PayCount): Knex.Raw {
+  return pay.kind === 'confirmed'
+    ? knex.raw(`EXISTS (SELECT 1 FROM ${CONFIRMING_CALL_SQL} c WHERE c.kind = 'human' AND c.made_by = ? AND ${DAYS_SQL('c.ended_at')})`, [
+        pay.member,
+        pay.from,
+        pay.to,
+      ])
+    : knex.raw(`o.delivery_status = 'delivered' AND o.delivery_confirmer_kind = 'human' AND o.delivery_confirmer_id = ? AND ${DAYS_SQL('o.delivery_at')}`, [
+        pay.member,
+        pay.from,
+        pay.to,
+      ]);
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function readPayCount(query: Query, fields: FieldErrors): PayCount | null {
+  const kind = single(query, 'pay', fields);
+  if (kind === undefined || kind === '') return null;
+  const member = single(query, 'member', fields) ?? '';
+  const [from = '', to = ''] = (single(query, 'period', fields) ?? '').split('..');
+  if (kind !== 'confirmed' && kind !== 'delivered') fields.pay = msg('unknownSeveral', { label: 'pay', allowed: 'confirmed, delivered' });
+  if (!isUuid(member)) fields.member = msg('notValid', { label: 'member' });
+  if (!DAY.test(from) || !DAY.test(to) || !isRealDateTime(from) || !isRealDateTime(to)) fields.period = msg('notValid', { label: 'period' });
+  return { kind: kind as PayCount['kind'], member, from, to };
+}
+
+function readAssignee(query: Query, fields: FieldErrors): string | null {
+  const value = single(query, 'assignee', fields)?.trim();
+  if (value === undefined || value === '' || value === 'all') return null;
+  if (value !== 'mine' && value !== 'none' && !isUuid(value)) fields.assignee = msg('notValid', { label: 'assignee' });
+  return value;
 }
 
 export interface ListingQuery extends OrderFilters {
@@ -140,6 +205,8 @@ export function readFilters(query: Query, statuses: readonly string[], fields: F
     q: q === '' ? null : q,
     from: readDate(query, 'from', fields),
     to: readDate(query, 'to', fields),
+    assignee: readAssignee(query, fields),
+    pay: readPayCount(query, fields),
   };
   if (Object.keys(fields).length > 0) throw new ValidationError(fields);
   return filters;
@@ -226,6 +293,11 @@ export function boundConditions(knex: Knex, filters: OrderFilters): Knex.Raw[] {
     ];
     conditions.push(knex.raw(`(${either.map(() => '?').join(' OR ')})`, either));
   }
+  if (filters.assignee === 'none') conditions.push(knex.raw('o.assigned_to IS NULL'));
+  // `mine` left unresolved (no caller): nobody's.
+  else if (filters.assignee === 'mine') conditions.push(knex.raw('false'));
+  else if (filters.assignee) conditions.push(knex.raw('o.assigned_to = ?', [filters.assignee]));
+  if (filters.pay) conditions.push(payCountCondition(knex, filters.pay));
   if (filters.from) conditions.push(knex.raw('o.created_at >= ?', [instant(knex, filters.from)]));
   if (filters.to) conditions.push(knex.raw('o.created_at < ?', [instant(knex, filters.to)]));
   return conditions;

@@ -46,6 +46,11 @@ export interface Order {
   currency: string | null;
   /** What happened at the door (services/deliveries); null until something is known. */
   delivery: Delivery | null;
+  /** The member the order is assigned to (services/team); null: any confirmer may take it. */
+  assigned_to: string | null;
+  assigned_at: string | null;
+  /** The day a follow-up's customer gave for the courier's next visit (YYYY-MM-DD). */
+  rescheduled_for: string | null;
 }
 
 /** The paths an order comes in by. */
@@ -181,7 +186,19 @@ export function amountText(value: number | string | null | undefined, currency?:
   return value === null || value === undefined ? null : Number(value).toFixed(minorUnits(currency));
 }
 
-export type StoreFields = 'source' | 'store_connection_id' | 'external_id' | 'external_ref' | 'total_amount' | 'currency' | 'city' | 'note' | 'placed_at';
+export type StoreFields =
+  | 'source'
+  | 'store_connection_id'
+  | 'external_id'
+  | 'external_ref'
+  | 'total_amount'
+  | 'currency'
+  | 'city'
+  | 'note'
+  | 'placed_at'
+  | 'assigned_to'
+  | 'assigned_at'
+  | 'rescheduled_for';
 
 /** The order's JSON, keys always in this order (a replayed response is byte-for-byte the first). */
 export function toOrder(
@@ -217,6 +234,10 @@ export function toOrder(
     total_amount: amountText(row.total_amount, row.currency),
     currency: row.currency ?? null,
     delivery: deliveryOf(row),
+    // An answer stored for an Idempotency-Key before orders were assigned has none of these.
+    assigned_to: row.assigned_to ?? null,
+    assigned_at: row.assigned_at ? new Date(row.assigned_at).toISOString() : null,
+    rescheduled_for: row.rescheduled_for ?? null,
   } satisfies Record<ApiField, unknown>;
 }
 

@@ -94,6 +94,8 @@ export class OrderService {
       filters.statuses.length === 0 &&
       filters.flags.length === 0 &&
       !filters.deliveries?.length &&
+      !filters.assignee &&
+      !filters.pay &&
       !filters.from &&
       !filters.to &&
       request.direction === 'older'

@@ -54,6 +54,8 @@ describe('delivery pages in three languages at 390 px (headless Chromium)', func
       .put(`/api/orders/${order.id}/delivery`)
       .send({ status: 'shipped', carrier: 'Ozon Express', trackingNumber: 'OZ123456789MA', carrierStatus: 'Ramassé' })
       .expect(200);
+    // This workspace makes no follow-up calls (docs/team.md): the queue below holds the new orders alone.
+    await api.put('/api/settings/team').send({ followUps: false }).expect(200);
     await api.put(`/api/orders/${order.id}/delivery`).send({ status: 'refused', carrierStatus: 'Refusé par le client' }).expect(200);
     // A call Salma made and its parcel delivered: a row of figures on /stats/team.
     await openAllDay(owner);

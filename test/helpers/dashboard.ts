@@ -53,6 +53,7 @@ export const PAGE_ROUTES = [
   '/stores/youcan/callback',
   '/stores/woocommerce/return',
   '/credits',
+  '/team',
 ] as const;
 export type PageRoute = (typeof PAGE_ROUTES)[number];
 
@@ -215,6 +216,7 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
       '/stores/:id': [`/stores/${sheet.id}`, `/stores/${shopify.id}`],
       '/stores/:id/delete': [`/stores/${sheet.id}/delete`],
       '/credits': ['/credits'],
+      '/team': ['/team'],
     },
   };
 }

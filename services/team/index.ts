@@ -1,0 +1,38 @@
+import type { Knex } from 'knex';
+import type { WorkspaceActor } from '../../services/shared';
+import { reassign } from './assignment';
+import { payView, savedParcels } from './pay';
+import type { PayView, SavedLine } from './pay';
+import { ShiftService } from './shifts';
+import { TeamSettingsService } from './settings';
+
+export { claimRules, releaseOrdersOf } from './assignment';
+export { ON_SHIFT_SQL } from './shifts';
+export { ASSIGNMENTS } from './settings';
+export { payCsv } from './pay';
+
+/** The team (docs/team.md): shifts, assignment settings and reassignment, pay. */
+export class TeamService {
+  readonly shifts: ShiftService;
+  readonly settings: TeamSettingsService;
+
+  constructor(private readonly knex: Knex) {
+    this.shifts = new ShiftService(knex);
+    this.settings = new TeamSettingsService(knex);
+  }
+
+  /** The owner gives orders to a member or back to the pool (POST /api/orders/assign). */
+  reassign(workspace: WorkspaceActor, body: unknown): Promise<{ assigned: number }> {
+    return reassign(this.knex, workspace, body);
+  }
+
+  /** Saved parcels per member over a period (follow-ups, then delivered). */
+  saved(workspaceId: string, period: { from: string; to: string }): Promise<SavedLine[]> {
+    return savedParcels(this.knex, workspaceId, period);
+  }
+
+  /** The pay view for a period: every line for the owner, their own for a member. */
+  pay(workspace: WorkspaceActor, userId: string, period: { from: string; to: string }): Promise<PayView> {
+    return payView(this.knex, workspace.id, period, workspace.role === 'owner' ? undefined : userId);
+  }
+}
