@@ -160,7 +160,7 @@ export const FILTERS: Parameter[] = [
   {
     name: 'delivery',
     in: 'query',
-    description: `Orders whose delivery is in a status (one, or several separated by commas), or \`none\` for orders with no delivery yet: ${DELIVERY_FILTERS.join(', ')}`,
+    description: `Orders whose delivery is in a status (one, or several separated by commas), \`none\` for orders with no delivery yet, or a state of their handing to a carrier account (\`unshipped\`: confirmed without a delivery or a parcel under way; \`ship_failed\`: the carrier refused its last parcel; \`needs_city\`: its parcel waits for a city choice): ${DELIVERY_FILTERS.join(', ')}`,
     schema: z.string(),
     example: 'refused,returned',
   },

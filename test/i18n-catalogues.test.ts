@@ -68,6 +68,7 @@ const DYNAMIC_PREFIXES = [
   'shipping.guide.',
   'shipping.credential.',
   'shipping.where.',
+  'shipping.filter.',
   'delivery.sources.',
   'report.reason.',
   'report.column.',

@@ -9,8 +9,24 @@ export const DEFAULT_LIMIT = 50;
 /** The query parameters that switch a listing from the contract's whole list to pages. */
 const LISTING_PARAMETERS = ['limit', 'cursor', 'status', 'flag', 'delivery', 'q', 'from', 'to', 'assignee', 'pay'] as const;
 
-/** `delivery=`: a delivery status, or `none` for orders with no delivery yet. */
-export const DELIVERY_FILTERS = [...DELIVERY_STATUSES, 'none'] as const;
+/**
+ * What the handing to a carrier says of an order (docs/carriers.md), read from its parcels:
+ * `unshipped` confirmed without a delivery or a parcel under way; `ship_failed` its carrier refused
+ * its last parcel; `needs_city` its parcel waits for a person to choose the carrier's city.
+ */
+const SHIPPING_FILTERS = ['unshipped', 'ship_failed', 'needs_city'] as const;
+
+/** `delivery=`: a delivery status, `none` for orders with no delivery yet, or a shipping state. */
+export const DELIVERY_FILTERS = [...DELIVERY_STATUSES, 'none', ...SHIPPING_FILTERS] as const;
+
+/** A parcel of the order (aliased `o`) in one of these states. */
+const parcelIn = (states: string) => `EXISTS (SELECT 1 FROM parcels p WHERE p.order_id = o.id AND p.state IN (${states}))`;
+const LIVE_PARCEL = parcelIn("'queued', 'sending', 'sent', 'uncertain'");
+const SHIPPING_CONDITIONS: Record<(typeof SHIPPING_FILTERS)[number], string> = {
+  unshipped: `o.status = 'confirmed' AND o.delivery_status IS NULL AND NOT ${LIVE_PARCEL}`,
+  ship_failed: `${parcelIn("'failed'")} AND NOT ${LIVE_PARCEL} AND o.delivery_status IS NULL`,
+  needs_city: parcelIn("'needs_city'"),
+};
 
 /** Where a page starts: after (older than) or before (newer than) an order, by (created_at, id). */
 export interface Position {
@@ -286,10 +302,12 @@ export function boundConditions(knex: Knex, filters: OrderFilters): Knex.Raw[] {
   // A delivery status, or `none` for orders without a delivery yet.
   const deliveries = filters.deliveries ?? [];
   if (deliveries.length > 0) {
-    const delivered = deliveries.filter((d) => d !== 'none');
+    const delivered = deliveries.filter((d) => d !== 'none' && !(d in SHIPPING_CONDITIONS));
+    const shipping = deliveries.filter((d): d is keyof typeof SHIPPING_CONDITIONS => d in SHIPPING_CONDITIONS);
     const either = [
       ...(delivered.length > 0 ? [knex.raw(`o.delivery_status IN (${delivered.map(() => '?').join(', ')})`, delivered)] : []),
       ...(deliveries.includes('none') ? [knex.raw('o.delivery_status IS NULL')] : []),
+      ...shipping.map((state) => knex.raw(`(${SHIPPING_CONDITIONS[state]})`)),
     ];
     conditions.push(knex.raw(`(${either.map(() => '?').join(' OR ')})`, either));
   }

@@ -189,6 +189,35 @@ describe('shipping pages: the accounts, the ship page and a shipment, without Ja
     expect(shown.text).to.include('SD777777').and.not.include(`action="/orders/${id}/parcel"`);
   });
 
+  it('/orders filters by shipping: confirmed not shipped (with "Ship"), shipping failed, needs a city', async () => {
+    const owner = await signUp({ target: app });
+    const created = await owner.agent
+      .post('/api/carrier-accounts')
+      .send({ kind: 'sendit', name: 'Sendit', credentials: SENDIT_KEYS, pickup_city_id: '1' })
+      .expect(201);
+    const waiting = await confirmedOrder(owner, { clientName: 'Attend Expedition' });
+    const medina = await confirmedOrder(owner, { clientName: 'Ville Inconnue', city: 'Fes Medina' });
+    const refused = await confirmedOrder(owner, { clientName: 'Refus Transporteur', city: 'Casablanca' });
+    await owner.agent
+      .post('/api/shipments')
+      .send({ accountId: created.body.id, orderIds: [medina, refused] })
+      .expect(202);
+    await testKnex()('parcels').where({ order_id: refused }).update({ state: 'failed', reason: 'Le numéro de téléphone est invalide.' });
+    const names = async (delivery: string) => {
+      const { body } = await owner.agent.get(`/api/orders?delivery=${delivery}`).expect(200);
+      return (body.orders as Array<{ client_name: string }>).map((o) => o.client_name).sort();
+    };
+    expect(await names('unshipped')).to.deep.equal(['Attend Expedition', 'Refus Transporteur', 'Ville Inconnue']);
+    expect(await names('ship_failed')).to.deep.equal(['Refus Transporteur']);
+    expect(await names('needs_city')).to.deep.equal(['Ville Inconnue']);
+    const page = await owner.agent.get('/orders?delivery=unshipped').expect(200);
+    expect(page.text).to.include('href="/orders/ship"').and.include('Attend Expedition');
+    expect((await owner.agent.get('/orders?delivery=needs_city').expect(200)).text)
+      .to.include('Ville Inconnue')
+      .and.not.include('Attend Expedition');
+    expect(waiting).to.be.a('string');
+  });
+
   it('a bad ship (no order ticked, an unconfirmed order) re-renders the page with the reason; nothing is queued', async () => {
     const page = await shop.agent.get('/orders/ship').expect(200);
     const accountId = (await testKnex()('carrier_accounts').where({ workspace_id: shop.workspaceId }).first('id')).id;
