@@ -31,7 +31,7 @@ export function callPages(services: Services): Router {
   router.get('/calls', async (req, res) => {
     const { user, workspace } = workspaceOf(req);
     const [queue, settings, paused, myCall] = await Promise.all([
-      services.calls.queue(workspace.id),
+      services.calls.queue(workspace.id, user.id),
       services.callSettings.get(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
       services.callViews.openCallOf(workspace.id, user.id),

@@ -21,7 +21,7 @@ import type { LockedCall } from './queries';
 import { dropClaims, lockCall, messagesWeCanPay, openCall, openClaimOf, recordReport, requestContexts, settleAmount, writeEnding } from './queries';
 import type { CallView } from './views';
 import { callView } from './views';
-import { nextDueOperation } from './claims';
+import { nextDueOperation, offeredTo } from './claims';
 import { endFollowUp, followUpSchema, isFollowUpCall } from './follow-ups';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
@@ -66,21 +66,22 @@ export class CallService {
    * hours are closed), how many wait for a later time, and when the next one can be made (inside
    * the calling hours; null when nothing waits).
    */
-  async queue(workspaceId: string): Promise<{ dueNow: number; waiting: number; nextAt: Date | null }> {
+  async queue(workspaceId: string, userId?: string): Promise<{ dueNow: number; waiting: number; nextAt: Date | null }> {
     const now = this.now();
-    const [settings, row] = await Promise.all([
+    const pending = this.knex('operations as op')
+      .join('agents as a', 'a.id', 'op.agent_id')
+      .join('orders as o', 'o.id', 'op.order_id')
+      .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' });
+    // With assignment, "due now" counts what this member may take: not another's reserved order.
+    const offered = pending.clone().where('op.next_attempt_at', '<=', now);
+    if (userId) await offeredTo(this.knex, offered, workspaceId, userId, now);
+    const [settings, row, mine] = await Promise.all([
       this.settings.get(workspaceId),
-      this.knex('operations as op')
-        .join('agents as a', 'a.id', 'op.agent_id')
-        .where({ 'op.workspace_id': workspaceId, 'op.status': 'pending', 'a.kind': 'human' })
-        .first(
-          this.knex.raw('count(*) FILTER (WHERE op.next_attempt_at <= ?)::int AS due', [now]),
-          this.knex.raw('count(*)::int AS waiting'),
-          this.knex.raw('min(op.next_attempt_at) AS first_at'),
-        ),
+      pending.first(this.knex.raw('count(*)::int AS waiting'), this.knex.raw('min(op.next_attempt_at) AS first_at')),
+      offered.first(this.knex.raw('count(*)::int AS due')),
     ]);
     const open = isOpen(settings, now);
-    const dueNow = open ? row.due : 0;
+    const dueNow = open ? mine.due : 0;
     const nextAt = row.first_at ? nextOpening(settings, new Date(Math.max(row.first_at.getTime(), now.getTime()))) : null;
     return { dueNow, waiting: row.waiting - dueNow, nextAt };
   }

@@ -23,6 +23,10 @@ describe('team: "Start next call" with assignment (own orders first, the reserve
     const order = await createOrder(owner);
     await giveTo(owner, [order.id], member.userId);
     await owner.agent.post('/api/calls/next').expect(204);
+    // The queue page counts what each may take: nothing for the owner, the order for its assignee.
+    const dueOn = (html: string) => /<dt>Due now<\/dt><dd>(\d+)<\/dd>/.exec(html)?.[1];
+    expect(dueOn((await owner.agent.get('/calls').expect(200)).text)).to.equal('0');
+    expect(dueOn((await member.agent.get('/calls').expect(200)).text)).to.equal('1');
     const res = await member.agent.post('/api/calls/next').expect(200);
     expect(res.body.order.id).to.equal(order.id);
     expect(res.body.call.made_by).to.equal(member.userId);

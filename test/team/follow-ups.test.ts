@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { signedHeaders } from '../../integrations/signing';
 import { nextOpening } from '../../services/calls';
-import { app, memberOf } from '../helpers/app';
+import { app, csrfFrom, memberOf } from '../helpers/app';
 import type { SignedIn } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createOrder, humanShop, ORDER } from '../helpers/loop';
@@ -162,6 +162,33 @@ describe('team: follow-up calls for parcels in trouble', function () {
     expect(page.text).to.match(/<table class="stack delivery-history">[\s\S]*Tentative échouée[\s\S]*<\/table>/);
     for (const outcome of ['rescheduled', 'refused', 'no-answer', 'wrong-number']) expect(page.text).to.include(`name="outcome" value="${outcome}"`);
     expect(page.text).not.to.include('value="confirmed"');
+  });
+
+  it('the call page’s form without JavaScript: a past day comes back beside its field, the typed day kept; a good one records it and goes on', async () => {
+    const owner = await humanShop();
+    const id = await shipped(owner, 'FU-20');
+    await owner.agent.put(`/api/orders/${id}/delivery`).send({ status: 'attempted', carrierStatus: 'Reporté' }).expect(200);
+    const claim = await owner.agent.post('/api/calls/next').expect(200);
+    const page = await owner.agent.get(`/calls/${claim.body.call.id}`).expect(200);
+    const csrf = csrfFrom(page.text);
+    const bad = await owner.agent
+      .post(`/calls/${claim.body.call.id}/outcome`)
+      .type('form')
+      .send({ _csrf: csrf, outcome: 'rescheduled', rescheduled_for: '2020-01-01' })
+      .expect(400);
+    expect(bad.text).to.include('id="f-rescheduled_for-error"');
+    expect(bad.text).to.match(/name="rescheduled_for"[^>]*value="2020-01-01"/);
+    expect((await testKnex()('calls').where({ id: claim.body.call.id }).first()).ended_at).to.equal(null);
+    const day = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const done = await owner.agent
+      .post(`/calls/${claim.body.call.id}/outcome`)
+      .type('form')
+      .send({ _csrf: csrf, outcome: 'rescheduled', rescheduled_for: day })
+      .expect(303);
+    expect(done.headers.location).to.equal('/calls');
+    expect((await testKnex()('orders').where({ id }).first()).rescheduled_for).to.equal(day);
+    const notice = await owner.agent.get('/calls').expect(200);
+    expect(notice.text).to.include('gave a new delivery day: pass it to the carrier.');
   });
 
   it('rescheduled keeps the day on the order and sends order.delivery_updated (no order.updated); a missing or past day is a 400 and nothing changes', async () => {
