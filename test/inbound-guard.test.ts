@@ -15,7 +15,7 @@ import { csrfOf, signUp, testApp } from './helpers/app';
 import { testKnex } from './helpers/db';
 import { agentDouble, createOrder, ORDER, testWorker, voiceShop, waitFor } from './helpers/loop';
 import { APP_SECRET, whatsappAgent } from './helpers/whatsapp';
-import { opened } from './helpers/secrets';
+import { opened, testSecrets } from './helpers/secrets';
 
 /**
  * Issue 51: every door that takes a body from outside a session (store, carrier and WhatsApp hooks, a
@@ -131,6 +131,22 @@ describe('one guard for every door that takes a body from outside a session (iss
         .expect(201)
     ).body;
     expect(order.id).to.be.a('string');
+    // Carrier accounts written directly (making one checks its keys at the carrier): one that signs, one reached by its URL's token.
+    const account = async (kind: string, credentials: Record<string, string>, token: string) =>
+      (
+        await testKnex()('carrier_accounts')
+          .insert({
+            workspace_id: shop.workspaceId,
+            kind,
+            name: `Guarded ${kind}`,
+            credentials: testSecrets.seal(JSON.stringify(credentials)),
+            hook_token: testSecrets.seal(token),
+          })
+          .returning('id')
+      )[0].id as string;
+    const sendit = await account('sendit', { public_key: 'pk', secret_key: 'sendit-secret' }, 'unused-token');
+    const ozonToken = crypto.randomBytes(32).toString('base64url');
+    const ozon = await account('ozon_express', { customer_id: '1', api_key: 'k' }, ozonToken);
 
     // Sent as bytes: superagent would serialise a Buffer given with a JSON type (the routes read any type raw).
     const standard = (url: string, secret: string) => (body: Buffer) =>
@@ -159,6 +175,14 @@ describe('one guard for every door that takes a body from outside a session (iss
           .set('Content-Type', 'application/octet-stream')
           .set('X-Hub-Signature-256', `sha256=${hmac(APP_SECRET, body, 'hex')}`)
           .send(body),
+      'post /hooks/carrier-accounts/:id': (body) =>
+        request(guardApp)
+          .post(`/hooks/carrier-accounts/${sendit}`)
+          .set('Content-Type', 'application/octet-stream')
+          .set('X-Sendit-Signature', hmac('sendit-secret', body, 'hex'))
+          .send(body),
+      'post /hooks/carrier-accounts/:id/:token': (body) =>
+        request(guardApp).post(`/hooks/carrier-accounts/${ozon}/${ozonToken}`).set('Content-Type', 'application/octet-stream').send(body),
       'post /api/orders/import': (body) => request(guardApp).post('/api/orders/import').set('Cookie', shop.cookie).set('Content-Type', 'text/csv').send(body),
       'post /api/deliveries/import': (body) =>
         request(guardApp).post('/api/deliveries/import').set('Cookie', shop.cookie).set('Content-Type', 'text/csv').send(body),

@@ -178,11 +178,15 @@ describe('orders: what a store knows', () => {
     const list = await s.agent.get('/orders').expect(200);
     expect(list.text).to.contain('<span class="hint"><bdi>#1001</bdi></span>');
     const orderPage = await s.agent.get(`/orders/${order.id}`).expect(200);
-    expect(orderPage.text).to.contain('<dt>Amount to collect</dt><dd><bdi dir="ltr">MAD\u00a0349.00</bdi></dd>').and.contain('<bdi>#1001</bdi>');
+    // The amount as the page's language writes it (services/shared/numbers.ts): a no-break space of either width.
+    expect(orderPage.text).to.match(/<dt>Amount to collect<\/dt><dd><bdi dir="ltr">MAD[\u00a0\u202f]349\.00<\/bdi><\/dd>/);
+    expect(orderPage.text).to.contain('<bdi>#1001</bdi>');
     const csrf = await csrfOf(s.agent);
     const next = await s.agent.post('/calls/next').type('form').send({ _csrf: csrf }).expect(303);
     const callPage = await s.agent.get(next.headers.location).expect(200);
-    expect(callPage.text).to.contain('<dt>Amount to collect</dt><dd><bdi dir="ltr">MAD\u00a0349.00</bdi></dd>').and.contain('<bdi>#1001</bdi>');
+    // The call page shows it beside the number to call, in the first screen.
+    expect(callPage.text).to.match(/<p class="call-amount"><bdi dir="ltr">MAD[\u00a0\u202f]349\.00<\/bdi><\/p>/);
+    expect(callPage.text).to.contain('<bdi>#1001</bdi>');
   });
 
   it('/stats adds up the confirmed orders’ amounts in MAD, per day and per store', async () => {

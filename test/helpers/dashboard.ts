@@ -8,6 +8,7 @@ import { ORDER_STATUSES } from '../../services/orders';
 import type { SignedIn } from './app';
 import { invitationPath, signUp, uniqueEmail } from './app';
 import { testKnex } from './db';
+import { testSecrets } from './secrets';
 import { seedWhatsAppStep } from './whatsapp';
 
 /**
@@ -54,6 +55,10 @@ export const PAGE_ROUTES = [
   '/stores/woocommerce/return',
   '/credits',
   '/team',
+  '/deliveries/carriers',
+  '/orders/ship',
+  '/shipments/:id',
+  '/shipments/:id/labels.pdf',
 ] as const;
 export type PageRoute = (typeof PAGE_ROUTES)[number];
 
@@ -66,6 +71,7 @@ export const NOT_PAGES: readonly PageRoute[] = [
   '/stores/shopify/callback',
   '/stores/youcan/callback',
   '/stores/woocommerce/return',
+  '/shipments/:id/labels.pdf',
 ];
 /** Pages a visitor sees signed out; every other page is the signed-in owner's. */
 export const SIGNED_OUT: readonly PageRoute[] = ['/signup', '/login', '/join/:token'];
@@ -166,6 +172,41 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
   await signUp({ target, invitedBy: owner, name: 'Nadia Berrada' });
   const joinPath = await invitationPath(owner, uniqueEmail('invited'));
 
+  // A carrier account (written directly: making one checks its keys at the carrier) and a shipment:
+  // one parcel sent, one waiting for the carrier's city.
+  const [account] = await testKnex()('carrier_accounts')
+    .insert({
+      workspace_id: owner.workspaceId,
+      kind: 'sendit',
+      name: 'Sendit Casablanca',
+      credentials: testSecrets.seal(JSON.stringify({ public_key: 'pk', secret_key: 'sk' })),
+      hook_token: testSecrets.seal('token'),
+      pickup_city_id: '1',
+      unknown_words: JSON.stringify({ EN_ATTENTE_DOUANE: 2 }),
+    })
+    .returning('id');
+  await testKnex()('carrier_cities').insert([
+    { account_id: account.id, city_id: '1', name: 'Casablanca', arabic_name: 'الدار البيضاء' },
+    { account_id: account.id, city_id: '3', name: 'Fes', arabic_name: 'فاس' },
+  ]);
+  const confirmed = orders.find((o) => o.status === 'confirmed')!;
+  const [shipment] = await testKnex()('shipments')
+    .insert({ workspace_id: owner.workspaceId, account_id: account.id, created_by: owner.userId })
+    .returning('id');
+  await testKnex()('parcels').insert([
+    {
+      workspace_id: owner.workspaceId,
+      order_id: confirmed.id,
+      account_id: account.id,
+      shipment_id: shipment.id,
+      state: 'sent',
+      reference: confirmed.id,
+      city_id: '1',
+      tracking: 'SD100042',
+    },
+    { workspace_id: owner.workspaceId, order_id: orders[1].id, account_id: account.id, shipment_id: shipment.id, state: 'needs_city', reference: orders[1].id },
+  ]);
+
   const orderPages = [orders[0], orders[3], orders[5], orders[8], orders[orders.length - 1]].map((o) => `/orders/${o.id}`);
   const customer = `/customers/${encodeURIComponent('+212612345678')}`;
   return {
@@ -217,6 +258,10 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
       '/stores/:id/delete': [`/stores/${sheet.id}/delete`],
       '/credits': ['/credits'],
       '/team': ['/team'],
+      '/deliveries/carriers': ['/deliveries/carriers', '/deliveries/carriers?kind=yalidine'],
+      '/orders/ship': ['/orders/ship'],
+      '/shipments/:id': [`/shipments/${shipment.id}`],
+      '/shipments/:id/labels.pdf': [`/shipments/${shipment.id}/labels.pdf`],
     },
   };
 }

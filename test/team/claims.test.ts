@@ -49,6 +49,8 @@ describe('team: "Start next call" with assignment (own orders first, the reserve
       .update({ next_attempt_at: testKnex().raw("now() - interval '10 minutes'") });
     const first = await member.agent.post('/api/calls/next').expect(200);
     expect(first.body.order.id).to.equal(mine.id);
+    // One open call per member: the first is settled before the next is asked for.
+    await member.agent.post(`/api/calls/${first.body.call.id}/outcome`).send({ outcome: 'confirmed' }).expect(200);
     const second = await member.agent.post('/api/calls/next').expect(200);
     expect(second.body.order.id).to.equal(pool.id);
   });
@@ -76,7 +78,10 @@ describe('team: "Start next call" with assignment (own orders first, the reserve
     await giveTo(owner, [o1.id, o2.id], member.userId);
     await owner.agent.post('/api/calls/next').expect(204);
     await member.agent.put('/api/me/shift').send({ on: false }).expect(200);
-    expect((await owner.agent.post('/api/calls/next').expect(200)).body.order.id).to.equal(o1.id);
+    const taken = await owner.agent.post('/api/calls/next').expect(200);
+    expect(taken.body.order.id).to.equal(o1.id);
+    // One open call per member: the owner settles it before asking again.
+    await owner.agent.post(`/api/calls/${taken.body.call.id}/outcome`).send({ outcome: 'confirmed' }).expect(200);
     await member.agent.put('/api/me/shift').send({ on: true }).expect(200);
     await owner.agent.post('/api/calls/next').expect(204);
     await testKnex()('workspace_members')
