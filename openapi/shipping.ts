@@ -153,8 +153,20 @@ export function register(b: OpenApiBuilder): void {
       tag: 'Shipping',
       security: ['session'],
       summary: 'Remove a carrier account',
-      description: 'Owner only. Its parcels go with it; the orders keep their delivery.',
-      responses: { 204: { description: 'Removed' }, ...errors(SESSION_ERRORS, OWNER_ONLY, NOT_FOUND('Carrier account')) },
+      description:
+        'Owner only. Refused while parcels are being sent with it or wait for a decision; its sent parcels go with it, and the orders keep their delivery.',
+      responses: {
+        204: { description: 'Removed' },
+        ...errors(SESSION_ERRORS, OWNER_ONLY, NOT_FOUND('Carrier account'), {
+          409: {
+            description: 'carrier_account_busy: parcels are being sent with it, or wait for a decision',
+            example: {
+              error: 'This account still has parcels being sent: wait for them, or decide on the uncertain ones, before removing it',
+              code: 'carrier_account_busy',
+            },
+          },
+        }),
+      },
     },
     {
       method: 'get',
@@ -192,7 +204,7 @@ export function register(b: OpenApiBuilder): void {
             example: { error: 'Validation failed', code: 'VALIDATION_ERROR', fields: { orderIds: 'Only confirmed orders can be shipped (1 are not)' } },
           },
           409: {
-            description: 'already_shipped: an order already has a live parcel',
+            description: 'already_shipped: an order already has a live parcel, or a delivery',
             example: { error: '1 of these orders already have a parcel (tracking number SD100042)', code: 'already_shipped' },
           },
         }),

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { SHIPPING_KINDS } from '../../services/shipping';
-import { AppError, isOwner, ValidationError } from '../../services/shared';
+import { AppError, ConflictError, isOwner, ValidationError } from '../../services/shared';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { errorsByInput, pageMessage, redirectWithNotice } from './forms';
 import { translateMessage } from './view-helpers';
@@ -45,6 +45,8 @@ export function shippingPages(services: Services): Router {
     const kind = typeof req.query.kind === 'string' && SHIPPING_KINDS.some((k) => k.kind === req.query.kind) ? req.query.kind : SHIPPING_KINDS[0]?.kind;
     const accounts = await services.carrierAccounts.list(workspace.id);
     const owned = isOwner(workspace) ? await Promise.all(accounts.map((a) => services.carrierAccounts.forOwner(workspace, a.id))) : accounts;
+    // The owner's page carries the push URLs' tokens: never kept by a cache.
+    if (isOwner(workspace)) res.set('Cache-Control', 'no-store');
     res
       .status(status)
       .render('shipping/carriers', { accounts: owned, kinds: SHIPPING_KINDS, kind, isOwner: isOwner(workspace), values: {}, errors: {}, ...extra });
@@ -77,8 +79,32 @@ export function shippingPages(services: Services): Router {
     }
   });
   router.post('/deliveries/carriers/accounts/:id/delete', async (req, res) => {
-    await services.carrierAccounts.remove(workspaceOf(req).workspace, String(req.params.id));
-    await redirectWithNotice(req, res, '/deliveries/carriers', req.t('shipping.accountRemoved'));
+    try {
+      await services.carrierAccounts.remove(workspaceOf(req).workspace, String(req.params.id));
+      await redirectWithNotice(req, res, '/deliveries/carriers', req.t('shipping.accountRemoved'));
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      await redirectWithNotice(req, res, '/deliveries/carriers', translateMessage(req.t, pageMessage(err)));
+    }
+  });
+  // The owner enters an account's keys again (refused, or changed at the carrier): checked there first.
+  router.post('/deliveries/carriers/accounts/:id/keys', async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    const id = String(req.params.id);
+    const account = await services.carrierAccounts.get(workspace.id, id);
+    const spec = SHIPPING_KINDS.find((k) => k.kind === account.kind);
+    const body = req.body ?? {};
+    const credentials = Object.fromEntries(
+      (spec?.credentials ?? []).map((c) => [c.name, typeof body[`credential_${c.name}`] === 'string' ? body[`credential_${c.name}`] : '']),
+    );
+    try {
+      await services.carrierAccounts.update(workspace, id, { credentials });
+      await redirectWithNotice(req, res, '/deliveries/carriers', req.t('shipping.keysSaved', { name: account.name }));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const translate: (text: string) => string = res.locals.message;
+      await redirectWithNotice(req, res, '/deliveries/carriers', Object.values(err.fields).map(translate).join(' '));
+    }
   });
 
   /** The ship page: the confirmed orders not shipped yet (or those selected on /orders), all preselected. */
@@ -130,6 +156,14 @@ export function shippingPages(services: Services): Router {
       const cities = await services.carrierAccounts.cities(shipment.account_id);
       res.status(400).render('shipping/shipment', { shipment, cities, errors: errorsByInput(err), values: named('amount_') });
     }
+  });
+  // "Print labels" for a selection of shipped orders (`ids`, as the orders list's checkboxes send them).
+  router.get('/orders/labels.pdf', requirePageWorkspace, async (req, res) => {
+    const { workspace } = workspaceOf(req);
+    const { pdf } = await services.shipments.labels(workspace.id, { orderIds: idsOf(req.query.ids) });
+    if (!pdf) return void res.redirect(303, '/orders?delivery=shipped');
+    res.set({ 'Content-Type': 'application/pdf', 'Content-Disposition': 'inline; filename="labels.pdf"' });
+    res.send(Buffer.from(pdf));
   });
   router.get('/shipments/:id/labels.pdf', async (req, res) => {
     const { workspace } = workspaceOf(req);

@@ -6,7 +6,7 @@ import { QUEUES } from '../../db/jobs';
 import type { SignedSender } from '../../integrations/http';
 import type { Secrets } from '../../integrations/secrets';
 import { audit } from '../audit';
-import { NotFoundError, ValidationError, isUuid, msg, optionalText, ownerOnly, parse, requiredText } from '../../services/shared';
+import { ConflictError, NotFoundError, ValidationError, isUuid, msg, optionalText, ownerOnly, parse, requiredText } from '../../services/shared';
 import type { FieldErrors, WorkspaceActor } from '../../services/shared';
 import { cityKey, matchCity } from './cities';
 import type { CarrierCity } from './cities';
@@ -219,7 +219,13 @@ export class CarrierAccountService {
       const field = adapter.credentials.some((c) => c.name === refused.field) ? refused.field : adapter.credentials[0].name;
       throw new ValidationError({ [`credentials.${field}`]: msg('carrierRefusedCredentials', { reason: refused.reason.slice(0, 300) }) });
     }
-    return adapter.cities(session);
+    try {
+      return await adapter.cities(session);
+    } catch (err) {
+      // Its keys work but its city list does not come: not saved, and said where the keys are.
+      const reason = err instanceof Error ? err.message.slice(0, 300) : 'no answer';
+      throw new ValidationError({ [`credentials.${adapter.credentials[0].name}`]: msg('carrierCitiesUnreadable', { reason }) });
+    }
   }
 
   async create(workspace: WorkspaceActor & { id: string }, body: unknown): Promise<CarrierAccount> {
@@ -301,6 +307,13 @@ export class CarrierAccountService {
     ownerOnly(workspace);
     if (!isUuid(id)) throw new NotFoundError(msg('carrierAccountNotFound'));
     await this.knex.transaction(async (trx) => {
+      // Parcels being sent (or waiting for a person's decision) keep their account: nothing in flight is lost.
+      const busy = await trx('parcels as p')
+        .join('carrier_accounts as a', 'a.id', 'p.account_id')
+        .where({ 'a.id': id, 'a.workspace_id': workspace.id })
+        .whereIn('p.state', ['queued', 'sending', 'uncertain'])
+        .first('p.id');
+      if (busy) throw new ConflictError(msg('carrierAccountBusy'), 'carrier_account_busy');
       const [row] = await trx('carrier_accounts').where({ id, workspace_id: workspace.id }).delete(['id', 'kind', 'name']);
       if (!row) throw new NotFoundError(msg('carrierAccountNotFound'));
       await audit.record(trx, {

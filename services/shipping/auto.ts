@@ -35,10 +35,11 @@ export class AutoShipping {
     for (const order of due) {
       const account = await this.knex('carrier_accounts')
         .where({ workspace_id: order.workspace_id, auto_ship: true })
-        .whereNot({ state: 'credentials_refused' })
         .where((q) => q.whereRaw("store_names = '{}'").orWhereRaw('? = ANY(store_names)', [order.store_name ?? '']))
         .orderBy(['created_at', 'id'])
-        .first('id');
+        .first('id', 'state');
+      // Credentials refused: the order waits for the owner to enter them again (noted, not done).
+      if (account?.state === 'credentials_refused') continue;
       if (account && order.status === 'confirmed') {
         try {
           await this.shipments.ship({ id: order.workspace_id, role: 'owner', userId: null }, { accountId: account.id, orderIds: [order.order_id] });
@@ -63,10 +64,19 @@ export class AutoShipping {
     let cancelled = 0;
     for (const parcel of due) {
       const account = await this.accounts.open(parcel.workspace_id, parcel.account_id);
-      // Not made yet: it is simply not made.
-      if (parcel.state === 'queued' || !parcel.tracking) {
-        await this.knex('parcels').where({ id: parcel.id, state: parcel.state }).update({ state: 'cancelled', updated_at: this.knex.fn.now() });
-        cancelled += 1;
+      // Not sent yet: it is simply not made (a job that takes it now finds it cancelled).
+      if (parcel.state === 'queued') {
+        const [done] = await this.knex('parcels')
+          .where({ id: parcel.id, state: 'queued' })
+          .update({ state: 'cancelled', cancel_requested_at: null, updated_at: this.knex.fn.now() }, ['id']);
+        if (done) cancelled += 1;
+        continue;
+      }
+      // Being sent: its answer decides (the next pass cancels it once made).
+      if (parcel.state === 'sending') continue;
+      // Its carrier may hold it without our knowing its number: a person cancels it there.
+      if (!parcel.tracking) {
+        await this.knex('parcels').where({ id: parcel.id }).update({ cancel_requested_at: null, cancel_at_carrier: true, updated_at: this.knex.fn.now() });
         continue;
       }
       const answer = account?.adapter.cancel

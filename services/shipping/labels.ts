@@ -4,6 +4,8 @@ import type { CarrierAccountService, OpenAccount } from './accounts';
 
 /** Labels fetched at once: a carrier takes 4 calls at once from one account. */
 const AT_ONCE = 4;
+/** The merged file at most this big (500 labels of 100 kB): past it, labels are named missing rather than held. */
+const MERGED_MAX_BYTES = 64 * 1024 * 1024;
 /** One label at most this big: a carrier's A6 label is 20–100 kB. */
 const LABEL_MAX_BYTES = 2 * 1024 * 1024;
 
@@ -29,6 +31,8 @@ export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, w
   const opened = new Map<string, OpenAccount | null>();
   const merged = await PDFDocument.create();
   const missing: string[] = [];
+  /** The labels' bytes taken into the merged file so far. */
+  let held = 0;
   const fetchLabel = async (id: string): Promise<{ reference: string; pages: PDFDocument | null } | null> => {
     const parcel = byId.get(id);
     if (!parcel) return null;
@@ -39,7 +43,9 @@ export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, w
           .label(accounts.session(account.adapter, account.credentials, account.id), { tracking: parcel.tracking, labelUrl: parcel.label_url })
           .catch(() => null)
       : null;
-    const pages = label && label.length <= LABEL_MAX_BYTES ? await PDFDocument.load(label, { ignoreEncryption: true }).catch(() => null) : null;
+    const fits = label && label.length <= LABEL_MAX_BYTES && held + label.length <= MERGED_MAX_BYTES;
+    if (fits) held += label.length;
+    const pages = fits ? await PDFDocument.load(label, { ignoreEncryption: true }).catch(() => null) : null;
     return { reference: parcel.reference, pages };
   };
   // A few labels fetched at once (the carriers' calls at once), merged in the list's order.

@@ -87,7 +87,8 @@ export class CarrierNewsService {
             carrier_status: words,
             last_news_at: trx.fn.now(),
             state: meaning === 'cancelled' ? 'cancelled' : trx.raw('state'),
-            next_poll_at: final || meaning === 'cancelled' || !account.adapter.status ? null : trx.raw(`now() + ${POLL_EVERY}`),
+            next_poll_at:
+              final || meaning === 'cancelled' || !account.adapter.status || account.adapter.push !== 'none' ? null : trx.raw(`now() + ${POLL_EVERY}`),
             updated_at: trx.fn.now(),
           });
         if (!parcel.order_id || meaning === 'cancelled') continue;

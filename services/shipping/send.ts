@@ -93,8 +93,8 @@ export class ParcelSender {
     }
     if (!claimed) return 'nothing_to_do';
     if (account.state === 'credentials_refused') {
-      // Nothing is lost: the parcel waits, and a fix of the credentials queues it again.
-      await this.release(claimed.id, {});
+      // Nothing is lost: the parcel waits, and a fix of the credentials queues it again (the hour of tries starts then).
+      await this.release(claimed.id, { first_try_at: null });
       return 'waiting_for_credentials';
     }
     const request = await parcelRequest(this.knex, claimed, account);
@@ -146,6 +146,8 @@ export class ParcelSender {
     const tracking = typeof given.tracking === 'string' ? given.tracking.trim() : '';
     if (given.action !== 'created') throw new ValidationError({ action: msg('oneOf', { label: 'action', allowed: 'created, send_again' }) });
     if (!tracking || tracking.length > 100) throw new ValidationError({ tracking: msg('required', { label: 'Tracking number' }) });
+    if (await this.knex('parcels').where({ account_id: parcel.account_id, tracking }).first('id'))
+      throw new ValidationError({ tracking: msg('trackingTaken') });
     const claimed = await this.knex('parcels')
       .where({ id: parcel.id })
       .first('id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount');
@@ -206,10 +208,11 @@ export class ParcelSender {
         return 'failed';
       case 'credentials_refused':
         await this.accountState(account.id, 'credentials_refused', outcome.reason);
-        await this.release(parcel.id, {});
+        await this.release(parcel.id, { first_try_at: null });
         return 'waiting_for_credentials';
       case 'throttled':
-        await this.release(parcel.id, {});
+        // Time waited for the carrier's window is not time it failed to answer.
+        await this.release(parcel.id, { first_try_at: null });
         await this.later(parcel.id, outcome.retryAfterMs);
         return 'throttled';
       case 'unanswered': {
@@ -231,8 +234,10 @@ export class ParcelSender {
   /** The parcel exists at the carrier: it is `sent`, and the order's delivery says so. */
   private async made(parcel: ClaimedParcel, account: OpenAccount, made: MadeParcel, result: 'sent' | 'found'): Promise<SendResult> {
     await this.knex.transaction(async (trx) => {
-      await trx('parcels')
+      // Only a parcel still on its way to the carrier (or a person's uncertain one) becomes sent.
+      const [still] = await trx('parcels')
         .where({ id: parcel.id })
+        .whereIn('state', ['queued', 'sending', 'uncertain'])
         .update({
           state: 'sent',
           tracking: made.tracking.slice(0, 100),
@@ -242,9 +247,11 @@ export class ParcelSender {
           answer_lost: false,
           sent_at: trx.fn.now(),
           last_news_at: trx.fn.now(),
-          next_poll_at: account.adapter.status ? trx.raw(`now() + ${POLL_EVERY}`) : null,
+          next_poll_at: account.adapter.status && account.adapter.push === 'none' ? trx.raw(`now() + ${POLL_EVERY}`) : null,
           updated_at: trx.fn.now(),
-        });
+        })
+        .returning('id');
+      if (!still) return;
       if (account.state !== 'working')
         await trx('carrier_accounts').where({ id: account.id }).update({ state: 'working', state_since: null, state_reason: null });
       if (parcel.order_id)

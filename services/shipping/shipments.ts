@@ -76,6 +76,7 @@ export interface ShippableOrder {
 interface OrderToShip {
   id: string;
   status: string;
+  delivery_status: string | null;
   city: string | null;
   total_amount: string | null;
   external_ref: string | null;
@@ -109,10 +110,11 @@ export class ShipmentService {
         .whereIn('id', ids)
         .orderBy('id')
         .forUpdate()
-        .select('id', 'status', 'city', 'total_amount', 'external_ref');
+        .select('id', 'status', 'city', 'total_amount', 'external_ref', 'delivery_status');
       const missing = ids.filter((id) => !orders.some((o) => o.id === id));
       if (missing.length > 0) throw new ValidationError({ orderIds: msg('shipUnknownOrders', { ids: missing.slice(0, 5).join(', ') }) });
       const unconfirmed = orders.filter((o) => o.status !== 'confirmed');
+
       if (unconfirmed.length > 0) throw new ValidationError({ orderIds: msg('shipNotConfirmed', { count: unconfirmed.length }) });
       // Under the orders' row locks: a parallel ship of the same orders waits here, then finds their parcels.
       const live = await trx('parcels').whereIn('order_id', ids).whereIn('state', LIVE).select('order_id', 'tracking', 'state');
@@ -123,11 +125,29 @@ export class ShipmentService {
           'already_shipped',
         );
       }
+      const delivered = orders.filter((o) => o.delivery_status !== null);
+      if (delivered.length > 0) throw new ConflictError(msg('shipAlreadyDelivered', { count: delivered.length }), 'already_shipped');
       // A waiting parcel of an earlier ship (a city or an amount to give) gives way to this one.
       await trx('parcels').whereIn('order_id', ids).whereIn('state', ['needs_city', 'needs_amount']).delete();
       const [shipment] = await trx('shipments')
         .insert({ workspace_id: workspace.id, account_id: account.id, created_by: workspace.userId ?? null })
         .returning('id');
+      // What the carrier knows each parcel by: the store's reference, else the order's id; a reference
+      // the account already used (another store's "#1001", a parcel shipped again) gets a suffix, so a
+      // look-up by reference never finds another parcel.
+      const wanted = orders.map((order) => order.external_ref || order.id);
+      const used = new Set<string>(
+        await trx('parcels')
+          .where({ account_id: account.id })
+          .whereRaw('reference LIKE ANY (?::text[])', [wanted.map((w) => `${w.replace(/[\\%_]/g, '\\$&')}%`)])
+          .pluck('reference'),
+      );
+      const referenceOf = (base: string) => {
+        let reference = base;
+        for (let n = 2; used.has(reference); n += 1) reference = `${base}-${n}`;
+        used.add(reference);
+        return reference;
+      };
       const rows = [];
       for (const order of orders) {
         const given = chosen[order.id] && cities.find((city) => city.id === chosen[order.id]);
@@ -140,7 +160,7 @@ export class ShipmentService {
           account_id: account.id,
           shipment_id: shipment.id,
           state,
-          reference: order.external_ref || order.id,
+          reference: referenceOf(order.external_ref || order.id),
           city_id: match.matched ? match.city.id : null,
         });
       }
@@ -172,7 +192,7 @@ export class ShipmentService {
       .join('orders as o', 'o.id', 'p.order_id')
       .where({ 'p.shipment_id': shipmentId })
       .whereIn('p.state', ['needs_city', 'needs_amount'])
-      .select('p.id', 'p.order_id', 'p.state', 'p.city_id', 'o.city');
+      .select('p.id', 'p.order_id', 'p.state', 'p.city_id', 'p.cod_amount', 'o.city');
     // The amounts first: the cash this parcel collects (the confirmed order itself is not edited).
     const refused: FieldErrors = {};
     const amounts = new Map<string, string>();
@@ -187,7 +207,8 @@ export class ShipmentService {
       const queued: string[] = [];
       for (const parcel of waiting) {
         const order = await trx('orders').where({ id: parcel.order_id }).forUpdate().first('total_amount', 'status');
-        const amount = order?.total_amount ?? amounts.get(parcel.id) ?? null;
+        // The order's own amount, else one given now, else one given at an earlier step (then the city was missing).
+        const amount = order?.total_amount ?? amounts.get(parcel.id) ?? parcel.cod_amount ?? null;
         if (order?.status !== 'confirmed' || amount === null) continue;
         const chosen = cities.find((c) => c.id === given.cities?.[parcel.order_id]);
         if (chosen && parcel.city) await this.accounts.remember(trx, shipment.account_id, parcel.city, chosen.id);

@@ -1,7 +1,6 @@
-import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, requireChromium } from '../helpers/browser';
+import { checkPagesIn, launchChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -51,27 +50,7 @@ describe('the customers’ data pages without JavaScript, at 390 px and on a des
   ] as const) {
     for (const lng of ['en', 'fr', 'ar'] as const) {
       it(`${label}, ${lng}: each page in its language, no sideways scroll, axe-core finds nothing`, async () => {
-        const [name, value] = cookie.split('=');
-        const context = await browser!.newContext({ viewport, javaScriptEnabled: false, baseURL: server!.url });
-        // axe-core runs as a script: on a page of its own with JavaScript.
-        const checker = await browser!.newContext({ viewport, bypassCSP: true, baseURL: server!.url });
-        try {
-          for (const c of [context, checker]) await c.addCookies([{ name, value, url: server!.url }]);
-          const page = await context.newPage();
-          const axePage = await checker.newPage();
-          for (const p of [page, axePage]) await p.setExtraHTTPHeaders({ 'Accept-Language': lng });
-          for (const path of pages) {
-            expect((await page.goto(path))?.status(), path).to.equal(200);
-            expect(await page.locator('html').getAttribute('lang'), path).to.equal(lng);
-            expect((await page.locator('html').getAttribute('dir')) === 'rtl', path).to.equal(lng === 'ar');
-            expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), path).to.be.at.most(0);
-            await axePage.goto(path);
-            expect(await axeViolations(axePage), path).to.deep.equal([]);
-          }
-        } finally {
-          await context.close();
-          await checker.close();
-        }
+        await checkPagesIn(browser!, { baseURL: server!.url, cookie, viewport, lng, paths: pages });
       });
     }
   }

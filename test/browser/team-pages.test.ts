@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { checkPagesIn, launchChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -84,53 +84,32 @@ describe('the team pages without JavaScript, at 390 px and on a desktop (headles
   ] as const) {
     for (const lng of ['en', 'fr', 'ar'] as const) {
       it(`${label}, ${lng}: each page in its language, no sideways scroll, the day's links in one row with the toggle beside or under them, nothing cut off, axe-core finds nothing`, async () => {
-        const [name, value] = cookie.split('=');
         const shot = screenshots(`team-${label}-${lng}`);
-        const context = await browser!.newContext({ viewport, javaScriptEnabled: false, baseURL: server!.url });
-        // axe-core runs as a script: on a page of its own with JavaScript.
-        const checker = await browser!.newContext({ viewport, bypassCSP: true, baseURL: server!.url });
-        try {
-          for (const c of [context, checker]) await c.addCookies([{ name, value, url: server!.url }]);
-          const page = await context.newPage();
-          const axePage = await checker.newPage();
-          for (const p of [page, axePage]) await p.setExtraHTTPHeaders({ 'Accept-Language': lng });
-          for (const path of pages) {
-            expect((await page.goto(path))?.status(), path).to.equal(200);
-            expect(await page.locator('html').getAttribute('lang'), path).to.equal(lng);
-            expect((await page.locator('html').getAttribute('dir')) === 'rtl', path).to.equal(lng === 'ar');
-            expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), path).to.be.at.most(0);
-            // The primary links and the menu share one row (the toggle too on a desktop; a line of its own
-            // on a phone), nothing overlaps or is cut off, and the toggle is at least 44 px tall.
-            const shape = await page.evaluate(() => {
-              const nav = document.querySelector('.main-nav')!;
-              const links = [...nav.querySelectorAll(':scope > a, :scope > details > summary')].map((el) => el.getBoundingClientRect());
-              const button = document.querySelector('button.shift')!.getBoundingClientRect();
-              const row = [...links, button].filter((b) => Math.abs(b.top - links[0].top) < 8).sort((a, b) => a.left - b.left);
-              const overlap = row.some((b, i) => i > 0 && b.left < row[i - 1].right - 0.5);
-              const scrolls = [...nav.querySelectorAll(':scope > a, :scope > details > summary, button.shift')].some(
-                (el) => el.scrollWidth > el.clientWidth + 1,
-              );
-              return {
-                rows: new Set(links.map((b) => Math.round(b.top))).size,
-                height: button.height,
-                inside: button.left >= 0 && button.right <= window.innerWidth,
-                overlap,
-                scrolls,
-              };
-            });
-            expect(shape.rows, path).to.equal(1);
-            expect(shape.overlap, path).to.equal(false);
-            expect(shape.scrolls, path).to.equal(false);
-            expect(shape.inside, path).to.equal(true);
-            expect(shape.height, path).to.be.at.least(44);
-            await shot(page, path.replace(/[^a-z]+/g, '-').replace(/^-|-$/g, '') || 'root');
-            await axePage.goto(path);
-            expect(await axeViolations(axePage), path).to.deep.equal([]);
-          }
-        } finally {
-          await context.close();
-          await checker.close();
-        }
+        await checkPagesIn(browser!, { baseURL: server!.url, cookie, viewport, lng, paths: pages }, async (page, path) => {
+          // The primary links and the menu share one row (the toggle too on a desktop; a line of its own
+          // on a phone), nothing overlaps or is cut off, and the toggle is at least 44 px tall.
+          const shape = await page.evaluate(() => {
+            const nav = document.querySelector('.main-nav')!;
+            const links = [...nav.querySelectorAll(':scope > a, :scope > details > summary')].map((el) => el.getBoundingClientRect());
+            const button = document.querySelector('button.shift')!.getBoundingClientRect();
+            const row = [...links, button].filter((b) => Math.abs(b.top - links[0].top) < 8).sort((a, b) => a.left - b.left);
+            const overlap = row.some((b, i) => i > 0 && b.left < row[i - 1].right - 0.5);
+            const scrolls = [...nav.querySelectorAll(':scope > a, :scope > details > summary, button.shift')].some((el) => el.scrollWidth > el.clientWidth + 1);
+            return {
+              rows: new Set(links.map((b) => Math.round(b.top))).size,
+              height: button.height,
+              inside: button.left >= 0 && button.right <= window.innerWidth,
+              overlap,
+              scrolls,
+            };
+          });
+          expect(shape.rows, path).to.equal(1);
+          expect(shape.overlap, path).to.equal(false);
+          expect(shape.scrolls, path).to.equal(false);
+          expect(shape.inside, path).to.equal(true);
+          expect(shape.height, path).to.be.at.least(44);
+          await shot(page, path.replace(/[^a-z]+/g, '-').replace(/^-|-$/g, '') || 'root');
+        });
       });
     }
   }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { expect } from 'chai';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { ROOT } from '../../config';
@@ -81,4 +82,39 @@ export async function axeViolations(page: Page, tags: string[] = WCAG_AA_TAGS): 
       (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
     );
   }, tags);
+}
+
+/**
+ * A signed-in user's pages in one language at one size: each `path` opened without JavaScript
+ * answers 200 in `lng` (its `lang`, and `dir` right to left in Arabic) and never scrolls sideways;
+ * `each` adds a page's own checks; then axe-core (a script: on a twin page with JavaScript) finds
+ * nothing. The shape every page test of a set of pages shares.
+ */
+export async function checkPagesIn(
+  browser: Browser,
+  options: { baseURL: string; cookie: string; viewport: { width: number; height: number }; lng: 'en' | 'fr' | 'ar'; paths: readonly string[] },
+  each: (page: Page, path: string) => Promise<void> = async () => {},
+): Promise<void> {
+  const { baseURL, viewport, lng } = options;
+  const [name, value] = options.cookie.split('=');
+  const context = await browser.newContext({ viewport, javaScriptEnabled: false, baseURL });
+  const checker = await browser.newContext({ viewport, bypassCSP: true, baseURL });
+  try {
+    for (const c of [context, checker]) await c.addCookies([{ name, value, url: baseURL }]);
+    const page = await context.newPage();
+    const axePage = await checker.newPage();
+    for (const p of [page, axePage]) await p.setExtraHTTPHeaders({ 'Accept-Language': lng });
+    for (const path of options.paths) {
+      expect((await page.goto(path))?.status(), path).to.equal(200);
+      expect(await page.locator('html').getAttribute('lang'), path).to.equal(lng);
+      expect((await page.locator('html').getAttribute('dir')) === 'rtl', path).to.equal(lng === 'ar');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), path).to.be.at.most(0);
+      await each(page, path);
+      await axePage.goto(path);
+      expect(await axeViolations(axePage), path).to.deep.equal([]);
+    }
+  } finally {
+    await context.close();
+    await checker.close();
+  }
 }

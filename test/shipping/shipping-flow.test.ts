@@ -36,6 +36,17 @@ async function confirmedOrder(shop: SignedIn, fields: Record<string, unknown> = 
   return body.id;
 }
 
+/** A shop with a Yalidine account at the double (its pickup in Alger), the web app and the worker's services. */
+async function yalidineShop(yalidine: { url: string }, env: Record<string, string> = {}) {
+  const { app, services } = pointedAt({ YALIDINE_API_ORIGIN: yalidine.url, ...env });
+  const shop = await signUp({ target: app });
+  const created = await shop.agent
+    .post('/api/carrier-accounts')
+    .send({ kind: 'yalidine', name: 'Yalidine', credentials: YALIDINE_KEYS, pickup_city_id: '1601|Alger' })
+    .expect(201);
+  return { app, services, shop, accountId: created.body.id as string };
+}
+
 /** Runs every queued parcel's job once, as the worker would, and returns what came of each. */
 async function sendQueued(services: Services, shop: SignedIn): Promise<string[]> {
   const queued: string[] = await testKnex()('parcels').where({ state: 'queued', workspace_id: shop.workspaceId }).orderBy(['created_at', 'id']).pluck('id');
@@ -305,16 +316,11 @@ describe('shipping: a carrier that can be asked by our reference', function () {
   it('Yalidine: the parcel whose answer was lost is found by its order_id on the next try; one parcel at the carrier', async () => {
     const yalidine = await yalidineDouble();
     try {
-      const { app, services } = pointedAt({ YALIDINE_API_ORIGIN: yalidine.url, DELIVERY_TIMEOUT_SECONDS: '1' });
-      const shop = await signUp({ target: app });
-      const created = await shop.agent
-        .post('/api/carrier-accounts')
-        .send({ kind: 'yalidine', name: 'Yalidine', credentials: YALIDINE_KEYS, pickup_city_id: '1601|Alger' })
-        .expect(201);
+      const { services, shop, accountId } = await yalidineShop(yalidine, { DELIVERY_TIMEOUT_SECONDS: '1' });
       const id = await confirmedOrder(shop, { city: 'Oran' });
       await shop.agent
         .post('/api/shipments')
-        .send({ accountId: created.body.id, orderIds: [id] })
+        .send({ accountId, orderIds: [id] })
         .expect(202);
       const parcelId = (await testKnex()('parcels').where({ order_id: id }).first('id')).id;
       yalidine.switches.loseCreateAnswer = true;
@@ -337,15 +343,10 @@ describe('shipping: the carrier’s limits and silences', function () {
   it('Yalidine’s quota used up: the parcel waits, queued, for the next window (a job scheduled then), never sent into a 429', async () => {
     const yalidine = await yalidineDouble({ limits: { minute: 6 } });
     try {
-      const { app, services } = pointedAt({ YALIDINE_API_ORIGIN: yalidine.url });
-      const shop = await signUp({ target: app });
-      const created = await shop.agent
-        .post('/api/carrier-accounts')
-        .send({ kind: 'yalidine', name: 'Yalidine', credentials: YALIDINE_KEYS, pickup_city_id: '1601|Alger' })
-        .expect(201);
+      const { services, shop, accountId } = await yalidineShop(yalidine);
       const ids: string[] = [];
       for (let i = 0; i < 6; i += 1) ids.push(await confirmedOrder(shop, { city: 'Oran', phone: `06${String(20000000 + i)}` }));
-      await shop.agent.post('/api/shipments').send({ accountId: created.body.id, orderIds: ids }).expect(202);
+      await shop.agent.post('/api/shipments').send({ accountId, orderIds: ids }).expect(202);
       const results = await sendQueued(services, shop);
       expect(results).to.include('sent').and.include('throttled');
       const waiting = await testKnex()('parcels').where({ workspace_id: shop.workspaceId, state: 'queued' }).pluck('id');
@@ -401,16 +402,11 @@ describe('shipping: the carrier’s limits and silences', function () {
   it('a carrier that answers 5xx may have made the parcel: after the hour it is uncertain, for a person, never sent twice', async () => {
     const yalidine = await yalidineDouble();
     try {
-      const { app, services } = pointedAt({ YALIDINE_API_ORIGIN: yalidine.url });
-      const shop = await signUp({ target: app });
-      const created = await shop.agent
-        .post('/api/carrier-accounts')
-        .send({ kind: 'yalidine', name: 'Yalidine', credentials: YALIDINE_KEYS, pickup_city_id: '1601|Alger' })
-        .expect(201);
+      const { services, shop, accountId } = await yalidineShop(yalidine);
       const id = await confirmedOrder(shop, { city: 'Oran' });
       await shop.agent
         .post('/api/shipments')
-        .send({ accountId: created.body.id, orderIds: [id] })
+        .send({ accountId, orderIds: [id] })
         .expect(202);
       yalidine.switches.serverError = true;
       expect(await sendQueued(services, shop)).to.deep.equal(['retry']);
