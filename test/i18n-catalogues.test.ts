@@ -80,6 +80,25 @@ const DYNAMIC_PREFIXES = [
 ];
 
 describe('languages: the catalogues (locales/en.json, fr.json, ar.json)', () => {
+  it('no key is written twice in one object (JSON keeps the last, so the first text would be lost unseen)', () => {
+    for (const lng of LANGUAGES) {
+      const text = fs.readFileSync(path.join(ROOT, 'locales', `${lng}.json`), 'utf8');
+      const twice: string[] = [];
+      const stack: Array<Set<string>> = [];
+      // Every string whole (its braces are text), a key when a colon follows; objects by their braces.
+      for (const token of text.matchAll(/"((?:[^"\\]|\\.)*)"(\s*:)?|[{}]/g)) {
+        if (token[0] === '{') stack.push(new Set());
+        else if (token[0] === '}') stack.pop();
+        else if (token[2]) {
+          const keys = stack[stack.length - 1];
+          if (keys.has(token[1])) twice.push(token[1]);
+          keys.add(token[1]);
+        }
+      }
+      expect(twice, lng).to.deep.equal([]);
+    }
+  });
+
   it('every language has the same keys: none missing, none extra', () => {
     const en = baseKeys('en');
     for (const lng of LANGUAGES) {

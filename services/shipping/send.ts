@@ -147,7 +147,7 @@ export class ParcelSender {
     if (given.action !== 'created') throw new ValidationError({ action: msg('oneOf', { label: 'action', allowed: 'created, send_again' }) });
     if (!tracking || tracking.length > 100) throw new ValidationError({ tracking: msg('required', { label: 'Tracking number' }) });
     if (await this.knex('parcels').where({ account_id: parcel.account_id, tracking }).first('id'))
-      throw new ValidationError({ tracking: msg('trackingTaken') });
+      throw new ValidationError({ tracking: msg('parcelTrackingTaken') });
     const claimed = await this.knex('parcels')
       .where({ id: parcel.id })
       .first('id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount');

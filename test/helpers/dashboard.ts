@@ -59,6 +59,7 @@ export const PAGE_ROUTES = [
   '/orders/ship',
   '/shipments/:id',
   '/shipments/:id/labels.pdf',
+  '/orders/labels.pdf',
 ] as const;
 export type PageRoute = (typeof PAGE_ROUTES)[number];
 
@@ -72,6 +73,7 @@ export const NOT_PAGES: readonly PageRoute[] = [
   '/stores/youcan/callback',
   '/stores/woocommerce/return',
   '/shipments/:id/labels.pdf',
+  '/orders/labels.pdf',
 ];
 /** Pages a visitor sees signed out; every other page is the signed-in owner's. */
 export const SIGNED_OUT: readonly PageRoute[] = ['/signup', '/login', '/join/:token'];
@@ -262,6 +264,7 @@ export async function realisticDashboard(target: Express | string): Promise<Dash
       '/orders/ship': ['/orders/ship'],
       '/shipments/:id': [`/shipments/${shipment.id}`],
       '/shipments/:id/labels.pdf': [`/shipments/${shipment.id}/labels.pdf`],
+      '/orders/labels.pdf': [`/orders/labels.pdf?ids=${confirmed.id}`],
     },
   };
 }
