@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { PDFDocument } from 'pdf-lib';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { CarrierAccountService, OpenAccount } from './accounts';
 
 /** Labels fetched at once: a carrier takes 4 calls at once from one account. */
@@ -59,5 +59,26 @@ export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, w
       for (const page of await merged.copyPages(got.pages, got.pages.getPageIndices())) merged.addPage(page);
     }
   }
+  if (merged.getPageCount() > 0 && missing.length > 0) await listMissing(merged, missing);
   return { pdf: merged.getPageCount() > 0 ? await merged.save() : null, missing };
+}
+
+/**
+ * A last page naming the parcels without a label, so the printed pile says what is not in it
+ * (references in the PDF's standard font: anything it cannot draw becomes `?`).
+ */
+async function listMissing(merged: PDFDocument, missing: readonly string[]): Promise<void> {
+  const font = await merged.embedFont(StandardFonts.Helvetica);
+  const drawable = (text: string) => text.replace(/[^\x20-\x7e]/g, '?');
+  let page = merged.addPage([283, 425]);
+  let y = 395;
+  page.drawText(drawable(`No label (${missing.length}):`), { x: 20, y, size: 12, font });
+  for (const reference of missing) {
+    y -= 16;
+    if (y < 20) {
+      page = merged.addPage([283, 425]);
+      y = 395;
+    }
+    page.drawText(drawable(reference).slice(0, 40), { x: 20, y, size: 10, font });
+  }
 }

@@ -156,6 +156,26 @@ describe('shipping: the edges a person meets', function () {
     expect(await testKnex()('parcels').where({ order_id: b }).first()).to.include({ state: 'uncertain' });
   });
 
+  it('a label that cannot be fetched is named on a last page of the PDF, and counted in X-Labels-Missing', async () => {
+    const ids = [await confirmedOrder(shop), await confirmedOrder(shop, { phone: '0661234570' })];
+    const { body } = await shop.agent.post('/api/shipments').send({ accountId, orderIds: ids }).expect(202);
+    await sendQueued(services, shop);
+    // The carrier lost the second label.
+    sendit.parcels.delete((await orderRow(ids[1])).delivery_tracking_number);
+    const labels = await shop.agent
+      .get(`/api/shipments/${body.shipment_id}/labels.pdf`)
+      .buffer(true)
+      .parse((res, done) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
+    expect(labels.headers['x-labels-missing']).to.equal('1');
+    // One label page, then the page that names what is missing.
+    expect((await PDFDocument.load(labels.body as Buffer)).getPageCount()).to.equal(2);
+  });
+
   it('the owner enters refused keys again on the accounts page; a selection of shipped orders prints its labels', async () => {
     await testKnex()('carrier_accounts').where({ id: accountId }).update({ state: 'credentials_refused', state_since: new Date() });
     const csrf = await csrfOf(shop.agent, '/deliveries/carriers');
