@@ -273,12 +273,12 @@ export function register(b: OpenApiBuilder): void {
       path: '/api/orders/{id}/parcel',
       tag: 'Shipping',
       security: ['session'],
-      summary: 'Decide on an uncertain parcel',
+      summary: 'Decide on an uncertain parcel, or cancel a parcel',
       description:
         'A parcel whose carrier\'s answer was lost and that the carrier cannot be asked about: `{action: "created", tracking}` (read in the carrier\'s portal: the order is shipped with it) or `{action: "send_again"}`.',
-      body: { schema: z.looseObject({ action: z.enum(['created', 'send_again']) }), example: { action: 'created', tracking: 'SD100042' } },
+      body: { schema: z.looseObject({ action: z.enum(['created', 'send_again', 'cancel']) }), example: { action: 'created', tracking: 'SD100042' } },
       responses: {
-        200: { description: 'What the parcel is now', schema: z.looseObject({ state: z.enum(['sent', 'queued']) }), example: { state: 'sent' } },
+        200: { description: 'What the parcel is now', schema: z.looseObject({ state: z.enum(['sent', 'queued', 'cancelling']) }), example: { state: 'sent' } },
         ...errors(SESSION_ERRORS, NOT_FOUND('Parcel'), {
           400: { description: 'VALIDATION_ERROR: an unknown action, no tracking number', example: { error: 'Validation failed', code: 'VALIDATION_ERROR' } },
         }),

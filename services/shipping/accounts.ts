@@ -325,6 +325,23 @@ export class CarrierAccountService {
     });
   }
 
+  /**
+   * Waits for the account's next slot at its carrier's rate, reserved in the database so that every
+   * process (the worker's parcels and polling, the web's labels) keeps one pace per account.
+   */
+  async pace(account: { id: string; adapter: ShippingAdapter }): Promise<void> {
+    const gapMs = Math.ceil(1000 / account.adapter.limits.perSecond);
+    const { rows } = await this.knex.raw<{ rows: Array<{ wait_ms: string }> }>(
+      `UPDATE carrier_accounts a SET next_call_at = greatest(a.next_call_at, clock_timestamp()) + ? * interval '1 millisecond'
+         FROM (SELECT id, greatest(next_call_at, clock_timestamp()) AS slot FROM carrier_accounts WHERE id = ? FOR UPDATE) s
+        WHERE a.id = s.id
+        RETURNING greatest(0, extract(epoch FROM s.slot - clock_timestamp()) * 1000) AS wait_ms`,
+      [gapMs, account.id],
+    );
+    const wait = Number(rows[0]?.wait_ms ?? 0);
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+
   /** The account's copy of its carrier's cities, by name. */
   async cities(accountId: string): Promise<CarrierCity[]> {
     const rows = await this.knex('carrier_cities').where({ account_id: accountId }).orderBy('name').select('city_id', 'name', 'arabic_name');

@@ -79,6 +79,7 @@ export class AutoShipping {
         await this.knex('parcels').where({ id: parcel.id }).update({ cancel_requested_at: null, cancel_at_carrier: true, updated_at: this.knex.fn.now() });
         continue;
       }
+      if (account?.adapter.cancel) await this.accounts.pace(account);
       const answer = account?.adapter.cancel
         ? await account.adapter
             .cancel(this.accounts.session(account.adapter, account.credentials, account.id), parcel.tracking)

@@ -38,6 +38,7 @@ export async function mergeLabels(knex: Knex, accounts: CarrierAccountService, w
     if (!parcel) return null;
     if (!opened.has(parcel.account_id)) opened.set(parcel.account_id, await accounts.open(workspaceId, parcel.account_id));
     const account = opened.get(parcel.account_id);
+    if (account?.adapter.label) await accounts.pace(account);
     const label = account?.adapter.label
       ? await account.adapter
           .label(accounts.session(account.adapter, account.credentials, account.id), { tracking: parcel.tracking, labelUrl: parcel.label_url })

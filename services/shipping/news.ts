@@ -144,6 +144,7 @@ export class CarrierNewsService {
       await this.knex('parcels')
         .where({ id: parcel.id })
         .update({ next_poll_at: this.knex.raw(`CASE WHEN last_news_at < now() - ${POLL_FOR} THEN NULL ELSE now() + ${POLL_EVERY} END`) });
+      await this.accounts.pace(account);
       const update = await account.adapter.status(this.accounts.session(account.adapter, account.credentials, account.id), parcel.tracking).catch(() => null);
       asked += 1;
       if (update?.words.trim()) await this.applyIfNew(account, parcel.id, update);

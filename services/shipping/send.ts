@@ -102,7 +102,7 @@ export class ParcelSender {
       await this.finish(claimed, { state: 'failed', reason: 'The order can no longer be shipped (not confirmed, no amount or no city)' });
       return 'failed';
     }
-    await this.waitForRate(account);
+    await this.accounts.pace(account);
     const session = this.accounts.session(account.adapter, account.credentials, account.id);
     if (claimed.answer_lost) {
       const lookup: LookupOutcome = account.adapter.lookup
@@ -126,14 +126,21 @@ export class ParcelSender {
    * A person's decision on an `uncertain` parcel (its answer was lost and the carrier cannot be
    * asked): "it was created" with the tracking number read in the carrier's portal, or "send again".
    */
-  async decide(workspaceId: string, orderId: string, body: unknown): Promise<'sent' | 'queued'> {
+  async decide(workspaceId: string, orderId: string, body: unknown): Promise<'sent' | 'queued' | 'cancelling'> {
     const given = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    // "cancel" takes the order's live parcel; "created" and "send again" an uncertain one.
+    const states = given.action === 'cancel' ? ['queued', 'sent', 'uncertain'] : ['uncertain'];
     const parcel = isUuid(orderId)
-      ? await this.knex('parcels').where({ workspace_id: workspaceId, order_id: orderId, state: 'uncertain' }).first('id', 'account_id')
+      ? await this.knex('parcels').where({ workspace_id: workspaceId, order_id: orderId }).whereIn('state', states).first('id', 'account_id')
       : undefined;
     if (!parcel) throw new NotFoundError(msg('parcelNotUncertain'));
     const account = await this.accounts.open(workspaceId, parcel.account_id);
     if (!account) throw new NotFoundError(msg('carrierAccountNotFound'));
+    if (given.action === 'cancel') {
+      // Asked of the carrier by the minute pass, as a declined order's parcel is; the page then says what came of it.
+      await this.knex('parcels').where({ id: parcel.id }).update({ cancel_requested_at: this.knex.fn.now(), updated_at: this.knex.fn.now() });
+      return 'cancelling';
+    }
     if (given.action === 'send_again') {
       await this.knex.transaction(async (trx) => {
         await trx('parcels')
@@ -144,7 +151,7 @@ export class ParcelSender {
       return 'queued';
     }
     const tracking = typeof given.tracking === 'string' ? given.tracking.trim() : '';
-    if (given.action !== 'created') throw new ValidationError({ action: msg('oneOf', { label: 'action', allowed: 'created, send_again' }) });
+    if (given.action !== 'created') throw new ValidationError({ action: msg('oneOf', { label: 'action', allowed: 'created, send_again, cancel' }) });
     if (!tracking || tracking.length > 100) throw new ValidationError({ tracking: msg('required', { label: 'Tracking number' }) });
     if (await this.knex('parcels').where({ account_id: parcel.account_id, tracking }).first('id'))
       throw new ValidationError({ tracking: msg('parcelTrackingTaken') });
@@ -183,20 +190,6 @@ export class ParcelSender {
         .returning(['id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount']);
       return claimed as ClaimedParcel;
     });
-  }
-
-  /** Reserves the account's next slot at its carrier's rate (kept in the database, across processes) and waits for it. */
-  private async waitForRate(account: OpenAccount): Promise<void> {
-    const gapMs = Math.ceil(1000 / account.adapter.limits.perSecond);
-    const { rows } = await this.knex.raw<{ rows: Array<{ wait_ms: string }> }>(
-      `UPDATE carrier_accounts a SET next_call_at = greatest(a.next_call_at, clock_timestamp()) + ? * interval '1 millisecond'
-         FROM (SELECT id, greatest(next_call_at, clock_timestamp()) AS slot FROM carrier_accounts WHERE id = ? FOR UPDATE) s
-        WHERE a.id = s.id
-        RETURNING greatest(0, extract(epoch FROM s.slot - clock_timestamp()) * 1000) AS wait_ms`,
-      [gapMs, account.id],
-    );
-    const wait = Number(rows[0]?.wait_ms ?? 0);
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   private async settle(parcel: ClaimedParcel, account: OpenAccount, outcome: CreateOutcome): Promise<SendResult> {

@@ -58,6 +58,8 @@ export interface OrderParcel {
   reason: string | null;
   carrier_status: string | null;
   cancel_at_carrier: boolean;
+  /** Its cancellation is asked of the carrier (the minute pass). */
+  cancelling: boolean;
   shipment_id: string | null;
   has_label: boolean;
 }
@@ -269,6 +271,7 @@ export class ShipmentService {
         'p.reason',
         'p.carrier_status',
         'p.cancel_at_carrier',
+        'p.cancel_requested_at',
         'p.shipment_id',
         'p.label_url',
         'a.name as account_name',
@@ -283,6 +286,7 @@ export class ShipmentService {
       reason: row.reason,
       carrier_status: row.carrier_status,
       cancel_at_carrier: row.cancel_at_carrier,
+      cancelling: !!row.cancel_requested_at,
       shipment_id: row.shipment_id,
       has_label: row.state === 'sent' && (!!row.label_url || !!shippingAdapter(row.kind)?.label),
     };

@@ -176,6 +176,28 @@ describe('shipping: the edges a person meets', function () {
     expect((await PDFDocument.load(labels.body as Buffer)).getPageCount()).to.equal(2);
   });
 
+  it('the order page cancels its parcel by hand: asked of the carrier within the minute pass, and said on the page', async () => {
+    const id = await confirmedOrder(shop);
+    await shop.agent
+      .post('/api/shipments')
+      .send({ accountId, orderIds: [id] })
+      .expect(202);
+    await sendQueued(services, shop);
+    const tracking = (await orderRow(id)).delivery_tracking_number;
+    const page = await shop.agent.get(`/orders/${id}`).expect(200);
+    expect(page.text).to.include('name="action" value="cancel"');
+    const csrf = (/name="_csrf" value="([^"]+)"/.exec(page.text) ?? [])[1];
+    await shop.agent.post(`/orders/${id}/parcel`).type('form').send({ _csrf: csrf, action: 'cancel' }).expect(303);
+    expect((await shop.agent.get(`/orders/${id}`).expect(200)).text)
+      .to.include('role="status"')
+      .and.not.include('name="action" value="cancel"');
+    expect(await services.autoShipping.run()).to.deep.include({ cancelled: 1 });
+    expect(await testKnex()('parcels').where({ order_id: id }).first()).to.include({ state: 'cancelled' });
+    expect(sendit.parcels.get(tracking)!.status).to.equal('CANCELED');
+    // The carrier's calls of every process keep the account's pace: its next slot moved on.
+    expect((await testKnex()('carrier_accounts').where({ id: accountId }).first()).next_call_at).to.be.instanceOf(Date);
+  });
+
   it('the owner enters refused keys again on the accounts page; a selection of shipped orders prints its labels', async () => {
     await testKnex()('carrier_accounts').where({ id: accountId }).update({ state: 'credentials_refused', state_since: new Date() });
     const csrf = await csrfOf(shop.agent, '/deliveries/carriers');
