@@ -22,8 +22,9 @@ export function shippingPages(services: Services): Router {
   const router = Router();
   router.use(['/deliveries/carriers', '/orders/ship', '/shipments'], requirePageWorkspace);
 
-  // The order page (rendered by the order pages) shows its parcel: read here, given to the view.
-  router.use('/orders/:id', async (req, res, next) => {
+  // The order page (rendered by the order pages) shows its parcel: read here, given to the view —
+  // for the page itself only (`all` matches the exact path), not for its delete page or its forms' other routes.
+  router.all('/orders/:id', async (req, res, next) => {
     const workspace = req.ctx?.workspace;
     if (workspace && req.params.id !== 'ship') res.locals.parcel = await services.shipments.parcelOf(workspace.id, String(req.params.id));
     next();

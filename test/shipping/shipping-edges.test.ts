@@ -8,32 +8,12 @@ import { csrfOf, signUp, TEST_ENV, testApp } from '../helpers/app';
 import type { SignedIn } from '../helpers/app';
 import { DIGYLOG_KEYS, digylogDouble, senditDouble, SENDIT_KEYS } from '../helpers/carrier-doubles';
 import { testKnex } from '../helpers/db';
+import { confirmedOrder as confirmed, sendQueued } from '../helpers/shipping';
 import { orderRow } from '../helpers/loop';
 
-async function confirmedOrder(shop: SignedIn, fields: Record<string, unknown> = {}): Promise<string> {
-  const { body } = await shop.agent
-    .post('/api/orders')
-    .send({
-      clientName: 'Nadia Berrada',
-      phone: '0661234567',
-      storeName: 'Atlas Shop',
-      productsName: 'Tajine',
-      totalAmount: '180.00',
-      city: 'Casa',
-      address: 'Derb 3',
-      ...fields,
-    })
-    .expect(201);
-  await shop.agent.put(`/api/orders/${body.id}`).send({ status: 'confirmed' }).expect(200);
-  return body.id;
-}
-
-async function sendQueued(services: Services, shop: SignedIn): Promise<string[]> {
-  const queued: string[] = await testKnex()('parcels').where({ state: 'queued', workspace_id: shop.workspaceId }).orderBy(['created_at', 'id']).pluck('id');
-  const results: string[] = [];
-  for (const id of queued) results.push(await services.parcels.send(id));
-  return results;
-}
+/** This file's orders: the shared helper's, with Nadia Berrada's tajine. */
+const confirmedOrder = (shop: SignedIn, fields: Record<string, unknown> = {}) =>
+  confirmed(shop, { clientName: 'Nadia Berrada', phone: '0661234567', productsName: 'Tajine', totalAmount: '180.00', address: 'Derb 3', ...fields });
 
 describe('shipping: the edges a person meets', function () {
   this.timeout(60_000);

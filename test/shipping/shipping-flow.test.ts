@@ -7,6 +7,7 @@ import { hexSigned, ozonDouble, OZON_KEYS, senditDouble, SENDIT_KEYS, yalidineDo
 import { memberOf, signUp, TEST_ENV, testApp } from '../helpers/app';
 import type { SignedIn } from '../helpers/app';
 import { testKnex } from '../helpers/db';
+import { confirmedOrder, sendQueued } from '../helpers/shipping';
 import { orderRow } from '../helpers/loop';
 import request from 'supertest';
 
@@ -18,24 +19,6 @@ function pointedAt(env: Record<string, string>) {
   return { app: testApp(env), services: createServices(testKnex(), loadConfig(all), new Jobs(testKnex())) };
 }
 
-async function confirmedOrder(shop: SignedIn, fields: Record<string, unknown> = {}): Promise<string> {
-  const { body } = await shop.agent
-    .post('/api/orders')
-    .send({
-      clientName: 'Amina Benali',
-      phone: '0612345678',
-      storeName: 'Atlas Shop',
-      productsName: 'Babouches',
-      totalAmount: '249.00',
-      city: 'Casa',
-      address: 'Derb Sultan 12',
-      ...fields,
-    })
-    .expect(201);
-  await shop.agent.put(`/api/orders/${body.id}`).send({ status: 'confirmed' }).expect(200);
-  return body.id;
-}
-
 /** A shop with a Yalidine account at the double (its pickup in Alger), the web app and the worker's services. */
 async function yalidineShop(yalidine: { url: string }, env: Record<string, string> = {}) {
   const { app, services } = pointedAt({ YALIDINE_API_ORIGIN: yalidine.url, ...env });
@@ -45,14 +28,6 @@ async function yalidineShop(yalidine: { url: string }, env: Record<string, strin
     .send({ kind: 'yalidine', name: 'Yalidine', credentials: YALIDINE_KEYS, pickup_city_id: '1601|Alger' })
     .expect(201);
   return { app, services, shop, accountId: created.body.id as string };
-}
-
-/** Runs every queued parcel's job once, as the worker would, and returns what came of each. */
-async function sendQueued(services: Services, shop: SignedIn): Promise<string[]> {
-  const queued: string[] = await testKnex()('parcels').where({ state: 'queued', workspace_id: shop.workspaceId }).orderBy(['created_at', 'id']).pluck('id');
-  const results: string[] = [];
-  for (const id of queued) results.push(await services.parcels.send(id));
-  return results;
 }
 
 describe('shipping: confirmed orders become parcels at the carrier', function () {

@@ -8,32 +8,22 @@ import { ozonDouble, OZON_KEYS, senditDouble, SENDIT_KEYS } from '../helpers/car
 import { csrfFrom, memberOf, signUp, TEST_ENV, testApp } from '../helpers/app';
 import type { SignedIn } from '../helpers/app';
 import { testKnex } from '../helpers/db';
+import { confirmedOrder as confirmed, sendQueued } from '../helpers/shipping';
 import { orderRow } from '../helpers/loop';
 
 type Sendit = Awaited<ReturnType<typeof senditDouble>>;
 
-async function confirmedOrder(shop: SignedIn, fields: Record<string, unknown> = {}): Promise<string> {
-  const { body } = await shop.agent
-    .post('/api/orders')
-    .send({
-      clientName: 'Khadija Alaoui',
-      phone: '0661234567',
-      storeName: 'Atlas Shop',
-      productsName: 'Tajine',
-      totalAmount: '180.00',
-      city: 'Fès',
-      address: 'Derb 3',
-      ...fields,
-    })
-    .expect(201);
-  await shop.agent.put(`/api/orders/${body.id}`).send({ status: 'confirmed' }).expect(200);
-  return body.id;
-}
-
-async function sendQueued(services: Services, shop: SignedIn): Promise<void> {
-  const queued: string[] = await testKnex()('parcels').where({ state: 'queued', workspace_id: shop.workspaceId }).orderBy(['created_at', 'id']).pluck('id');
-  for (const id of queued) await services.parcels.send(id);
-}
+/** This file's orders: the shared helper's, with Khadija Alaoui's tajine to Fès. */
+const confirmedOrder = (shop: SignedIn, fields: Record<string, unknown> = {}) =>
+  confirmed(shop, {
+    clientName: 'Khadija Alaoui',
+    phone: '0661234567',
+    productsName: 'Tajine',
+    totalAmount: '180.00',
+    city: 'Fès',
+    address: 'Derb 3',
+    ...fields,
+  });
 
 describe('shipping pages: the accounts, the ship page and a shipment, without JavaScript', function () {
   this.timeout(60_000);
