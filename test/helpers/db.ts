@@ -4,9 +4,9 @@ import type pg from 'pg';
 import { ROOT } from '../../config';
 import type { EmbeddedDatabase } from '../../db/embedded';
 import { startEmbeddedPostgres } from '../../db/embedded';
+import { JOB_SCHEMA, prepareJobs } from '../../db/jobs';
 import { createKnex, createSessionPool } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
-import { JOB_SCHEMA, prepareJobs } from '../../db/jobs';
 
 /** 32 bytes in base64: the key third-party secrets are sealed with in the tests' database (TEST_ENV.SECRETS_KEY). */
 export const TEST_SECRETS_KEY = 'dGVzdC1zZWNyZXRzLWtleS10ZXN0LXNlY3JldHMta2U=';
@@ -16,30 +16,128 @@ let url: string | undefined;
 let knex: Knex | undefined;
 let sessionPool: pg.Pool | undefined;
 
-/** DATABASE_URL when set, else an embedded Postgres kept under .data/test-postgres. Migrated once. */
-export async function startTestDatabase(): Promise<void> {
-  url = process.env.DATABASE_URL;
-  if (!url) {
-    embedded = await startEmbeddedPostgres(path.join(ROOT, '.data', 'test-postgres'), 'test');
-    url = embedded.url;
-  }
-  knex = createKnex(url);
-  await migrateLatest(knex, { secretsKey: TEST_SECRETS_KEY });
-  await prepareJobs(url);
+/**
+ * Under `mocha --parallel` each worker process runs its files on a database of its own: a copy of
+ * `<database>_template`, migrated once per run by the main process (`prepareTestDatabases`).
+ */
+const workerId = process.env.MOCHA_WORKER_ID;
+
+function withDatabase(base: string, name: string): string {
+  const next = new URL(base);
+  next.pathname = `/${name}`;
+  return next.toString();
+}
+
+function databaseName(base: string): string {
+  return decodeURIComponent(new URL(base).pathname.slice(1)) || 'postgres';
+}
+
+function templateName(base: string): string {
+  return `${databaseName(base)}_template`;
+}
+
+async function migrate(databaseUrl: string): Promise<Knex> {
+  const db = createKnex(databaseUrl);
+  await migrateLatest(db, { secretsKey: TEST_SECRETS_KEY });
+  await prepareJobs(databaseUrl);
   // Jobs left by an earlier run point at its data: each run starts with an empty queue.
-  await knex.raw(`DELETE FROM ${JOB_SCHEMA}.job`);
-  // A database kept from earlier runs holds their rows; where autovacuum is off (as on this
-  // machine's Postgres) nothing has measured them, and with no statistics Postgres took the calls
-  // table for empty and read all of it for every order an export lists (over the statement
-  // timeout). Give it the statistics a maintained database has.
-  await knex.raw('ANALYZE');
+  await db.raw(`DELETE FROM ${JOB_SCHEMA}.job`);
+  return db;
+}
+
+/** Whatever runs the same statements on one connection to the server: each worker's database is made from it. */
+async function onServer<T>(base: string, work: (db: Knex) => Promise<T>): Promise<T> {
+  const db = createKnex(withDatabase(base, 'postgres'));
+  try {
+    return await work(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+function quoted(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The main process's part (mocha's global setup): DATABASE_URL, or an embedded Postgres kept under
+ * .data/test-postgres; and, for parallel runs, the workers' template migrated.
+ */
+export async function prepareTestDatabases(parallel: boolean): Promise<void> {
+  if (!process.env.DATABASE_URL) {
+    embedded = await startEmbeddedPostgres(path.join(ROOT, '.data', 'test-postgres'), 'test');
+    process.env.DATABASE_URL = embedded.url;
+  }
+  if (!parallel) return;
+  const base = process.env.DATABASE_URL;
+  const template = templateName(base);
+  await onServer(base, async (db) => {
+    const exists = await db.raw('SELECT 1 FROM pg_database WHERE datname = ?', [template]);
+    if (exists.rows.length === 0) await db.raw(`CREATE DATABASE ${quoted(template)}`);
+  });
+  const migrated = await migrate(withDatabase(base, template));
+  await migrated.destroy();
+}
+
+export async function releaseTestDatabases(): Promise<void> {
+  await embedded?.stop();
+  embedded = undefined;
+}
+
+/** A worker's own database, a fresh copy of the template (so each run starts from the same empty state). */
+async function workerDatabase(base: string, id: string): Promise<string> {
+  const name = `${databaseName(base)}_w${id}`;
+  await onServer(base, async (db) => {
+    await db.raw(`DROP DATABASE IF EXISTS ${quoted(name)} WITH (FORCE)`);
+    await db.raw(`CREATE DATABASE ${quoted(name)} TEMPLATE ${quoted(templateName(base))}`);
+  });
+  return withDatabase(base, name);
+}
+
+/** A worker's own Redis database number, so that rate-limit counters of one worker never reach another's. */
+function workerRedis(base: string, id: string): string {
+  const next = new URL(base);
+  const first = Number(next.pathname.slice(1) || '0');
+  next.pathname = `/${(first + 1 + Number(id)) % 16}`;
+  return next.toString();
+}
+
+/** The database of this process, migrated, opened once: a parallel worker keeps it for every file it runs. */
+export async function startTestDatabase(): Promise<void> {
+  if (knex) return;
+  const base = process.env.DATABASE_URL;
+  if (!base) throw new Error('DATABASE_URL is set by the global setup (test/setup.ts)');
+  if (workerId === undefined) {
+    url = base;
+    knex = await migrate(url);
+    // A database kept from earlier runs holds their rows; where autovacuum is off (as on this
+    // machine's Postgres) nothing has measured them, and with no statistics Postgres took the calls
+    // table for empty and read all of it for every order an export lists (over the statement
+    // timeout). Give it the statistics a maintained database has.
+    await knex.raw('ANALYZE');
+  } else {
+    url = await workerDatabase(base, workerId);
+    // Whatever this worker starts (a server process, a script) reads the same database and Redis.
+    process.env.DATABASE_URL = url;
+    if (process.env.REDIS_URL) process.env.REDIS_URL = workerRedis(process.env.REDIS_URL, workerId);
+    knex = createKnex(url);
+  }
   sessionPool = createSessionPool(url, () => {});
+}
+
+/**
+ * Before each file of a parallel worker: the statistics of what the worker's earlier files wrote
+ * (autovacuum may be off), so that a plan made on empty tables does not outlive them.
+ */
+export async function refreshTestDatabase(): Promise<void> {
+  await knex?.raw('ANALYZE');
 }
 
 export async function stopTestDatabase(): Promise<void> {
   await knex?.destroy();
   await sessionPool?.end();
-  await embedded?.stop();
+  knex = undefined;
+  sessionPool = undefined;
 }
 
 export function testDatabaseUrl(): string {
