@@ -61,6 +61,14 @@ module.exports = {
       to: { path: '^services/', pathNot: '^services/shared/' },
     },
     {
+      name: 'migrations-import-nothing-live',
+      severity: 'error',
+      comment:
+        'A migration means the same forever: it imports only knex (for its types) and node builtins, never code that lives on (db/order-fields.ts, db/jobs.ts, services/…). What it runs is a literal copy (docs/architecture.md).',
+      from: { path: '^db/migrations/' },
+      to: { dependencyTypesNot: ['core'], pathNot: '(^|/)node_modules/knex/' },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
       comment: 'An import that resolves to nothing: a typo or a file that moved.',

@@ -3,7 +3,8 @@
  * it. Every list of an order's columns is made from this table: the selects, RETURNING and INSERT
  * column lists of services/orders/sql.ts, the CSV export's columns (services/orders/export.ts), the
  * order of a `call.requested` and its select (services/calls/queries.ts), webhook_order and the
- * fields an `order.updated` names (migrations, through the generators below).
+ * fields an `order.updated` names (services/webhooks/db/webhook_order.sql.ts and
+ * orders_webhook_events.sql.ts).
  * test/order-representations.test.ts holds each representation to it.
  *
  * A field (its name is the name every representation gives it) says:
@@ -20,7 +21,8 @@
  * - `changed`: its place in an `order.updated`'s `changed_fields`, for a change that is one.
  *
  * The database's copy of a representation changes by a migration only: a change to `webhook` or
- * `changed` is a new migration that calls webhookOrderSql or ordersWebhookEventsSql.
+ * `changed` changes the text of webhook_order.sql.ts or orders_webhook_events.sql.ts, and
+ * test/db/functions.test.ts fails until a new migration carries that text (docs/architecture.md).
  */
 interface FieldSpec {
   readonly columns?: readonly string[];
@@ -140,58 +142,10 @@ export const CHANGED_FIELDS = FIELDS.filter(([, spec]) => spec.changed !== undef
   .map(([name]) => name);
 
 /**
- * webhook_order: the order a webhook event stores, with the webhook's fields (WEBHOOK_FIELDS), or
- * those of `fields`. A migration that calls it runs again on every new database: when a webhook
- * field with a column of its own is added later, such a migration is given the list of its time,
- * and `then` the SQL of a field whose SQL was another at its time (what it reads did not exist yet).
+ * webhook_order's pairs for jsonb_build_object: each webhook field's name and the SQL that reads it
+ * from the order `o`, in the order of the API's JSON (services/webhooks/db/webhook_order.sql.ts).
  */
-export function webhookOrderSql(fields: readonly string[] = WEBHOOK_FIELDS, then: Readonly<Record<string, string>> = {}): string {
-  const unknown = [...fields, ...Object.keys(then)].filter((name) => !WEBHOOK_FIELDS.includes(name as ShapeField));
-  if (unknown.length > 0) throw new Error(`webhook_order has no field ${unknown.join(', ')}`);
-  const pairs = carrying('webhook')
-    .filter(([name]) => fields.includes(name))
-    .map(([name, spec]) => `'${name}', ${then[name] ?? (spec.webhook === true ? `o.${name}` : spec.webhook)}`);
-  return `
-  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT jsonb_build_object(
-      ${pairs.join(',\n      ')})
-  $$`;
-}
-
-/**
- * orders_webhook_events: order.created, order.updated when one of `fields` changed (named in
- * `changed_fields`, in this order), order.deleted. Migrations 20261123_02, 20261124_20 and
- * 20261125_40 call it with the lists of their time, 20261126_44_01 with CHANGED_FIELDS: what it
- * writes for them must never change.
- */
-export function ordersWebhookEventsSql(fields: readonly string[], options: { seqscanOff: boolean }): string {
-  const rows = fields.map((name, i) => `(${i + 1}, '${name}', NEW.${name} IS DISTINCT FROM OLD.${name})`).join(',\n          ');
-  return `
-    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql${options.seqscanOff ? ' SET enable_seqscan = off' : ''} AS $$
-    DECLARE changed text[];
-    BEGIN
-      -- Most workspaces have no endpoint: one index probe, nothing built.
-      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
-        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-        RETURN NULL;
-      END IF;
-      IF TG_OP = 'INSERT' THEN
-        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
-      ELSIF TG_OP = 'UPDATE' THEN
-        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
-          ${rows}) AS f(position, name, differs)
-        WHERE differs;
-        IF changed IS NOT NULL THEN
-          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
-            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
-        END IF;
-      ELSE
-        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
-        RETURN OLD;
-      END IF;
-      RETURN NULL;
-    END $$`;
-}
+export const WEBHOOK_ORDER_SQL = carrying('webhook').map(([name, spec]) => ({ name, sql: spec.webhook === true ? `o.${name}` : spec.webhook }));
 
 /**
  * A `possible_duplicate` is an order of the same phone and products within this many hours, before

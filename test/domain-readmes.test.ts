@@ -3,10 +3,11 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT } from '../config';
 import { testKnex } from './helpers/db';
+import { functionFiles } from './helpers/function-files';
 
-/** Every domain README under services/, and the names its "Triggers and functions" section lists first on each line. */
-function readmes(): Array<{ file: string; text: string; listed: string[] }> {
-  const found: Array<{ file: string; text: string; listed: string[] }> = [];
+/** Every domain README under services/, its "Triggers and functions" section, and the names that section lists first on each line. */
+function readmes(): Array<{ file: string; text: string; section: string; listed: string[] }> {
+  const found: Array<{ file: string; text: string; section: string; listed: string[] }> = [];
   const services = path.join(ROOT, 'services');
   for (const entry of fs.readdirSync(services, { withFileTypes: true })) {
     const file = path.join(services, entry.name, 'README.md');
@@ -15,7 +16,7 @@ function readmes(): Array<{ file: string; text: string; listed: string[] }> {
     const section = /^## Triggers and functions\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(text)?.[1] ?? '';
     // A bullet names its triggers and functions first, over one line or more: "- `a`, `b` — what they do".
     const listed = [...section.matchAll(/^- ((?:`\w+`(?:,\s+|\s+and\s+)?)+)/gm)].flatMap((m) => [...m[1].matchAll(/`(\w+)`/g)].map((n) => n[1]));
-    found.push({ file: path.relative(ROOT, file), text, listed });
+    found.push({ file: path.relative(ROOT, file), text, section, listed });
   }
   return found;
 }
@@ -46,6 +47,17 @@ describe('domain READMEs name the database’s triggers and functions', () => {
     expect(
       functions.filter((name) => !listed.has(name)),
       'functions no README lists',
+    ).to.deep.equal([]);
+  });
+
+  it('each function’s file (services/<domain>/db/) is named in its domain README’s "Triggers and functions"', () => {
+    const sections = new Map(readmes().map((r) => [r.file, r.section]));
+    const unnamed = functionFiles().filter(
+      ({ domain, file }) => !sections.get(path.join('services', domain, 'README.md'))?.includes(`(${path.posix.relative(`services/${domain}`, file)})`),
+    );
+    expect(
+      unnamed.map((f) => f.file),
+      'function files their README does not link',
     ).to.deep.equal([]);
   });
 

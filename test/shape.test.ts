@@ -66,6 +66,7 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     append(dir, 'routes/health.ts', "\nimport '../jobs';\nimport '../services/orders/search';\n");
     append(dir, 'services/shared/validation.ts', "\nimport '../orders';\n");
     append(dir, 'services/calls/ladder.ts', "\nimport '../orders/search';\n");
+    append(dir, 'db/migrations/20261124_10_risky_orders.ts', "\nimport '../order-fields';\nimport 'zod';\n");
     const broken = npmRun(dir, 'lint:deps');
     expect(broken.status, broken.output).to.not.equal(0);
     expect(broken.output).to.match(/error services-not-to-routes-or-jobs: services\/stats\/service\.ts → routes\/health\.ts/);
@@ -76,6 +77,9 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     expect(broken.output).to.match(/error shared-not-to-domains: services\/shared\/validation\.ts → services\/orders\/index\.ts/);
     expect(broken.output).to.match(/error domain-through-its-index: routes\/health\.ts → services\/orders\/search\.ts/);
     expect(broken.output).to.match(/error domain-to-domain-through-index: services\/calls\/ladder\.ts → services\/orders\/search\.ts/);
+    // A migration imports no live code, nor any package but knex: what it ran must mean the same forever.
+    expect(broken.output).to.match(/error migrations-import-nothing-live: db\/migrations\/20261124_10_risky_orders\.ts → db\/order-fields\.ts/);
+    expect(broken.output).to.match(/error migrations-import-nothing-live: db\/migrations\/20261124_10_risky_orders\.ts → \S*node_modules\/zod\//);
   });
 
   it('Biome: the code passes the lint rules today; a lint error fails, naming its rule', () => {

@@ -1,11 +1,58 @@
 import type { Knex } from 'knex';
-import { ordersWebhookEventsSql, webhookOrderSql } from '../order-fields';
 
 /**
  * Outbound webhooks (docs/webhooks.md). Events are written by triggers in the transaction of the
  * change itself, whatever path made it (a page, /api, the Data API, an import, the confirmation
  * loop): a change that rolls back writes nothing, one that commits is never lost. The worker sends.
  */
+/** An order as GET /api/orders/:id shows it: its row and the id of its latest operation. */
+const WEBHOOK_ORDER = `
+  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+      'id', o.id,
+      'workspace_id', o.workspace_id,
+      'client_name', o.client_name,
+      'phone', o.phone,
+      'store_name', o.store_name,
+      'products_name', o.products_name,
+      'address', o.address,
+      'status', o.status,
+      'created_at', o.created_at,
+      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1))
+  $$`;
+
+/** order.created, order.updated (naming the fields that changed, in this order), order.deleted. */
+const ORDERS_WEBHOOK_EVENTS = `
+    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE changed text[];
+    BEGIN
+      -- Most workspaces have no endpoint: one index probe, nothing built.
+      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
+        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
+      ELSIF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
+          (1, 'client_name', NEW.client_name IS DISTINCT FROM OLD.client_name),
+          (2, 'phone', NEW.phone IS DISTINCT FROM OLD.phone),
+          (3, 'store_name', NEW.store_name IS DISTINCT FROM OLD.store_name),
+          (4, 'products_name', NEW.products_name IS DISTINCT FROM OLD.products_name),
+          (5, 'address', NEW.address IS DISTINCT FROM OLD.address),
+          (6, 'status', NEW.status IS DISTINCT FROM OLD.status)) AS f(position, name, differs)
+        WHERE differs;
+        IF changed IS NOT NULL THEN
+          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
+            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
+        END IF;
+      ELSE
+        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
+        RETURN OLD;
+      END IF;
+      RETURN NULL;
+    END $$`;
+
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('webhook_endpoints', (t) => {
     t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
@@ -67,16 +114,13 @@ export async function up(knex: Knex): Promise<void> {
         SELECT workspace, id, message, now() FROM webhook_endpoints WHERE workspace_id = workspace AND enabled AND event_type = ANY(events);
     END $$`);
 
-  // An order as GET /api/orders/:id shows it: its row and the id of its latest operation.
-  // A later migration replaces it (20261124_20, and 20261126_44_01 last).
-  await knex.raw(
-    webhookOrderSql(['id', 'workspace_id', 'client_name', 'phone', 'store_name', 'products_name', 'address', 'status', 'created_at', 'operation_id']),
-  );
+  // A later migration replaces it (20261124_20, and 20261201_56_02 last).
+  await knex.raw(WEBHOOK_ORDER);
 
   // Created and updated: at commit (deferred), when the order's operation exists and every change
   // of the transaction is in the row. Deleted: before the row goes, while its operation is still there.
   // A later migration replaces the function (20261124_20, and 20261126_44_01 last).
-  await knex.raw(ordersWebhookEventsSql(['client_name', 'phone', 'store_name', 'products_name', 'address', 'status'], { seqscanOff: false }));
+  await knex.raw(ORDERS_WEBHOOK_EVENTS);
   await knex.raw(`
     CREATE CONSTRAINT TRIGGER orders_webhook_changes AFTER INSERT OR UPDATE ON orders
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION orders_webhook_events()`);

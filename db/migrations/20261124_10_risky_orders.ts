@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { DUPLICATE_WINDOW_HOURS } from '../order-fields';
 
 /**
  * Risky orders: each order's `flags`, set when it is created by one
@@ -49,7 +48,7 @@ export async function up(knex: Knex): Promise<void> {
       IF EXISTS (
         SELECT 1 FROM orders o
          WHERE o.workspace_id = NEW.workspace_id AND o.phone = NEW.phone
-           AND o.created_at BETWEEN NEW.created_at - interval '${DUPLICATE_WINDOW_HOURS} hours' AND NEW.created_at + interval '${DUPLICATE_WINDOW_HOURS} hours'
+           AND o.created_at BETWEEN NEW.created_at - interval '48 hours' AND NEW.created_at + interval '48 hours'
            AND o.status <> 'unconfirmed'
            AND order_products_key(o.products_name) = order_products_key(NEW.products_name)) THEN
         found := found || 'possible_duplicate'::text;

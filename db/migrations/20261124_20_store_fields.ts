@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { ordersWebhookEventsSql, webhookOrderSql } from '../order-fields';
 
 /**
  * What a store knows about an order: where it came from, the store's own
@@ -13,16 +12,114 @@ import { ordersWebhookEventsSql, webhookOrderSql } from '../order-fields';
 // Frozen here: a later change to the list needs a migration of its own.
 const SOURCES = ['form', 'api', 'data_api', 'import', 'shopify', 'woocommerce', 'youcan', 'custom'];
 
-/** webhook_order's fields before and after: an order as GET /api/orders/:id shows it. */
-const WEBHOOK_FIELDS_BEFORE = 'id workspace_id client_name phone store_name products_name address status created_at flags operation_id'.split(' ');
-const WEBHOOK_FIELDS = [...WEBHOOK_FIELDS_BEFORE, 'source', 'store_connection_id', 'external_id', 'external_ref', 'total_amount', 'currency'];
-/** The amount as text with its two decimals (each currency's own came with migration 20261125_40). */
-const AMOUNT_AS_STORED = { total_amount: 'o.total_amount::text' };
+/**
+ * webhook_order before and after: an order as GET /api/orders/:id shows it, now with the store's
+ * fields. The amount as text with its two decimals (each currency's own came with migration 20261125_40).
+ */
+const WEBHOOK_ORDER_BEFORE = `
+  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+      'id', o.id,
+      'workspace_id', o.workspace_id,
+      'client_name', o.client_name,
+      'phone', o.phone,
+      'store_name', o.store_name,
+      'products_name', o.products_name,
+      'address', o.address,
+      'status', o.status,
+      'created_at', o.created_at,
+      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1),
+      'flags', to_jsonb(o.flags))
+  $$`;
+const WEBHOOK_ORDER = `
+  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+      'id', o.id,
+      'workspace_id', o.workspace_id,
+      'client_name', o.client_name,
+      'phone', o.phone,
+      'store_name', o.store_name,
+      'products_name', o.products_name,
+      'address', o.address,
+      'status', o.status,
+      'created_at', o.created_at,
+      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1),
+      'flags', to_jsonb(o.flags),
+      'source', o.source,
+      'store_connection_id', o.store_connection_id,
+      'external_id', o.external_id,
+      'external_ref', o.external_ref,
+      'total_amount', o.total_amount::text,
+      'currency', o.currency)
+  $$`;
 
-/** The fields an order.updated names in `changed_fields`, in this order (status last, as before). */
-const CHANGED_FIELDS_BEFORE = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'status'];
-// A store's update while pending changes the reference and the amount too: a webhook says so.
-const CHANGED_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'external_ref', 'total_amount', 'currency', 'status'];
+/**
+ * The fields an order.updated names in `changed_fields`, in this order (status last, as before). A
+ * store's update while pending changes the reference and the amount too: a webhook says so.
+ */
+const ORDERS_WEBHOOK_EVENTS_BEFORE = `
+    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE changed text[];
+    BEGIN
+      -- Most workspaces have no endpoint: one index probe, nothing built.
+      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
+        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
+      ELSIF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
+          (1, 'client_name', NEW.client_name IS DISTINCT FROM OLD.client_name),
+          (2, 'phone', NEW.phone IS DISTINCT FROM OLD.phone),
+          (3, 'store_name', NEW.store_name IS DISTINCT FROM OLD.store_name),
+          (4, 'products_name', NEW.products_name IS DISTINCT FROM OLD.products_name),
+          (5, 'address', NEW.address IS DISTINCT FROM OLD.address),
+          (6, 'status', NEW.status IS DISTINCT FROM OLD.status)) AS f(position, name, differs)
+        WHERE differs;
+        IF changed IS NOT NULL THEN
+          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
+            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
+        END IF;
+      ELSE
+        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
+        RETURN OLD;
+      END IF;
+      RETURN NULL;
+    END $$`;
+const ORDERS_WEBHOOK_EVENTS = `
+    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE changed text[];
+    BEGIN
+      -- Most workspaces have no endpoint: one index probe, nothing built.
+      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
+        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
+      ELSIF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
+          (1, 'client_name', NEW.client_name IS DISTINCT FROM OLD.client_name),
+          (2, 'phone', NEW.phone IS DISTINCT FROM OLD.phone),
+          (3, 'store_name', NEW.store_name IS DISTINCT FROM OLD.store_name),
+          (4, 'products_name', NEW.products_name IS DISTINCT FROM OLD.products_name),
+          (5, 'address', NEW.address IS DISTINCT FROM OLD.address),
+          (6, 'external_ref', NEW.external_ref IS DISTINCT FROM OLD.external_ref),
+          (7, 'total_amount', NEW.total_amount IS DISTINCT FROM OLD.total_amount),
+          (8, 'currency', NEW.currency IS DISTINCT FROM OLD.currency),
+          (9, 'status', NEW.status IS DISTINCT FROM OLD.status)) AS f(position, name, differs)
+        WHERE differs;
+        IF changed IS NOT NULL THEN
+          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
+            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
+        END IF;
+      ELSE
+        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
+        RETURN OLD;
+      END IF;
+      RETURN NULL;
+    END $$`;
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -36,13 +133,13 @@ export async function up(knex: Knex): Promise<void> {
       ADD CONSTRAINT orders_store_external_check CHECK (store_connection_id IS NULL OR external_id IS NOT NULL)`);
   await knex.raw('CREATE UNIQUE INDEX orders_store_external_idx ON orders (store_connection_id, external_id) WHERE store_connection_id IS NOT NULL');
   // Later migrations replace both functions (20261126_44_01 last).
-  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS, AMOUNT_AS_STORED));
-  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS, { seqscanOff: false }));
+  await knex.raw(WEBHOOK_ORDER);
+  await knex.raw(ORDERS_WEBHOOK_EVENTS);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS_BEFORE, { seqscanOff: false }));
-  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS_BEFORE));
+  await knex.raw(ORDERS_WEBHOOK_EVENTS_BEFORE);
+  await knex.raw(WEBHOOK_ORDER_BEFORE);
   await knex.raw('DROP INDEX orders_store_external_idx');
   await knex.raw(
     'ALTER TABLE orders DROP COLUMN source, DROP COLUMN store_connection_id, DROP COLUMN external_id, DROP COLUMN external_ref, DROP COLUMN total_amount, DROP COLUMN currency',

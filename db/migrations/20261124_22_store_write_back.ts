@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { insertJobsSql, QUEUES } from '../jobs';
 
 /**
  * Writing the outcome back to the store. When an order of a connection
@@ -14,7 +13,7 @@ import { insertJobsSql, QUEUES } from '../jobs';
  * reached no outcome by a call or a person: the trigger watches updates only.
  *
  * The job row is the one pg-boss 10's `send` writes with the queue's settings (db/jobs.ts
- * insertJobsSql); test/store-write-back.test.ts compares the two column by column.
+ * insertJobsSql gave it, copied here); test/store-write-back.test.ts compares the two column by column.
  */
 export async function up(knex: Knex): Promise<void> {
   // Migration 20261126_38_01 replaces this function (its job INSERT is the same; the queue's
@@ -23,13 +22,18 @@ export async function up(knex: Knex): Promise<void> {
     CREATE FUNCTION orders_store_write_back() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF NEW.store_connection_id IS NULL OR current_setting('ocs.store_cancellation', true) = 'on' THEN RETURN NULL; END IF;
-      ${insertJobsSql(
-        QUEUES.storeWriteBack.name,
-        'store_connections c',
-        "jsonb_build_object('orderId', NEW.id, 'status', NEW.status, 'attempt', 1)",
-        'NULL',
-        "c.id = NEW.store_connection_id AND c.enabled AND c.write_back IS NOT NULL AND c.kind IN ('shopify', 'woocommerce')",
-      )};
+      INSERT INTO pgboss.job (id, name, data, priority, start_after, singleton_key, singleton_on, dead_letter,
+                                 expire_in, keep_until, retry_limit, retry_delay, retry_backoff, policy)
+     SELECT gen_random_uuid(), q.name, jsonb_build_object('orderId', NEW.id, 'status', NEW.status, 'attempt', 1), 0, now(), NULL, NULL, q.dead_letter,
+            COALESCE(q.expire_seconds * interval '1s', interval '15 minutes'),
+            now() + CAST(COALESCE((q.retention_minutes * 60)::text, '14 days') AS interval),
+            COALESCE(q.retry_limit, 2),
+            CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(q.retry_delay, 1) ELSE COALESCE(q.retry_delay, 0) END,
+            COALESCE(q.retry_backoff, false),
+            q.policy
+       FROM store_connections c JOIN pgboss.queue q ON q.name = 'store-write-back'
+      WHERE c.id = NEW.store_connection_id AND c.enabled AND c.write_back IS NOT NULL AND c.kind IN ('shopify', 'woocommerce')
+     ON CONFLICT DO NOTHING;
       RETURN NULL;
     END $$`);
   // Most status changes reach no outcome: the WHEN clause skips them without a call. It names no

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { ordersWebhookEventsSql, webhookOrderSql } from '../order-fields';
 
 /**
  * What the call and the courier need, and finding an order by what customers say:
@@ -33,14 +32,122 @@ const SEARCH_FUNCTIONS = `
   CREATE FUNCTION currency_minor_units(currency text) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT CASE WHEN currency IN (${list(THREE_DECIMALS)}) THEN 3 WHEN currency IN (${list(NO_DECIMALS)}) THEN 0 ELSE 2 END $$`;
 
-/** webhook_order's fields before and after; before, the amount was the stored one as text (migration 20261124_20). */
-const WEBHOOK_FIELDS_BEFORE = `id workspace_id client_name phone store_name products_name address status created_at
-  flags operation_id source store_connection_id external_id external_ref total_amount currency`.split(/\s+/);
-const WEBHOOK_FIELDS = [...WEBHOOK_FIELDS_BEFORE, 'city', 'note', 'placed_at'];
-const AMOUNT_BEFORE = { total_amount: 'o.total_amount::text' };
+/** webhook_order before and after; before, the amount was the stored one as text (migration 20261124_20). */
+const WEBHOOK_ORDER_BEFORE = `
+  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+      'id', o.id,
+      'workspace_id', o.workspace_id,
+      'client_name', o.client_name,
+      'phone', o.phone,
+      'store_name', o.store_name,
+      'products_name', o.products_name,
+      'address', o.address,
+      'status', o.status,
+      'created_at', o.created_at,
+      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1),
+      'flags', to_jsonb(o.flags),
+      'source', o.source,
+      'store_connection_id', o.store_connection_id,
+      'external_id', o.external_id,
+      'external_ref', o.external_ref,
+      'total_amount', o.total_amount::text,
+      'currency', o.currency)
+  $$`;
+const WEBHOOK_ORDER = `
+  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+      'id', o.id,
+      'workspace_id', o.workspace_id,
+      'client_name', o.client_name,
+      'phone', o.phone,
+      'store_name', o.store_name,
+      'products_name', o.products_name,
+      'address', o.address,
+      'city', o.city,
+      'note', o.note,
+      'status', o.status,
+      'created_at', o.created_at,
+      'placed_at', o.placed_at,
+      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1),
+      'flags', to_jsonb(o.flags),
+      'source', o.source,
+      'store_connection_id', o.store_connection_id,
+      'external_id', o.external_id,
+      'external_ref', o.external_ref,
+      'total_amount', round(o.total_amount, currency_minor_units(o.currency))::text,
+      'currency', o.currency)
+  $$`;
 
-const CHANGED_FIELDS_BEFORE = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'external_ref', 'total_amount', 'currency', 'status'];
-const CHANGED_FIELDS = ['client_name', 'phone', 'store_name', 'products_name', 'address', 'city', 'note', 'external_ref', 'total_amount', 'currency', 'status'];
+/** orders_webhook_events before and after: an order.updated names a change of the city or the note too. */
+const ORDERS_WEBHOOK_EVENTS_BEFORE = `
+    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $$
+    DECLARE changed text[];
+    BEGIN
+      -- Most workspaces have no endpoint: one index probe, nothing built.
+      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
+        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
+      ELSIF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
+          (1, 'client_name', NEW.client_name IS DISTINCT FROM OLD.client_name),
+          (2, 'phone', NEW.phone IS DISTINCT FROM OLD.phone),
+          (3, 'store_name', NEW.store_name IS DISTINCT FROM OLD.store_name),
+          (4, 'products_name', NEW.products_name IS DISTINCT FROM OLD.products_name),
+          (5, 'address', NEW.address IS DISTINCT FROM OLD.address),
+          (6, 'external_ref', NEW.external_ref IS DISTINCT FROM OLD.external_ref),
+          (7, 'total_amount', NEW.total_amount IS DISTINCT FROM OLD.total_amount),
+          (8, 'currency', NEW.currency IS DISTINCT FROM OLD.currency),
+          (9, 'status', NEW.status IS DISTINCT FROM OLD.status)) AS f(position, name, differs)
+        WHERE differs;
+        IF changed IS NOT NULL THEN
+          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
+            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
+        END IF;
+      ELSE
+        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
+        RETURN OLD;
+      END IF;
+      RETURN NULL;
+    END $$`;
+const ORDERS_WEBHOOK_EVENTS = `
+    CREATE OR REPLACE FUNCTION orders_webhook_events() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $$
+    DECLARE changed text[];
+    BEGIN
+      -- Most workspaces have no endpoint: one index probe, nothing built.
+      IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND workspace_id = CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id ELSE NEW.workspace_id END) THEN
+        IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+        PERFORM webhook_event(NEW.workspace_id, 'order.created', jsonb_build_object('order', webhook_order(NEW)));
+      ELSIF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(name ORDER BY position) INTO changed FROM (VALUES
+          (1, 'client_name', NEW.client_name IS DISTINCT FROM OLD.client_name),
+          (2, 'phone', NEW.phone IS DISTINCT FROM OLD.phone),
+          (3, 'store_name', NEW.store_name IS DISTINCT FROM OLD.store_name),
+          (4, 'products_name', NEW.products_name IS DISTINCT FROM OLD.products_name),
+          (5, 'address', NEW.address IS DISTINCT FROM OLD.address),
+          (6, 'city', NEW.city IS DISTINCT FROM OLD.city),
+          (7, 'note', NEW.note IS DISTINCT FROM OLD.note),
+          (8, 'external_ref', NEW.external_ref IS DISTINCT FROM OLD.external_ref),
+          (9, 'total_amount', NEW.total_amount IS DISTINCT FROM OLD.total_amount),
+          (10, 'currency', NEW.currency IS DISTINCT FROM OLD.currency),
+          (11, 'status', NEW.status IS DISTINCT FROM OLD.status)) AS f(position, name, differs)
+        WHERE differs;
+        IF changed IS NOT NULL THEN
+          PERFORM webhook_event(NEW.workspace_id, 'order.updated',
+            jsonb_build_object('order', webhook_order(NEW), 'previous_status', OLD.status, 'changed_fields', to_jsonb(changed)));
+        END IF;
+      ELSE
+        PERFORM webhook_event(OLD.workspace_id, 'order.deleted', jsonb_build_object('order', webhook_order(OLD)));
+        RETURN OLD;
+      END IF;
+      RETURN NULL;
+    END $$`;
 
 const SEARCH_INDEXES = `
   CREATE INDEX orders_search_idx ON orders USING gin (workspace_id, search_text gin_trgm_ops);
@@ -61,13 +168,13 @@ export async function up(knex: Knex): Promise<void> {
         (order_search_document(client_name, store_name, products_name, phone, external_ref, city, address, note)) STORED`);
   await knex.raw(SEARCH_INDEXES);
   // Later migrations replace both functions (20261126_44_01 last).
-  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS));
-  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS, { seqscanOff: true }));
+  await knex.raw(WEBHOOK_ORDER);
+  await knex.raw(ORDERS_WEBHOOK_EVENTS);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(ordersWebhookEventsSql(CHANGED_FIELDS_BEFORE, { seqscanOff: true }));
-  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS_BEFORE, AMOUNT_BEFORE));
+  await knex.raw(ORDERS_WEBHOOK_EVENTS_BEFORE);
+  await knex.raw(WEBHOOK_ORDER_BEFORE);
   await knex.raw(`
     ALTER TABLE orders
       DROP COLUMN search_text,

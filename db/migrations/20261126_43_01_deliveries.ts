@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { webhookOrderSql } from '../order-fields';
 
 /**
  * What happened at the door: an order's delivery, its history, and the counts the statistics read.
@@ -23,10 +22,58 @@ const SOURCES = ['person', 'import', 'carrier', 'store'];
 const EVENTS_BEFORE = ['order.created', 'order.updated', 'order.deleted', 'call.ended', 'webhook.test'];
 const list = (values: string[]) => values.map((v) => `'${v}'`).join(', ');
 
-/** webhook_order's fields before and after: the order's delivery is added. */
-const WEBHOOK_FIELDS_BEFORE = `id workspace_id client_name phone store_name products_name address city note status created_at
-  placed_at flags source store_connection_id external_id external_ref total_amount currency operation_id`.split(/\s+/);
-const WEBHOOK_FIELDS = [...WEBHOOK_FIELDS_BEFORE, 'delivery'];
+/** webhook_order before and after: the order's delivery is added. */
+const WEBHOOK_ORDER_BEFORE = `
+  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+      'id', o.id,
+      'workspace_id', o.workspace_id,
+      'client_name', o.client_name,
+      'phone', o.phone,
+      'store_name', o.store_name,
+      'products_name', o.products_name,
+      'address', o.address,
+      'city', o.city,
+      'note', o.note,
+      'status', o.status,
+      'created_at', o.created_at,
+      'placed_at', o.placed_at,
+      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1),
+      'flags', to_jsonb(o.flags),
+      'source', o.source,
+      'store_connection_id', o.store_connection_id,
+      'external_id', o.external_id,
+      'external_ref', o.external_ref,
+      'total_amount', round(o.total_amount, currency_minor_units(o.currency))::text,
+      'currency', o.currency)
+  $$`;
+const WEBHOOK_ORDER = `
+  CREATE OR REPLACE FUNCTION webhook_order(o orders) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+      'id', o.id,
+      'workspace_id', o.workspace_id,
+      'client_name', o.client_name,
+      'phone', o.phone,
+      'store_name', o.store_name,
+      'products_name', o.products_name,
+      'address', o.address,
+      'city', o.city,
+      'note', o.note,
+      'status', o.status,
+      'created_at', o.created_at,
+      'placed_at', o.placed_at,
+      'operation_id', (SELECT id FROM operations WHERE order_id = o.id ORDER BY created_at DESC, id DESC LIMIT 1),
+      'flags', to_jsonb(o.flags),
+      'source', o.source,
+      'store_connection_id', o.store_connection_id,
+      'external_id', o.external_id,
+      'external_ref', o.external_ref,
+      'total_amount', round(o.total_amount, currency_minor_units(o.currency))::text,
+      'currency', o.currency,
+      'delivery', CASE WHEN o.delivery_status IS NULL THEN NULL ELSE jsonb_build_object(
+        'status', o.delivery_status, 'carrier', o.delivery_carrier, 'tracking_number', o.delivery_tracking_number,
+        'carrier_status', o.delivery_carrier_status, 'updated_at', o.delivery_at) END)
+  $$`;
 
 /** One counted row's key and its sign: the rows of old_rows / new_rows whose delivery is final. */
 const COUNTED = (table: string, sign: string) => `
@@ -106,7 +153,7 @@ export async function up(knex: Knex): Promise<void> {
       FOR EACH STATEMENT EXECUTE FUNCTION orders_count_deliveries()`);
 
   // A later migration replaces it (20261126_44_01).
-  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS));
+  await knex.raw(WEBHOOK_ORDER);
   await knex.raw(
     `UPDATE webhook_endpoints SET events = events || '{order.delivery_updated}'::text[]
       WHERE events @> ARRAY[${list(EVENTS_BEFORE)}]::text[] AND NOT 'order.delivery_updated' = ANY(events)`,
@@ -116,7 +163,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw("UPDATE webhook_endpoints SET events = array_remove(events, 'order.delivery_updated')");
   await knex.raw("DELETE FROM webhook_endpoints WHERE events = '{}'");
-  await knex.raw(webhookOrderSql(WEBHOOK_FIELDS_BEFORE));
+  await knex.raw(WEBHOOK_ORDER_BEFORE);
   await knex.raw('DROP TRIGGER orders_count_deliveries_delete ON orders');
   await knex.raw('DROP TRIGGER orders_count_deliveries ON orders');
   await knex.raw('DROP FUNCTION orders_count_deliveries()');

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { DUPLICATE_WINDOW_HOURS } from '../order-fields';
 
 /**
  * A fourth order flag, `refused_before` (docs/delivery.md): the same phone has an order of the
@@ -23,7 +22,7 @@ const probe = (withRefusals: boolean) => `
     -- ORDER BY the columns of orders_workspace_phone_idx: under any plan, that index is the cheapest way in.
     PERFORM 1 FROM orders o
      WHERE o.workspace_id = NEW.workspace_id AND o.phone = NEW.phone
-       AND o.created_at BETWEEN NEW.created_at - interval '${DUPLICATE_WINDOW_HOURS} hours' AND NEW.created_at + interval '${DUPLICATE_WINDOW_HOURS} hours'
+       AND o.created_at BETWEEN NEW.created_at - interval '48 hours' AND NEW.created_at + interval '48 hours'
        AND o.status <> 'unconfirmed'
        AND order_products_key(o.products_name) = order_products_key(NEW.products_name)
      ORDER BY o.workspace_id, o.phone, o.created_at DESC, o.id DESC
