@@ -1,4 +1,5 @@
 import { FINAL_DELIVERY_STATUSES } from '../../orders';
+import { SHOP_TIME_ZONE } from '../../shared';
 
 /**
  * `orders_count_deliveries()`: the statement trigger on `orders` that writes delivery_counts' delta
@@ -9,7 +10,7 @@ import { FINAL_DELIVERY_STATUSES } from '../../orders';
 const FINAL = FINAL_DELIVERY_STATUSES.map((status) => `'${status}'`).join(', ');
 const KEY = 'workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id';
 const counted = (table: string, sign: string) => `
-      SELECT workspace_id, (delivery_at AT TIME ZONE 'Africa/Casablanca')::date AS day, store_name, coalesce(city, '') AS city,
+      SELECT workspace_id, (delivery_at AT TIME ZONE '${SHOP_TIME_ZONE}')::date AS day, store_name, coalesce(city, '') AS city,
              coalesce(currency, '') AS currency, delivery_status AS status, coalesce(delivery_confirmer_kind, '') AS confirmer_kind,
              delivery_confirmer_id AS confirmer_id, ${sign} AS n, ${sign} * coalesce(total_amount, 0) AS amount
         FROM ${table} WHERE delivery_status IN (${FINAL})`;
