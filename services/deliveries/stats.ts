@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
-import { defuse, FINAL_DELIVERY_STATUSES, OUTCOMES, amountText } from '../orders';
+import { defuse, endedDeliveries, FINAL_DELIVERY_STATUSES, OUTCOMES, amountText } from '../orders';
 import type { FinalDeliveryStatus, Outcome } from '../orders';
 
 /**
@@ -15,12 +15,8 @@ interface Period {
 }
 
 /** Orders whose delivery ended in one of the final statuses, and what the delivered ones brought in. */
-interface DeliveryTally {
-  delivered: number;
-  refused: number;
-  returned: number;
-  lost: number;
-  /** delivered ÷ (delivered + refused + returned + lost); null when none ended. */
+interface DeliveryTally extends Record<FinalDeliveryStatus, number> {
+  /** delivered ÷ all that ended; null when none ended. */
   delivered_rate: number | null;
   /** The delivered orders' amounts, per currency, with the currency's decimals (`{"MAD": "1250.00"}`). */
   collected: Record<string, string>;
@@ -51,7 +47,7 @@ class Tally {
   }
 
   get total(): number {
-    return FINAL_DELIVERY_STATUSES.reduce((n, status) => n + this.counts[status], 0);
+    return endedDeliveries(this.counts);
   }
 
   json(): DeliveryTally {
@@ -159,10 +155,7 @@ function rated<T extends Omit<ChannelRow, 'confirmation_rate' | 'delivered_rate'
   return {
     ...row,
     confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed),
-    delivered_rate: ratio(
-      row.delivered,
-      FINAL_DELIVERY_STATUSES.reduce((n, status) => n + row[status], 0),
-    ),
+    delivered_rate: ratio(row.delivered, endedDeliveries(row)),
   };
 }
 

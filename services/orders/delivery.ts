@@ -13,6 +13,11 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const FINAL_DELIVERY_STATUSES = ['delivered', 'refused', 'returned', 'lost'] as const satisfies readonly DeliveryStatus[];
 export type FinalDeliveryStatus = (typeof FINAL_DELIVERY_STATUSES)[number];
 
+/** How many parcels ended, from a count per final status. */
+export function endedDeliveries(counts: Record<FinalDeliveryStatus, number>): number {
+  return FINAL_DELIVERY_STATUSES.reduce((n, status) => n + counts[status], 0);
+}
+
 /** Whether a delivery status ends the parcel's journey. */
 export function isFinalDelivery(status: string | null | undefined): status is FinalDeliveryStatus {
   return (FINAL_DELIVERY_STATUSES as readonly string[]).includes(status ?? '');
