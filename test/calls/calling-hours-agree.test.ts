@@ -113,14 +113,15 @@ describe('calling hours: nextOpening and call_due_at agree (issue 54)', function
       await testKnex()('call_settings').where({ workspace_id: workspaceId }).delete();
       if (row) await testKnex()('call_settings').insert({ workspace_id: workspaceId, ...row });
       const settings: CallSettings = settingsFrom(row);
-      const { rows } = await testKnex().raw<{ rows: Array<{ due: Date }> }>(
+      // The database works on its answers while TypeScript works on its own.
+      const inDatabase = testKnex().raw<{ rows: Array<{ due: Date }> }>(
         'SELECT call_due_at(?::uuid, i.at) AS due FROM unnest(?::timestamptz[]) WITH ORDINALITY AS i(at, n) ORDER BY i.n',
         [workspaceId, at.map((t) => t.toISOString())],
       );
+      const inTypeScript = at.map((t) => nextOpening(settings, t).toISOString());
+      const { rows } = await inDatabase;
       expect(rows).to.have.length(at.length);
-      const differ = at
-        .map((t, i) => ({ at: t.toISOString(), ts: nextOpening(settings, t).toISOString(), sql: rows[i].due.toISOString() }))
-        .filter((d) => d.ts !== d.sql);
+      const differ = at.map((t, i) => ({ at: t.toISOString(), ts: inTypeScript[i], sql: rows[i].due.toISOString() })).filter((d) => d.ts !== d.sql);
       expect(differ.slice(0, 5), `${differ.length} instants differ`).to.deep.equal([]);
       // And the answer is the first open instant: open, never before `at`, closed the second before.
       const wrong = at.filter((t, i) => {
