@@ -1,4 +1,5 @@
 import type { TFunction } from 'i18next';
+import { endedDeliveries } from '../../services/orders';
 import type { Stats } from '../../services/stats';
 
 const WIDTH = 560;
@@ -105,19 +106,18 @@ export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (da
 
 /** Deliveries that ended per day, the delivered ones in front (see barChart). */
 export function deliveryChart(stats: Stats, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
-  const ended = (d: { delivered: number; refused: number; returned: number; lost: number }) => d.delivered + d.refused + d.returned + d.lost;
   const description = t('deliveryStats.chart.summary', {
     from: dayText(stats.from),
     to: dayText(stats.to),
-    count: ended(stats.delivery),
+    count: endedDeliveries(stats.delivery),
     delivered: stats.delivery.delivered,
   });
   return barChart(
     stats.delivery.by_day.map((d) => ({
       date: d.date,
-      whole: ended(d),
+      whole: endedDeliveries(d),
       part: d.delivered,
-      label: t('deliveryStats.chart.day', { date: dayText(d.date), count: ended(d), delivered: d.delivered }),
+      label: t('deliveryStats.chart.day', { date: dayText(d.date), count: endedDeliveries(d), delivered: d.delivered }),
     })),
     { id: 'delivery-chart', title: t('deliveryStats.chart.title'), description },
     rtl,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { msg, bodyFields, camelOrSnake, parse, SHOP_TIME_ZONE, shopWallClock } from '../../services/shared';
+import { msg, bodyFields, camelOrSnake, parse, SHOP_TIME_ZONE, shopClockOffset, shopWallClock } from '../../services/shared';
 import { audit } from '../audit';
 
 export interface CallSettings {
@@ -10,7 +10,13 @@ export interface CallSettings {
   timezone: typeof SHOP_TIME_ZONE;
 }
 
-const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: '09:00', hours_end: '21:00' };
+/**
+ * The calling hours' constants: the shop's time zone and the hours of a workspace without settings.
+ * `call_due_at`, the same rule in SQL, is generated from this table (db/call_due_at.sql.ts).
+ */
+export const CALLING_HOURS = { timeZone: SHOP_TIME_ZONE, defaults: { start: '09:00', end: '21:00' } } as const;
+
+const DEFAULT_SETTINGS = { max_attempts: 3, retry_interval_minutes: 120, hours_start: CALLING_HOURS.defaults.start, hours_end: CALLING_HOURS.defaults.end };
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$|^24:00$/;
 const time = (label: string) => z.string({ error: msg('timeHHMM', { label }) }).regex(HHMM, msg('timeHHMM', { label }));
@@ -51,34 +57,45 @@ function toSettings(row: Row): CallSettings {
     max_attempts: row.max_attempts,
     retry_interval_minutes: row.retry_interval_minutes,
     calling_hours: { start: row.hours_start, end: row.hours_end },
-    timezone: SHOP_TIME_ZONE,
+    timezone: CALLING_HOURS.timeZone,
   };
 }
 
-/** Minutes since local midnight in Casablanca, and the UTC instant of that midnight. */
-function localClock(at: Date): { minutes: number; midnight: Date } {
-  const wall = shopWallClock(at);
-  const minutes = Math.floor((wall % 86_400_000) / 60_000);
-  const offset = wall - Math.floor(at.getTime() / 1000) * 1000;
-  return { minutes, midnight: new Date(wall - (wall % 86_400_000) - offset) };
-}
+const DAY_MS = 86_400_000;
 
 /** True when `at` falls inside the calling hours (start inclusive, end exclusive), Casablanca time. */
 export function isOpen(settings: CallSettings, at: Date): boolean {
-  const { minutes } = localClock(at);
+  const minutes = Math.floor((shopWallClock(at) % DAY_MS) / 60_000);
   return minutes >= minutesOf(settings.calling_hours.start) && minutes < minutesOf(settings.calling_hours.end);
 }
 
-/** `at` itself when the hours are open then, else the next opening of the calling hours. */
+/**
+ * `at` itself when the hours are open then, else the first instant after it when they are: the next
+ * time the clock reads the start, unless Casablanca moves its clock before then (around Ramadan; at
+ * most once a day). Then it is the moment of the change, when the clock lands inside the hours, or
+ * the clock's next reading of the start from there. `call_due_at` is the same rule, step for step.
+ */
 export function nextOpening(settings: CallSettings, at: Date): Date {
   if (isOpen(settings, at)) return at;
-  const { minutes, midnight } = localClock(at);
-  const start = minutesOf(settings.calling_hours.start);
-  const day = minutes < start ? midnight : localClock(new Date(midnight.getTime() + 36 * 3600_000)).midnight;
-  // The offset can change across a day (Casablanca moves its clock around Ramadan): correct once.
-  const guess = new Date(day.getTime() + start * 60_000);
-  const drift = localClock(guess).minutes - start;
-  return drift === 0 ? guess : new Date(guess.getTime() - drift * 60_000);
+  const start = minutesOf(settings.calling_hours.start) * 60_000;
+  const untilStart = (t: number) => {
+    const wait = start - ((t + shopClockOffset(t)) % DAY_MS);
+    return wait >= 0 ? wait : wait + DAY_MS;
+  };
+  const from = at.getTime();
+  const byTheClock = from + untilStart(from);
+  const offset = shopClockOffset(from);
+  if (shopClockOffset(byTheClock) === offset) return new Date(byTheClock);
+  // The clock changes on a whole second: the first second with the new offset, halving the wait.
+  let before = Math.floor(from / 1000);
+  let after = Math.ceil(byTheClock / 1000);
+  while (after - before > 1) {
+    const middle = Math.floor((before + after) / 2);
+    if (shopClockOffset(middle * 1000) === offset) before = middle;
+    else after = middle;
+  }
+  const change = new Date(after * 1000);
+  return isOpen(settings, change) ? change : new Date(change.getTime() + untilStart(change.getTime()));
 }
 
 /** Per-workspace call settings; a workspace without a row has the defaults. */
@@ -117,7 +134,7 @@ export class CallSettingsService {
              THEN call_due_at(workspace_id, now())
            ELSE call_due_at(workspace_id, next_attempt_at) END
          WHERE workspace_id = ? AND status = 'pending'`,
-        [SHOP_TIME_ZONE, `${current.calling_hours.start}:00`, workspaceId],
+        [CALLING_HOURS.timeZone, `${current.calling_hours.start}:00`, workspaceId],
       );
       const changed = (Object.keys(row) as Array<keyof Row>).filter((field) => String(row[field]) !== String(currentRow(current)[field]));
       if (changed.length > 0)

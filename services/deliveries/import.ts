@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError, ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../../services/shared';
 import type { FieldErrors, SheetRow } from '../../services/shared';
-import { batchesOf, headerColumns, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, ORDER_REFERENCE_NAMES } from '../orders';
+import { batchesOf, headerColumns, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, isFinalDelivery, ORDER_REFERENCE_NAMES } from '../orders';
 import { applyDeliveryEvents } from './apply';
 import { addCandidates, bareRef } from './candidates';
 import type { UnmatchedReason, UnmatchedRow } from './candidates';
@@ -287,7 +287,7 @@ export class ReportImport {
         continue;
       }
       const candidates = row.phone ? (byPhone.get(row.phone) ?? []) : [];
-      const underWay = candidates.filter((o) => o.delivery_status && !['delivered', 'refused', 'returned', 'lost'].includes(o.delivery_status));
+      const underWay = candidates.filter((o) => o.delivery_status && !isFinalDelivery(o.delivery_status));
       const waiting = candidates.filter((o) => !o.delivery_status && (o.status === 'confirmed' || o.status === 'order-changed'));
       const pick = underWay.length > 0 ? underWay : waiting;
       if (pick.length === 1) found.set(row.line, pick[0].id);

@@ -9,7 +9,7 @@ import { eventTime } from './time';
 import { CarrierConnectionService } from './carriers';
 import { ReportImport } from './import';
 import { CarrierWords } from './words';
-import { DELIVERY_WORDS, isDeliveryWord } from '../orders';
+import { DELIVERY_WORDS, FINAL_DELIVERY_STATUSES, isDeliveryWord } from '../orders';
 
 export { DELIVERY_STATUSES } from '../orders';
 export { applyDeliveryEvent, applyDeliveryEvents, attemptedOrders, notifyDeliveryUpdated, undoDeliveryNews } from './apply';
@@ -120,7 +120,7 @@ export class DeliveryService {
       .from('orders as o')
       .where({ 'o.workspace_id': workspaceId, 'o.phone': order.phone })
       .whereNot('o.id', order.id)
-      .whereIn('o.delivery_status', ['delivered', 'refused', 'returned', 'lost'])
+      .whereIn('o.delivery_status', FINAL_DELIVERY_STATUSES)
       .whereRaw("o.delivery_at >= ?::timestamptz - interval '180 days'", [order.created_at])
       .orderBy('o.delivery_at', 'desc')
       .limit(50)

@@ -1,7 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
-import { defuse, OUTCOMES, amountText } from '../orders';
-import type { Outcome } from '../orders';
+import { defuse, endedDeliveries, FINAL_DELIVERY_STATUSES, OUTCOMES, amountText } from '../orders';
+import type { FinalDeliveryStatus, Outcome } from '../orders';
 
 /**
  * What the shop learns from its deliveries (docs/delivery.md), read from the counters the triggers
@@ -15,12 +15,8 @@ interface Period {
 }
 
 /** Orders whose delivery ended in one of the final statuses, and what the delivered ones brought in. */
-interface DeliveryTally {
-  delivered: number;
-  refused: number;
-  returned: number;
-  lost: number;
-  /** delivered ÷ (delivered + refused + returned + lost); null when none ended. */
+interface DeliveryTally extends Record<FinalDeliveryStatus, number> {
+  /** delivered ÷ all that ended; null when none ended. */
   delivered_rate: number | null;
   /** The delivered orders' amounts, per currency, with the currency's decimals (`{"MAD": "1250.00"}`). */
   collected: Record<string, string>;
@@ -36,24 +32,22 @@ export interface DeliveryStats extends DeliveryTally {
   without_confirmed_call: DeliveryTally;
 }
 
-const FINAL = ['delivered', 'refused', 'returned', 'lost'] as const;
-type Final = (typeof FINAL)[number];
 const DAY_MS = 86_400_000;
 
 const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 100) / 100);
 
 /** Sums counter rows into a tally. */
 class Tally {
-  counts: Record<Final, number> = { delivered: 0, refused: 0, returned: 0, lost: 0 };
+  counts = Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, 0])) as Record<FinalDeliveryStatus, number>;
   collected = new Map<string, number>();
 
   add(row: { status: string; currency: string; n: number; amount: number }): void {
-    this.counts[row.status as Final] += row.n;
+    this.counts[row.status as FinalDeliveryStatus] += row.n;
     if (row.status === 'delivered' && row.currency) this.collected.set(row.currency, (this.collected.get(row.currency) ?? 0) + row.amount);
   }
 
   get total(): number {
-    return FINAL.reduce((n, status) => n + this.counts[status], 0);
+    return endedDeliveries(this.counts);
   }
 
   json(): DeliveryTally {
@@ -161,7 +155,7 @@ function rated<T extends Omit<ChannelRow, 'confirmation_rate' | 'delivered_rate'
   return {
     ...row,
     confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed),
-    delivered_rate: ratio(row.delivered, row.delivered + row.refused + row.returned + row.lost),
+    delivered_rate: ratio(row.delivered, endedDeliveries(row)),
   };
 }
 
@@ -250,7 +244,7 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period)
     row.handled += c.n;
     row.seconds += c.seconds;
   }
-  for (const d of deliveries.rows as Array<{ kind: string; who: string | null; status: Final; n: number }>) {
+  for (const d of deliveries.rows as Array<{ kind: string; who: string | null; status: FinalDeliveryStatus; n: number }>) {
     if (!d.who) continue;
     rowOf(kindOf(d.kind), d.who)[d.status] += d.n;
   }
@@ -309,9 +303,6 @@ export const TEAM_CSV_COLUMNS = [
   ...OUTCOMES,
   'confirmation_rate',
   'average_handling_seconds',
-  'delivered',
-  'refused',
-  'returned',
-  'lost',
+  ...FINAL_DELIVERY_STATUSES,
   'delivered_rate',
 ];

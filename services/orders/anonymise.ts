@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { FINAL_DELIVERY_STATUSES } from './delivery';
 
 /**
  * Anonymising orders, the one way: the retention pass (retention.ts) and a customer's erasure
@@ -15,8 +16,8 @@ export const ANONYMISED_NAME = '—';
 /** Passes the phone column's check (+212 and nine digits), yet no Moroccan number starts with 0: no customer's. */
 export const ANONYMISED_PHONE = '+212000000000';
 
-/** The delivery statuses delivery_counts counts (services/deliveries/README.md). */
-const COUNTED_DELIVERIES = "('delivered', 'refused', 'returned', 'lost')";
+/** The delivery statuses delivery_counts counts. */
+const COUNTED_DELIVERIES = `(${FINAL_DELIVERY_STATUSES.map((status) => `'${status}'`).join(', ')})`;
 
 /**
  * Anonymises the orders `picked` selects (a query of `id`s, locked by the caller), in one statement:

@@ -6,6 +6,24 @@ export const DELIVERY_STATUSES = ['shipped', 'in_transit', 'out_for_delivery', '
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
+ * The statuses a parcel's journey ends with: delivery_counts counts these (the orders_count_deliveries
+ * trigger is generated from this list, services/stats/db/orders_count_deliveries.sql.ts), and a
+ * parcel in any other status is still under way.
+ */
+export const FINAL_DELIVERY_STATUSES = ['delivered', 'refused', 'returned', 'lost'] as const satisfies readonly DeliveryStatus[];
+export type FinalDeliveryStatus = (typeof FINAL_DELIVERY_STATUSES)[number];
+
+/** How many parcels ended, from a count per final status. */
+export function endedDeliveries(counts: Record<FinalDeliveryStatus, number>): number {
+  return FINAL_DELIVERY_STATUSES.reduce((n, status) => n + counts[status], 0);
+}
+
+/** Whether a delivery status ends the parcel's journey. */
+export function isFinalDelivery(status: string | null | undefined): status is FinalDeliveryStatus {
+  return (FINAL_DELIVERY_STATUSES as readonly string[]).includes(status ?? '');
+}
+
+/**
  * What a piece of delivery news says: a status, or `attempted` — the courier could not deliver yet
  * (no answer, postponed, unreachable). An attempt changes the carrier's words only, never the status.
  */

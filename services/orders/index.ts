@@ -13,3 +13,5 @@ export * from './delivery';
 export * from './anonymise';
 export * from './customers';
 export * from './retention';
+export { definition as currencyMinorUnitsDefinition } from './db/currency_minor_units.sql';
+export { definition as ordersFollowOperationDefinition } from './db/orders_follow_operation.sql';

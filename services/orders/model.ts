@@ -149,17 +149,23 @@ export const editSchema = contentSchema.omit({ externalId: true }).partial();
 /** `placedAt`: when the shop took the order, known from an import only. */
 export type ValidOrder = z.infer<typeof contentSchema> & { status: OrderStatus; placedAt?: string | null };
 
-/** ISO 4217 minor units other than 2 (the migration 20261125_40 gives SQL the same list). */
-const MINOR_UNITS: Record<string, number> = {
+/**
+ * ISO 4217 minor units other than 2. The SQL function `currency_minor_units` (webhook_order's
+ * amounts) is generated from this table: db/currency_minor_units.sql.ts.
+ */
+export const MINOR_UNITS: Readonly<Record<string, number>> = {
   ...Object.fromEntries(['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'].map((c) => [c, 3])),
   ...Object.fromEntries(
     ['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'].map((c) => [c, 0]),
   ),
 };
 
+/** The decimals of a currency the table does not name. */
+export const USUAL_MINOR_UNITS = 2;
+
 /** How many decimals an amount in `currency` has (MAD 2, TND 3). */
-function minorUnits(currency: string | null | undefined): number {
-  return MINOR_UNITS[currency ?? DEFAULT_CURRENCY] ?? 2;
+export function minorUnits(currency: string | null | undefined): number {
+  return MINOR_UNITS[currency ?? DEFAULT_CURRENCY] ?? USUAL_MINOR_UNITS;
 }
 
 /** An amount with more decimals than its currency has (349.505 MAD) is refused, by the amount's field. */

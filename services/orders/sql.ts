@@ -3,6 +3,7 @@ import { insertJobsSql, QUEUES } from '../../db/jobs';
 import { API_COLUMNS, INPUT_FIELDS } from '../../db/order-fields';
 import type { Prepared } from '../../db/prepared';
 import { POSITION_AT } from './filters';
+import { firstOperationStatusSql } from './flags';
 import type { Order, OrderSource, OrderField, ValidOrder } from './model';
 import { FIELD_COLUMNS } from './model';
 
@@ -49,7 +50,7 @@ function createOrdersSql(insertOrders: string, answer: string, before = ''): str
   ), op AS (
     INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at)
     SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', s.status, CASE WHEN s.status = 'pending' THEN call_due_at(o.workspace_id, now()) END
-      FROM o, handler, LATERAL (SELECT CASE WHEN 'blocked_phone' = ANY(o.flags) THEN 'cancelled' ELSE 'pending' END AS status) s
+      FROM o, handler, LATERAL (SELECT ${firstOperationStatusSql('o.flags')} AS status) s
     RETURNING id, status
   ), job AS (
     ${insertJobsSql(QUEUES.operationDue.name, "(SELECT id FROM op WHERE status = 'pending') AS op", "jsonb_build_object('operationId', op.id)", 'op.id::text')}

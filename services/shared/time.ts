@@ -22,11 +22,15 @@ export function shopWallClock(at: number | Date): number {
   return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
 }
 
+/** How far Morocco's clocks are ahead of UTC at an instant (ms since the epoch), in ms. */
+export function shopClockOffset(at: number): number {
+  return shopWallClock(at) - Math.floor(at / 1000) * 1000;
+}
+
 /** A wall-clock reading in Morocco (ms since the epoch as if it were UTC) as the instant it names. */
 export function fromShopWallClock(clock: number): number {
-  const offsetAt = (t: number) => shopWallClock(t) - Math.floor(t / 1000) * 1000;
-  const first = clock - offsetAt(clock);
-  return clock - offsetAt(first);
+  const first = clock - shopClockOffset(clock);
+  return clock - shopClockOffset(first);
 }
 
 /** The day in Morocco at an instant: "2026-11-22". */

@@ -1,1 +1,2 @@
 export * from './service';
+export { definition as ordersCountDeliveriesDefinition } from './db/orders_count_deliveries.sql';

@@ -3,7 +3,7 @@ import { deliveryStats, teamStats } from '../deliveries';
 import type { DeliveryStats, TeamStats } from '../deliveries';
 import { ValidationError, msg, shopDay } from '../../services/shared';
 import type { FieldErrors } from '../../services/shared';
-import { ORDER_STATUSES, OUTCOMES } from '../orders';
+import { endedDeliveries, ORDER_STATUSES, OUTCOMES } from '../orders';
 import type { OrderStatus, Outcome } from '../orders';
 
 const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
@@ -171,7 +171,7 @@ export class StatsService {
             refused,
             returned,
             lost,
-            delivered_rate: ratio(delivered, delivered + refused + returned + lost),
+            delivered_rate: ratio(delivered, endedDeliveries({ delivered, refused, returned, lost })),
           },
         ];
       }),
