@@ -1,5 +1,5 @@
 import { FINAL_DELIVERY_STATUSES } from '../../orders';
-import { SHOP_TIME_ZONE } from '../../shared';
+import { SHOP_TIME_ZONE } from '../../../services/shared';
 
 /**
  * `orders_count_deliveries()`: the statement trigger on `orders` that writes delivery_counts' delta
