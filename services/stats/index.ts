@@ -1,1 +1,3 @@
-export * from './service';
+export { MAX_DAYS, readPeriod, StatsService } from './service';
+export type { StatsPage } from './service';
+export { TEAM_CSV_COLUMNS, teamCsv } from './team';
