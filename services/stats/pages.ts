@@ -25,7 +25,7 @@ export interface ShownDelivery extends ShownTally<DeliveryTally> {
 }
 
 /** /stats: the figures of the period, each delivery tally with the page's columns. */
-export function pageStats<S extends { delivery: DeliveryStats }>(stats: S): Omit<S, 'delivery'> & { delivery: ShownDelivery } {
+export function statsPageOf<S extends { delivery: DeliveryStats }>(stats: S): Omit<S, 'delivery'> & { delivery: ShownDelivery } {
   const { delivery } = stats;
   return {
     ...stats,
@@ -58,7 +58,7 @@ const withTeamFigures = <T extends { by_outcome: TeamStats['rows'][number]['by_o
 });
 
 /** /stats/team: each row and channel with the page's columns. */
-export function teamPage(team: TeamStats): TeamPage {
+export function teamPageOf(team: TeamStats): TeamPage {
   return {
     ...team,
     rows: team.rows.map(withTeamFigures),

@@ -6,7 +6,7 @@ import type { OrderStatus, Outcome } from '../orders';
 import { compactDailyCounts, compactStatusCounts, statusCounts } from './counters';
 import { deliveredRate, deliveryStats } from './deliveries';
 import type { DeliveryStats } from './deliveries';
-import { pageStats, teamPage } from './pages';
+import { statsPageOf, teamPageOf } from './pages';
 import type { ShownDelivery, TeamPage } from './pages';
 import { DAY_MS, daysOf, ratio } from './period';
 import type { Period } from './period';
@@ -107,12 +107,12 @@ export class StatsService {
 
   /** /stats/team: the team's figures with the columns the page adds up. */
   async teamPage(workspaceId: string, period: Period): Promise<TeamPage> {
-    return teamPage(await this.team(workspaceId, period));
+    return teamPageOf(await this.team(workspaceId, period));
   }
 
   /** /stats: the period's figures with the columns the page adds up. */
   async page(workspaceId: string, period: Period): Promise<StatsPage> {
-    return pageStats(await this.forPeriod(workspaceId, period));
+    return statsPageOf(await this.forPeriod(workspaceId, period));
   }
 
   /** The order list's count of orders in each status. */
