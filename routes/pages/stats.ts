@@ -39,7 +39,7 @@ export function statsPages(services: Services): Router {
     const [team, pay, saved] = await Promise.all([
       services.stats.teamPage(workspace.id, period),
       services.team.pay(workspace, user.id, period),
-      services.team.saved(workspace.id, period),
+      services.stats.saved(workspace.id, period),
     ]);
     const given = { from: typeof req.query.from === 'string' ? req.query.from : team.from, to: typeof req.query.to === 'string' ? req.query.to : team.to };
     res.status(Object.keys(errors).length > 0 ? 400 : 200).render('stats-team', {

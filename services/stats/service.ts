@@ -10,8 +10,8 @@ import { statsPageOf, teamPageOf } from './pages';
 import type { ShownDelivery, TeamPage } from './pages';
 import { DAY_MS, daysOf, ratio } from './period';
 import type { Period } from './period';
-import { teamStats } from './team';
-import type { TeamStats } from './team';
+import { savedParcels, teamStats } from './team';
+import type { SavedLine, TeamStats } from './team';
 
 const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
 
@@ -113,6 +113,11 @@ export class StatsService {
   /** /stats: the period's figures with the columns the page adds up. */
   async page(workspaceId: string, period: Period): Promise<StatsPage> {
     return statsPageOf(await this.forPeriod(workspaceId, period));
+  }
+
+  /** /stats/team: saved parcels per member over a period (follow-ups, then delivered). */
+  saved(workspaceId: string, period: Period): Promise<SavedLine[]> {
+    return savedParcels(this.knex, workspaceId, period);
   }
 
   /** The order list's count of orders in each status. */

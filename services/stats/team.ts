@@ -1,5 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
+import { WITHIN_SHOP_DAYS } from '../../services/shared';
 import { defuse, OUTCOMES } from '../orders';
 import type { Outcome } from '../orders';
 import { deliveredRate } from './deliveries';
@@ -199,3 +200,38 @@ export const TEAM_CSV_COLUMNS = [
   'lost',
   'delivered_rate',
 ];
+
+/** One member's follow-ups over a period: the follow-up calls they ended, and the parcels delivered after their follow-up. */
+export interface SavedLine {
+  user_id: string;
+  name: string;
+  follow_ups: number;
+  saved: number;
+}
+
+/**
+ * Saved parcels (docs/team.md): per member, the follow-up calls they ended within the period, and
+ * the orders they followed up that were then delivered, counted in the period of the delivery.
+ */
+export async function savedParcels(knex: Knex, workspaceId: string, period: { from: string; to: string }): Promise<SavedLine[]> {
+  const { rows } = await knex.raw(
+    `SELECT m.user_id, u.name, coalesce(f.n, 0)::int AS follow_ups, coalesce(s.n, 0)::int AS saved
+       FROM workspace_members m
+       JOIN users u ON u.id = m.user_id
+       LEFT JOIN (
+         SELECT k.made_by AS user_id, count(*) AS n
+           FROM calls k JOIN operations op ON op.id = k.operation_id
+          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL AND ${WITHIN_SHOP_DAYS('k.ended_at')}
+          GROUP BY k.made_by) f ON f.user_id = m.user_id
+       LEFT JOIN (
+         SELECT k.made_by AS user_id, count(DISTINCT o.id) AS n
+           FROM calls k JOIN operations op ON op.id = k.operation_id JOIN orders o ON o.id = op.order_id
+          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL
+            AND o.delivery_status = 'delivered' AND o.delivery_at > k.ended_at AND ${WITHIN_SHOP_DAYS('o.delivery_at')}
+          GROUP BY k.made_by) s ON s.user_id = m.user_id
+      WHERE m.workspace_id = ?
+      ORDER BY m.role DESC, u.name, u.id`,
+    [workspaceId, period.from, period.to, workspaceId, period.from, period.to, workspaceId],
+  );
+  return rows;
+}
