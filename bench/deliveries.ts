@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { compactDeliveryCounts } from '../services/deliveries';
+import { StatsService } from '../services/stats';
 import { compare } from './load';
 import type { Measured, Target } from './load';
 import type { CpuMeter, MemorySampler } from './meters';
@@ -85,7 +85,7 @@ export async function deliveriesAtScale(options: {
   await seedDeliveries(knex, [small.workspaceId]);
   await seedDeliveries(knex, [large.workspaceId]);
   // What the worker's housekeeping does every minute: the counters' deltas folded.
-  await compactDeliveryCounts(knex);
+  await new StatsService(knex).compactDailyCounts();
   // Statistics of every table the seed wrote (calls and operations too: their stale counts once made
   // the planner read every call of the database for /stats), and the folded deltas' dead rows gone, as
   // autovacuum leaves the counters in steady state (the orders bench does the same): without it, the

@@ -9,7 +9,7 @@ import { AuditService } from './audit';
 import { ApiKeyService, CreditService, DeviceService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
 import { ANONYMISED_PHONE, BlockedPhoneService, CustomerService, ImportService, exportCsv, OperationService, OrderService, RetentionService } from './orders';
 import { CallSettingsService, CallViewService, CallService, SweepService } from './calls';
-import { compactDeliveryCounts, DeliveryService } from './deliveries';
+import { DeliveryService } from './deliveries';
 import { FormTokenService, IdempotencyService } from './shared';
 import type { Language } from './shared';
 import type { OrderFilters, Order } from './orders';
@@ -50,6 +50,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   // Voice agents and webhook endpoints: the same rule for where we may send.
   const urlPolicy = { allowPrivateUrls: config.calls.allowPrivateUrls, httpsOnly: config.isProduction, resolver: new HostResolver(config.calls.dnsServers) };
   const orders = new OrderService(knex, idempotency, operations);
+  const stats = new StatsService(knex);
   const deliveries = new DeliveryService(knex, orders, config.publicBaseUrl, secrets);
   const users = new UserService(knex, workspaces, invitations, config.bcryptCost);
   const webhooks = new WebhookService(knex, jobs, urlPolicy, secrets);
@@ -120,8 +121,8 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     housekeeping: async () => ({
       sessions: await users.pruneExpiredSessions(),
       idempotencyKeys: await idempotency.pruneExpired(),
-      statusCounts: await orders.compactStatusCounts(),
-      deliveryCounts: await compactDeliveryCounts(knex),
+      statusCounts: await stats.compactStatusCounts(),
+      deliveryCounts: await stats.compactDailyCounts(),
       webhookLog: await webhooks.prune(),
       storeLog: await stores.prune(),
       formTokens: await formTokens.pruneExpired(),
@@ -134,7 +135,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     retention: new RetentionService(knex),
     imports: new ImportService(knex, idempotency, orders),
     exportCsv: (workspaceId: string, filters: OrderFilters, language?: Language) => exportCsv(knex, workspaceId, filters, language),
-    stats: new StatsService(knex),
+    stats,
     stores,
     storeConnect,
     storeIntake: new StoreIntakeService(knex, orders, operations, secrets),

@@ -72,7 +72,7 @@ describe('the /orders page at scale', () => {
         .select('status', testKnex().raw('count(*)::int AS n'));
       return Object.fromEntries(rows.map((r) => [r.status, r.n]));
     };
-    const shown = async () => Object.fromEntries(Object.entries(await services.orders.statusCounts(s.workspaceId)).filter(([, n]) => n !== 0));
+    const shown = async () => Object.fromEntries(Object.entries(await services.stats.statusCounts(s.workspaceId)).filter(([, n]) => n !== 0));
     const body = { clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' };
     const a = (await s.agent.post('/api/orders').send(body).expect(201)).body;
     const b = (
@@ -91,7 +91,7 @@ describe('the /orders page at scale', () => {
     await bulk(s, 30);
     expect(await shown()).to.deep.equal(await truth());
     expect(await shown()).to.deep.equal({ 'no-answer': 1, pending: 31, postponed: 1 });
-    await services.orders.compactStatusCounts(0);
+    await services.stats.compactStatusCounts(0);
     expect(await shown()).to.deep.equal({ 'no-answer': 1, pending: 31, postponed: 1 });
     const rows = await testKnex()('order_status_counts').where({ workspace_id: s.workspaceId });
     expect(rows, 'one row per status after folding').to.have.length(3);

@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import { TEAM_CSV_COLUMNS, teamCsv } from '../../services/deliveries';
 import type { Services } from '../../services';
 import { requireApiWorkspace, workspaceOf } from '../middleware/auth';
 import { accountRouter } from './account';
@@ -11,7 +10,7 @@ import { customersRouter } from './customers';
 import { deliveriesRouter } from './deliveries';
 import { apiKeysRouter } from './api-keys';
 import { addOrderFileRoutes, ordersRouter } from './orders';
-import { readPeriod } from '../../services/stats';
+import { readPeriod, TEAM_CSV_COLUMNS, teamCsv } from '../../services/stats';
 import { settingsRouter } from './settings';
 import { storesRouter } from './stores';
 import { teamRouter } from './team';

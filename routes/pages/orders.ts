@@ -150,7 +150,7 @@ export function orderPages(services: Services): Router {
     const counted = Boolean(q || flag || delivery || assignee || pay);
     const [page, counts, paused, matching, members] = await Promise.all([
       services.orders.page(workspace.id, filters, { limit: size, position: newer ?? older, direction: newer ? 'newer' : 'older' }),
-      services.orders.statusCounts(workspace.id),
+      services.stats.statusCounts(workspace.id),
       services.calls.pausedForCredits(workspace.id, workspace.owner_id),
       counted ? services.orders.countByStatus(workspace.id, filters) : Promise.resolve(null),
       services.team.settings.members(workspace.id),

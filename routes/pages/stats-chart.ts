@@ -1,6 +1,5 @@
 import type { TFunction } from 'i18next';
-import { endedDeliveries } from '../../services/orders';
-import type { Stats } from '../../services/stats';
+import type { StatsPage } from '../../services/stats';
 
 const WIDTH = 560;
 const HEIGHT = 230;
@@ -86,7 +85,7 @@ function barChart(days: ChartDay[], text: { id: string; title: string; descripti
 }
 
 /** Orders and confirmations per day (see barChart). */
-export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
+export function dailyChart(stats: StatsPage, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
   const days = stats.by_day;
   const busiest = days.reduce((best, d) => (d.orders > best.orders ? d : best), days[0] ?? { date: stats.to, orders: 0, confirmed: 0 });
   const description =
@@ -105,19 +104,19 @@ export function dailyChart(stats: Stats, t: TFunction, rtl = false, dayText: (da
 }
 
 /** Deliveries that ended per day, the delivered ones in front (see barChart). */
-export function deliveryChart(stats: Stats, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
+export function deliveryChart(stats: StatsPage, t: TFunction, rtl = false, dayText: (date: string) => string = (date) => date): string {
   const description = t('deliveryStats.chart.summary', {
     from: dayText(stats.from),
     to: dayText(stats.to),
-    count: endedDeliveries(stats.delivery),
+    count: stats.delivery.ended,
     delivered: stats.delivery.delivered,
   });
   return barChart(
     stats.delivery.by_day.map((d) => ({
       date: d.date,
-      whole: endedDeliveries(d),
+      whole: d.ended,
       part: d.delivered,
-      label: t('deliveryStats.chart.day', { date: dayText(d.date), count: endedDeliveries(d), delivered: d.delivered }),
+      label: t('deliveryStats.chart.day', { date: dayText(d.date), count: d.ended, delivered: d.delivered }),
     })),
     { id: 'delivery-chart', title: t('deliveryStats.chart.title'), description },
     rtl,

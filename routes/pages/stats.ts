@@ -22,7 +22,7 @@ export function statsPages(services: Services): Router {
   const router = Router();
   router.get('/stats', requirePageWorkspace, async (req, res) => {
     const { period, errors } = pagePeriod(req.query);
-    const stats = await services.stats.forPeriod(workspaceOf(req).workspace.id, period);
+    const stats = await services.stats.page(workspaceOf(req).workspace.id, period);
     const given = { from: typeof req.query.from === 'string' ? req.query.from : stats.from, to: typeof req.query.to === 'string' ? req.query.to : stats.to };
     res.status(Object.keys(errors).length > 0 ? 400 : 200).render('stats', {
       stats,
@@ -37,9 +37,9 @@ export function statsPages(services: Services): Router {
     const { period, errors } = pagePeriod(req.query);
     const { workspace, user } = workspaceOf(req);
     const [team, pay, saved] = await Promise.all([
-      services.stats.team(workspace.id, period),
+      services.stats.teamPage(workspace.id, period),
       services.team.pay(workspace, user.id, period),
-      services.team.saved(workspace.id, period),
+      services.stats.saved(workspace.id, period),
     ]);
     const given = { from: typeof req.query.from === 'string' ? req.query.from : team.from, to: typeof req.query.to === 'string' ? req.query.to : team.to };
     res.status(Object.keys(errors).length > 0 ? 400 : 200).render('stats-team', {

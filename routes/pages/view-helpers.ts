@@ -116,7 +116,8 @@ export function localeHelpers(lang: Language, t: TFunction) {
     formatAmount: (n: number | string, currency = 'MAD') => formatAmount(n, lang, currency),
     /** A sum whose currency the heading names (the statistics' confirmed amounts, in MAD). */
     formatMoney: (n: number | string) => formatMoney(n, lang),
-    formatPercent: (rate: number) => formatPercent(rate, lang),
+    /** A rate as the statistics show it: a percentage, or a dash when there is nothing to divide (null). */
+    formatRate: (rate: number | null) => (rate === null ? '—' : formatPercent(rate, lang)),
     /** A stored amount ("249.00") as an amount field shows it: "249,00" in French. */
     formatDecimal: (value: string) => formatDecimal(value, lang),
     formatDuration: (seconds: number | null) =>

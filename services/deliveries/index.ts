@@ -16,8 +16,6 @@ export { applyDeliveryEvent, applyDeliveryEvents, attemptedOrders, notifyDeliver
 export type { DeliveryEvent } from './apply';
 export { REPORT_COLUMNS } from './import';
 export { unknownRowsFrom } from './retry';
-export { deliveryStats, TEAM_CSV_COLUMNS, teamCsv, teamStats } from './stats';
-export type { DeliveryStats, TeamStats } from './stats';
 export { builtInWords } from './words';
 export { DELIVERY_WORDS } from '../orders';
 
@@ -148,36 +146,4 @@ export class DeliveryService {
       .select('status', 'carrier_status', 'at', 'source', 'by');
     return rows.map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
   }
-}
-
-/** The statistics' counters, each a table of delta rows with the columns that key it. */
-const COUNTERS = {
-  delivery_counts: { key: ['workspace_id', 'day', 'store_name', 'city', 'currency', 'status', 'confirmer_kind', 'confirmer_id'], sums: ['n', 'amount'] },
-  call_counts: { key: ['workspace_id', 'day', 'kind', 'member_id', 'agent_id', 'outcome'], sums: ['n', 'answered', 'seconds'] },
-  order_counts: { key: ['workspace_id', 'day', 'store_name', 'status', 'currency', 'finished', 'blocked'], sums: ['n', 'amount', 'calls', 'called'] },
-} as const;
-
-/**
- * Folds the statistics' counters (delivery_counts, call_counts, order_counts) into one row per key, for the
- * workspaces that have piled up more than `minRows` delta rows on one day (the worker's minute job,
- * as for the status counts): every sum read is the same before and after.
- */
-export async function compactDeliveryCounts(knex: Knex, minRows = 50): Promise<number> {
-  let folded = 0;
-  for (const [table, { key, sums }] of Object.entries(COUNTERS)) {
-    const keys = key.join(', ');
-    const { rowCount } = await knex.raw(
-      `WITH folded AS (
-         DELETE FROM ${table}
-          WHERE workspace_id IN (SELECT workspace_id FROM ${table} GROUP BY workspace_id, day HAVING count(*) > ?)
-         RETURNING *)
-       INSERT INTO ${table} (${keys}, ${sums.join(', ')})
-       SELECT ${keys}, ${sums.map((c) => `sum(${c})`).join(', ')}
-         FROM folded GROUP BY ${keys}
-       HAVING ${sums.map((c) => `sum(${c}) <> 0`).join(' OR ')}`,
-      [minRows],
-    );
-    folded += rowCount ?? 0;
-  }
-  return folded;
 }

@@ -152,35 +152,6 @@ export class OrderService {
     }
   }
 
-  /** How many orders of the workspace are in each status, from one grouped query. */
-  async statusCounts(workspaceId: string): Promise<Record<OrderStatus, number>> {
-    // Kept by triggers on orders (see the order_status_counts migration): ten numbers, not a count of every order.
-    const rows: Array<{ status: OrderStatus; n: number }> = await this.knex('order_status_counts')
-      .where({ workspace_id: workspaceId })
-      .groupBy('status')
-      .select('status', this.knex.raw('sum(n)::int AS n'));
-    const counts = Object.fromEntries(ORDER_STATUSES.map((status) => [status, 0])) as Record<OrderStatus, number>;
-    for (const row of rows) counts[row.status] = row.n;
-    return counts;
-  }
-
-  /**
-   * Folds the status counters' deltas into one row per workspace and status (the worker does this
-   * every minute); the sums, and so every count read, are the same before and after.
-   */
-  async compactStatusCounts(minRows = 20): Promise<number> {
-    const { rowCount } = await this.knex.raw(
-      `WITH folded AS (
-         DELETE FROM order_status_counts
-          WHERE workspace_id IN (SELECT workspace_id FROM order_status_counts GROUP BY workspace_id HAVING count(*) > ?)
-         RETURNING workspace_id, status, n)
-       INSERT INTO order_status_counts (workspace_id, status, n)
-       SELECT workspace_id, status, sum(n) FROM folded GROUP BY workspace_id, status HAVING sum(n) <> 0`,
-      [minRows],
-    );
-    return rowCount ?? 0;
-  }
-
   /** The customer's other orders (same phone in the workspace): the newest 20, and their statuses. */
   async history(workspaceId: string, order: Order, shown = 20): Promise<CustomerHistory> {
     // An anonymised order's phone is every anonymised order's: it has no customer to show.

@@ -33,6 +33,10 @@ export function fromShopWallClock(clock: number): number {
   return clock - shopClockOffset(first);
 }
 
+/** SQL: `column` (a timestamptz) falls within two Morocco days, both included, bound as `?, ?` (YYYY-MM-DD). */
+export const WITHIN_SHOP_DAYS = (column: string) =>
+  `${column} >= (?::date::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}') AND ${column} < ((?::date + 1)::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}')`;
+
 /** The day in Morocco at an instant: "2026-11-22". */
 export function shopDay(at: Date = new Date()): string {
   return new Date(shopWallClock(at)).toISOString().slice(0, 10);

@@ -1,10 +1,17 @@
 import type { Knex } from 'knex';
-import { deliveryStats, teamStats } from '../deliveries';
-import type { DeliveryStats, TeamStats } from '../deliveries';
 import { ValidationError, msg, shopDay } from '../../services/shared';
 import type { FieldErrors } from '../../services/shared';
-import { endedDeliveries, ORDER_STATUSES, OUTCOMES } from '../orders';
-import type { OrderStatus, Outcome } from '../orders';
+import { FINAL_DELIVERY_STATUSES, ORDER_STATUSES, OUTCOMES } from '../orders';
+import type { FinalDeliveryStatus, OrderStatus, Outcome } from '../orders';
+import { compactDailyCounts, compactStatusCounts, statusCounts } from './counters';
+import { deliveredRate, deliveryStats } from './deliveries';
+import type { DeliveryStats } from './deliveries';
+import { statsPageOf, teamPageOf } from './pages';
+import type { ShownDelivery, TeamPage } from './pages';
+import { DAY_MS, daysOf, ratio } from './period';
+import type { Period } from './period';
+import { savedParcels, teamStats } from './team';
+import type { SavedLine, TeamStats } from './team';
 
 const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
 
@@ -43,9 +50,12 @@ export interface Stats {
   by_store: Array<{ store_name: string; orders: number; confirmed: number; confirmed_amount: string }>;
   /** Calls by channel: how each step of the ladder answers and what it ends with. */
   by_channel: Record<(typeof CHANNELS)[number], ChannelStats>;
-  /** What happened at the door: orders whose delivery ended in the period (services/deliveries/stats.ts). */
+  /** What happened at the door: orders whose delivery ended in the period (deliveries.ts). */
   delivery: DeliveryStats;
 }
+
+/** /stats's figures: the API's, each delivery tally with the columns the page adds up (pages.ts). */
+export type StatsPage = Omit<Stats, 'delivery'> & { delivery: ShownDelivery };
 
 /**
  * The sum of the confirmed orders' amounts, as text with two decimals. Only MAD is added up: the
@@ -54,7 +64,6 @@ export interface Stats {
  */
 const CONFIRMED_AMOUNT = "coalesce(sum(amount) FILTER (WHERE status = 'confirmed' AND currency = 'MAD'), 0.00)::numeric(14, 2)::text";
 
-const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 function isoDay(date: Date): string {
@@ -75,7 +84,7 @@ function readDay(query: Record<string, unknown>, name: 'from' | 'to', fields: Fi
 }
 
 /** The period asked for: dates in Morocco time, both included; by default the last 30 days. */
-export function readPeriod(query: Record<string, unknown>, today = shopDay()): { from: string; to: string } {
+export function readPeriod(query: Record<string, unknown>, today = shopDay()): Period {
   const fields: FieldErrors = {};
   const from = readDay(query, 'from', fields);
   let to = readDay(query, 'to', fields);
@@ -87,22 +96,50 @@ export function readPeriod(query: Record<string, unknown>, today = shopDay()): {
   return { from: isoDay(start), to: isoDay(to) };
 }
 
-const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 100) / 100);
-
-/** Confirmation figures of one workspace over a period. */
+/** Every figure a page or the API shows from the counters, and the counters' folding. */
 export class StatsService {
   constructor(private readonly knex: Knex) {}
 
-  /** /stats/team: each member's and agent's calls, and the delivery of the orders they confirmed. */
-  team(workspaceId: string, period: { from: string; to: string }): Promise<TeamStats> {
+  /** GET /api/stats/team: each member's and agent's calls, and the delivery of the orders they confirmed. */
+  team(workspaceId: string, period: Period): Promise<TeamStats> {
     return teamStats(this.knex, workspaceId, period);
+  }
+
+  /** /stats/team: the team's figures with the columns the page adds up. */
+  async teamPage(workspaceId: string, period: Period): Promise<TeamPage> {
+    return teamPageOf(await this.team(workspaceId, period));
+  }
+
+  /** /stats: the period's figures with the columns the page adds up. */
+  async page(workspaceId: string, period: Period): Promise<StatsPage> {
+    return statsPageOf(await this.forPeriod(workspaceId, period));
+  }
+
+  /** /stats/team: saved parcels per member over a period (follow-ups, then delivered). */
+  saved(workspaceId: string, period: Period): Promise<SavedLine[]> {
+    return savedParcels(this.knex, workspaceId, period);
+  }
+
+  /** The order list's count of orders in each status. */
+  statusCounts(workspaceId: string): Promise<Record<OrderStatus, number>> {
+    return statusCounts(this.knex, workspaceId);
+  }
+
+  /** Housekeeping (each minute): folds the status counters' deltas. */
+  compactStatusCounts(minRows?: number): Promise<number> {
+    return compactStatusCounts(this.knex, minRows);
+  }
+
+  /** Housekeeping (each minute): folds the counters by day (orders, calls, deliveries). */
+  compactDailyCounts(minRows?: number): Promise<number> {
+    return compactDailyCounts(this.knex, minRows);
   }
 
   /**
    * Every figure is read from counters kept by triggers (order_counts, call_counts, delivery_counts),
    * by Morocco day: a period costs its days, stores and statuses, not its orders and calls.
    */
-  async forPeriod(workspaceId: string, period: { from: string; to: string }): Promise<Stats> {
+  async forPeriod(workspaceId: string, period: Period): Promise<Stats> {
     const scope = [workspaceId, period.from, period.to];
     const [groups, calls, confirming, delivery, doors] = await Promise.all([
       // A blocked number's order is declined at once, its operation cancelled: not a customer's answer (`blocked`).
@@ -145,7 +182,7 @@ export class StatsService {
   }
 
   private assemble(
-    period: { from: string; to: string },
+    period: Period,
     // biome-ignore lint/suspicious/noExplicitAny: rows as the database returns them, read field by field into their typed form
     rows: any[],
     callRows: Array<{ kind: (typeof CHANNELS)[number]; outcome: Outcome; calls: number; answered: number }>,
@@ -159,21 +196,8 @@ export class StatsService {
         const answered = mine.reduce((n, r) => n + r.answered, 0);
         const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, mine.find((r) => r.outcome === o)?.calls ?? 0])) as Record<Outcome, number>;
         const door = (status: string) => doorRows.find((r) => r.kind === channel && r.status === status)?.n ?? 0;
-        const [delivered, refused, returned, lost] = [door('delivered'), door('refused'), door('returned'), door('lost')];
-        return [
-          channel,
-          {
-            calls,
-            answered,
-            answered_rate: ratio(answered, calls),
-            by_outcome: byOutcome,
-            delivered,
-            refused,
-            returned,
-            lost,
-            delivered_rate: ratio(delivered, endedDeliveries({ delivered, refused, returned, lost })),
-          },
-        ];
+        const doors = Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, door(status)])) as Record<FinalDeliveryStatus, number>;
+        return [channel, { calls, answered, answered_rate: ratio(answered, calls), by_outcome: byOutcome, ...doors, delivered_rate: deliveredRate(doors) }];
       }),
     ) as Stats['by_channel'];
     const calls = { calls: callRows.reduce((n, r) => n + r.calls, 0), answered: callRows.reduce((n, r) => n + r.answered, 0) };
@@ -182,12 +206,10 @@ export class StatsService {
     const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<OrderStatus, number>;
     for (const r of rows.filter((row) => row.grouping === 0b011)) byStatus[r.status as OrderStatus] = r.orders;
     const days = new Map(rows.filter((r) => r.grouping === 0b101).map((r) => [r.day, r]));
-    const byDay: Stats['by_day'] = [];
-    for (let t = Date.parse(period.from); t <= Date.parse(period.to); t += DAY_MS) {
-      const date = isoDay(new Date(t));
+    const byDay = daysOf(period).map((date) => {
       const day = days.get(date);
-      byDay.push({ date, orders: day?.orders ?? 0, confirmed: day?.confirmed ?? 0, confirmed_amount: day?.confirmed_amount ?? '0.00' });
-    }
+      return { date, orders: day?.orders ?? 0, confirmed: day?.confirmed ?? 0, confirmed_amount: day?.confirmed_amount ?? '0.00' };
+    });
     const byStore = rows
       .filter((r) => r.grouping === 0b110)
       .map((r) => ({

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { WorkspaceActor } from '../../services/shared';
 import { reassign } from './assignment';
-import { payView, savedParcels } from './pay';
-import type { PayView, SavedLine } from './pay';
+import { payView } from './pay';
+import type { PayView } from './pay';
 import { ShiftService } from './shifts';
 import { TeamSettingsService } from './settings';
 
@@ -24,11 +24,6 @@ export class TeamService {
   /** The owner gives orders to a member or back to the pool (POST /api/orders/assign). */
   reassign(workspace: WorkspaceActor, body: unknown): Promise<{ assigned: number }> {
     return reassign(this.knex, workspace, body);
-  }
-
-  /** Saved parcels per member over a period (follow-ups, then delivered). */
-  saved(workspaceId: string, period: { from: string; to: string }): Promise<SavedLine[]> {
-    return savedParcels(this.knex, workspaceId, period);
   }
 
   /** The pay view for a period: every line for the owner, their own for a member. */

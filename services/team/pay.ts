@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { stringify } from 'csv-stringify/sync';
-import { SHOP_TIME_ZONE } from '../../services/shared';
+import { WITHIN_SHOP_DAYS } from '../../services/shared';
 import type { PayRule } from './settings';
 
 /** One member's line of the pay view. */
@@ -44,9 +44,6 @@ const CONFIRMING_OUTCOMES = "'confirmed', 'order-changed'";
 
 const money = (value: number) => (Math.round(value * 100) / 100).toFixed(2);
 
-const DAYS = (column: string) =>
-  `${column} >= (?::date::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}') AND ${column} < ((?::date + 1)::timestamp AT TIME ZONE '${SHOP_TIME_ZONE}')`;
-
 /**
  * The pay of each member over the period, by their rule: the counts the rule uses and the amount.
  * An order counts once, for the member whose call confirmed it (its last confirming call, the
@@ -64,14 +61,14 @@ export async function payView(knex: Knex, workspaceId: string, period: { from: s
          -- The period's confirming calls that are their order's last (CONFIRMING_CALL_SQL's rule).
          SELECT k.made_by AS user_id, count(DISTINCT op.order_id) AS n
            FROM calls k JOIN operations op ON op.id = k.operation_id
-          WHERE k.workspace_id = ? AND k.kind = 'human' AND k.outcome IN (${CONFIRMING_OUTCOMES}) AND k.dropped_at IS NULL AND ${DAYS('k.ended_at')}
+          WHERE k.workspace_id = ? AND k.kind = 'human' AND k.outcome IN (${CONFIRMING_OUTCOMES}) AND k.dropped_at IS NULL AND ${WITHIN_SHOP_DAYS('k.ended_at')}
             AND NOT EXISTS (SELECT 1 FROM operations op2 JOIN calls k2 ON k2.operation_id = op2.id
                              WHERE op2.order_id = op.order_id AND k2.outcome IN (${CONFIRMING_OUTCOMES}) AND k2.dropped_at IS NULL AND k2.ended_at > k.ended_at)
           GROUP BY k.made_by) conf ON conf.user_id = m.user_id
        LEFT JOIN (
          SELECT o.delivery_confirmer_id AS user_id, count(*) AS n
            FROM orders o
-          WHERE o.workspace_id = ? AND o.delivery_status = 'delivered' AND o.delivery_confirmer_kind = 'human' AND ${DAYS('o.delivery_at')}
+          WHERE o.workspace_id = ? AND o.delivery_status = 'delivered' AND o.delivery_confirmer_kind = 'human' AND ${WITHIN_SHOP_DAYS('o.delivery_at')}
           GROUP BY o.delivery_confirmer_id) deliv ON deliv.user_id = m.user_id
       WHERE m.workspace_id = ? AND (?::uuid IS NULL OR m.user_id = ?::uuid)
       ORDER BY m.role DESC, u.name, u.id`,
@@ -122,39 +119,4 @@ export function payCsv(view: PayView, headers: readonly string[] = PAY_CSV_COLUM
     view.currency,
   ]);
   return `\uFEFF${stringify([headers as string[], ...rows])}`;
-}
-
-/** One member's follow-ups over a period: the follow-up calls they ended, and the parcels delivered after their follow-up. */
-export interface SavedLine {
-  user_id: string;
-  name: string;
-  follow_ups: number;
-  saved: number;
-}
-
-/**
- * Saved parcels (docs/team.md): per member, the follow-up calls they ended within the period, and
- * the orders they followed up that were then delivered, counted in the period of the delivery.
- */
-export async function savedParcels(knex: Knex, workspaceId: string, period: { from: string; to: string }): Promise<SavedLine[]> {
-  const { rows } = await knex.raw(
-    `SELECT m.user_id, u.name, coalesce(f.n, 0)::int AS follow_ups, coalesce(s.n, 0)::int AS saved
-       FROM workspace_members m
-       JOIN users u ON u.id = m.user_id
-       LEFT JOIN (
-         SELECT k.made_by AS user_id, count(*) AS n
-           FROM calls k JOIN operations op ON op.id = k.operation_id
-          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL AND ${DAYS('k.ended_at')}
-          GROUP BY k.made_by) f ON f.user_id = m.user_id
-       LEFT JOIN (
-         SELECT k.made_by AS user_id, count(DISTINCT o.id) AS n
-           FROM calls k JOIN operations op ON op.id = k.operation_id JOIN orders o ON o.id = op.order_id
-          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL
-            AND o.delivery_status = 'delivered' AND o.delivery_at > k.ended_at AND ${DAYS('o.delivery_at')}
-          GROUP BY k.made_by) s ON s.user_id = m.user_id
-      WHERE m.workspace_id = ?
-      ORDER BY m.role DESC, u.name, u.id`,
-    [workspaceId, period.from, period.to, workspaceId, period.from, period.to, workspaceId],
-  );
-  return rows;
 }

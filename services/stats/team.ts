@@ -1,126 +1,21 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
-import { defuse, endedDeliveries, FINAL_DELIVERY_STATUSES, OUTCOMES, amountText } from '../orders';
-import type { FinalDeliveryStatus, Outcome } from '../orders';
+import { WITHIN_SHOP_DAYS } from '../../services/shared';
+import { defuse, FINAL_DELIVERY_STATUSES, OUTCOMES } from '../orders';
+import type { Outcome } from '../orders';
+import { deliveredRate } from './deliveries';
+import type { Final } from './deliveries';
+import { ratio } from './period';
+import type { Period } from './period';
 
-/**
- * What the shop learns from its deliveries (docs/delivery.md), read from the counters the triggers
- * keep (delivery_counts, call_counts), never from the orders or calls themselves: a page costs the
- * number of days × stores × cities of the period, not the number of orders.
- */
+/** The outcomes by which a call confirms its order: what /stats/team counts as "confirmed". */
+const CONFIRMING: readonly Outcome[] = ['confirmed', 'order-changed'];
 
-interface Period {
-  from: string;
-  to: string;
-}
-
-/** Orders whose delivery ended in one of the final statuses, and what the delivered ones brought in. */
-interface DeliveryTally extends Record<FinalDeliveryStatus, number> {
-  /** delivered ÷ all that ended; null when none ended. */
-  delivered_rate: number | null;
-  /** The delivered orders' amounts, per currency, with the currency's decimals (`{"MAD": "1250.00"}`). */
-  collected: Record<string, string>;
-}
-
-export interface DeliveryStats extends DeliveryTally {
-  by_day: Array<{ date: string } & DeliveryTally>;
-  by_store: Array<{ store_name: string } & DeliveryTally>;
-  by_city: Array<{ city: string | null } & DeliveryTally>;
-  /** Orders confirmed by a call (a member's or an agent's `confirmed` or `order-changed`). */
-  confirmed_by_call: DeliveryTally;
-  /** Orders shipped without a confirmed call. */
-  without_confirmed_call: DeliveryTally;
-}
-
-const DAY_MS = 86_400_000;
-
-const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 100) / 100);
-
-/** Sums counter rows into a tally. */
-class Tally {
-  counts = Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, 0])) as Record<FinalDeliveryStatus, number>;
-  collected = new Map<string, number>();
-
-  add(row: { status: string; currency: string; n: number; amount: number }): void {
-    this.counts[row.status as FinalDeliveryStatus] += row.n;
-    if (row.status === 'delivered' && row.currency) this.collected.set(row.currency, (this.collected.get(row.currency) ?? 0) + row.amount);
-  }
-
-  get total(): number {
-    return endedDeliveries(this.counts);
-  }
-
-  json(): DeliveryTally {
-    const collected: Record<string, string> = {};
-    for (const [currency, amount] of [...this.collected].sort(([a], [b]) => a.localeCompare(b))) collected[currency] = amountText(amount, currency) ?? '0';
-    return { ...this.counts, delivered_rate: ratio(this.counts.delivered, this.total), collected };
-  }
-}
-
-function grouped<K>(rows: CountRow[], key: (row: CountRow) => K): Map<K, Tally> {
-  const map = new Map<K, Tally>();
-  for (const row of rows) {
-    const k = key(row);
-    if (!map.has(k)) map.set(k, new Tally());
-    map.get(k)!.add(row);
-  }
-  return map;
-}
-
-interface CountRow {
-  grouping: number;
-  day: string | null;
-  store_name: string | null;
-  city: string | null;
-  confirmed: boolean | null;
-  currency: string;
-  status: string;
-  n: number;
-  amount: number;
-}
-
-/** GROUPING(day, store_name, city, confirmed) of each grouping set below: a bit per column left out. */
-const BY = { total: 0b1111, day: 0b0111, store: 0b1011, city: 0b1101, confirmed: 0b1110 };
-
-/** The period's counters summed by SQL per day, store, city and confirmation (delta rows folded here when the worker has not yet). */
-async function countRows(knex: Knex, workspaceId: string, period: Period): Promise<CountRow[]> {
-  const { rows } = await knex.raw(
-    `SELECT GROUPING(day, store_name, city, confirmed) AS grouping, to_char(day, 'YYYY-MM-DD') AS day, store_name, city, confirmed,
-            currency, status, sum(n)::int AS n, sum(amount)::float AS amount
-       FROM (SELECT *, confirmer_kind <> '' AS confirmed FROM delivery_counts
-              WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date) c
-      GROUP BY GROUPING SETS ((status, currency), (day, status, currency), (store_name, status, currency), (city, status, currency), (confirmed, status, currency))
-     HAVING sum(n) <> 0`,
-    [workspaceId, period.from, period.to],
-  );
-  return rows;
-}
-
-export async function deliveryStats(knex: Knex, workspaceId: string, period: Period): Promise<DeliveryStats> {
-  const rows = await countRows(knex, workspaceId, period);
-  const of = (set: number) => rows.filter((r) => r.grouping === set);
-  const total = new Tally();
-  for (const row of of(BY.total)) total.add(row);
-  const days = grouped(of(BY.day), (r) => r.day);
-  const byDay: DeliveryStats['by_day'] = [];
-  for (let t = Date.parse(period.from); t <= Date.parse(period.to); t += DAY_MS) {
-    const date = new Date(t).toISOString().slice(0, 10);
-    byDay.push({ date, ...(days.get(date) ?? new Tally()).json() });
-  }
-  const ranked = <K>(map: Map<K, Tally>) => [...map].sort(([, a], [, b]) => b.total - a.total).slice(0, 50);
-  const confirmed = grouped(of(BY.confirmed), (r) => r.confirmed);
-  return {
-    ...total.json(),
-    by_day: byDay,
-    by_store: ranked(grouped(of(BY.store), (r) => r.store_name ?? '')).map(([store_name, tally]) => ({ store_name, ...tally.json() })),
-    by_city: ranked(grouped(of(BY.city), (r) => r.city ?? '')).map(([city, tally]) => ({ city: city || null, ...tally.json() })),
-    confirmed_by_call: (confirmed.get(true) ?? new Tally()).json(),
-    without_confirmed_call: (confirmed.get(false) ?? new Tally()).json(),
-  };
-}
+/** The calls of these outcomes that confirmed their order. */
+export const confirmingCalls = (byOutcome: Record<Outcome, number>) => CONFIRMING.reduce((n, outcome) => n + byOutcome[outcome], 0);
 
 /** One confirmer's row of /stats/team: a member, a voice agent or a WhatsApp agent. */
-interface TeamRow {
+interface TeamRow extends Record<Final, number> {
   kind: 'member' | 'voice' | 'whatsapp';
   id: string;
   name: string;
@@ -132,10 +27,6 @@ interface TeamRow {
   /** Members and WhatsApp: from claim (or message) to outcome; voice agents: the call's reported duration. Seconds. */
   average_handling_seconds: number | null;
   /** The orders they confirmed whose delivery ended in the period. */
-  delivered: number;
-  refused: number;
-  returned: number;
-  lost: number;
   delivered_rate: number | null;
 }
 
@@ -151,12 +42,8 @@ export interface TeamStats {
 
 /** The rates of a row from its counts. */
 function rated<T extends Omit<ChannelRow, 'confirmation_rate' | 'delivered_rate'>>(row: T): T & Pick<ChannelRow, 'confirmation_rate' | 'delivered_rate'> {
-  const confirmed = row.by_outcome.confirmed + row.by_outcome['order-changed'];
-  return {
-    ...row,
-    confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed),
-    delivered_rate: ratio(row.delivered, endedDeliveries(row)),
-  };
+  const confirmed = confirmingCalls(row.by_outcome);
+  return { ...row, confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed), delivered_rate: deliveredRate(row) };
 }
 
 /** Each channel's rows summed. */
@@ -173,10 +60,7 @@ function byChannel(rows: TeamRow[]): TeamStats['by_channel'] {
           calls: sum((r) => r.calls),
           answered: sum((r) => r.answered),
           by_outcome: byOutcome,
-          delivered: sum((r) => r.delivered),
-          refused: sum((r) => r.refused),
-          returned: sum((r) => r.returned),
-          lost: sum((r) => r.lost),
+          ...(Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, sum((r) => r[status])])) as Record<Final, number>),
         }),
       ];
     }),
@@ -221,10 +105,7 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period)
         by_outcome: byOutcome,
         confirmation_rate: null,
         average_handling_seconds: null,
-        delivered: 0,
-        refused: 0,
-        returned: 0,
-        lost: 0,
+        ...(Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, 0])) as Record<Final, number>),
         delivered_rate: null,
         handled: 0,
         seconds: 0,
@@ -244,7 +125,7 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period)
     row.handled += c.n;
     row.seconds += c.seconds;
   }
-  for (const d of deliveries.rows as Array<{ kind: string; who: string | null; status: FinalDeliveryStatus; n: number }>) {
+  for (const d of deliveries.rows as Array<{ kind: string; who: string | null; status: Final; n: number }>) {
     if (!d.who) continue;
     rowOf(kindOf(d.kind), d.who)[d.status] += d.n;
   }
@@ -306,3 +187,38 @@ export const TEAM_CSV_COLUMNS = [
   ...FINAL_DELIVERY_STATUSES,
   'delivered_rate',
 ];
+
+/** One member's follow-ups over a period: the follow-up calls they ended, and the parcels delivered after their follow-up. */
+export interface SavedLine {
+  user_id: string;
+  name: string;
+  follow_ups: number;
+  saved: number;
+}
+
+/**
+ * Saved parcels (docs/team.md): per member, the follow-up calls they ended within the period, and
+ * the orders they followed up that were then delivered, counted in the period of the delivery.
+ */
+export async function savedParcels(knex: Knex, workspaceId: string, period: { from: string; to: string }): Promise<SavedLine[]> {
+  const { rows } = await knex.raw(
+    `SELECT m.user_id, u.name, coalesce(f.n, 0)::int AS follow_ups, coalesce(s.n, 0)::int AS saved
+       FROM workspace_members m
+       JOIN users u ON u.id = m.user_id
+       LEFT JOIN (
+         SELECT k.made_by AS user_id, count(*) AS n
+           FROM calls k JOIN operations op ON op.id = k.operation_id
+          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL AND ${WITHIN_SHOP_DAYS('k.ended_at')}
+          GROUP BY k.made_by) f ON f.user_id = m.user_id
+       LEFT JOIN (
+         SELECT k.made_by AS user_id, count(DISTINCT o.id) AS n
+           FROM calls k JOIN operations op ON op.id = k.operation_id JOIN orders o ON o.id = op.order_id
+          WHERE k.workspace_id = ? AND op.purpose = 'follow_up' AND k.outcome IS NOT NULL AND k.dropped_at IS NULL
+            AND o.delivery_status = 'delivered' AND o.delivery_at > k.ended_at AND ${WITHIN_SHOP_DAYS('o.delivery_at')}
+          GROUP BY k.made_by) s ON s.user_id = m.user_id
+      WHERE m.workspace_id = ?
+      ORDER BY m.role DESC, u.name, u.id`,
+    [workspaceId, period.from, period.to, workspaceId, period.from, period.to, workspaceId],
+  );
+  return rows;
+}
