@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { TEAM_CSV_COLUMNS } from '../services/deliveries';
 import { IMPORT_MAX_ROWS } from '../services/orders';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
-import { errors, NOT_FOUND, OWNER_ONLY, REQUEST_ERRORS, SESSION_ERRORS, instant, uuid } from './common';
+import { byOutcome, errors, NOT_FOUND, OWNER_ONLY, REQUEST_ERRORS, SESSION_ERRORS, instant, uuid } from './common';
 
 const count = z.number().int();
 const rate = z.number().nullable();
@@ -67,10 +68,12 @@ const TeamRowBody = z.looseObject({
   delivered_rate: rate.meta({ description: 'Of the orders they confirmed whose delivery ended in the period' }),
 });
 const ChannelRowBody = TeamRowBody.omit({ kind: true, id: true, name: true, average_handling_seconds: true });
+/** The example's one confirmer, a voice agent: two calls, both confirmed. */
+const ROBOT_OUTCOMES = byOutcome({ confirmed: 2 });
 const ZERO_CHANNEL = {
   calls: 0,
   answered: 0,
-  by_outcome: { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+  by_outcome: byOutcome(),
   confirmation_rate: null,
   delivered: 0,
   refused: 0,
@@ -124,7 +127,7 @@ function registerTeam(b: OpenApiBuilder): void {
                 name: 'Robot',
                 calls: 2,
                 answered: 2,
-                by_outcome: { confirmed: 2, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                by_outcome: ROBOT_OUTCOMES,
                 confirmation_rate: 1,
                 average_handling_seconds: 90,
                 delivered: 1,
@@ -139,7 +142,7 @@ function registerTeam(b: OpenApiBuilder): void {
               voice: {
                 calls: 2,
                 answered: 2,
-                by_outcome: { confirmed: 2, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                by_outcome: ROBOT_OUTCOMES,
                 confirmation_rate: 1,
                 delivered: 1,
                 refused: 1,
@@ -166,8 +169,7 @@ function registerTeam(b: OpenApiBuilder): void {
         200: {
           description: 'The file (attachment)',
           media: 'text/csv',
-          example:
-            'kind,name,calls,answered,confirmed,unconfirmed,order-changed,unrecognized,postponed,no-answer,failed,confirmation_rate,average_handling_seconds,delivered,refused,returned,lost,delivered_rate\nvoice,Robot,2,2,2,0,0,0,0,0,0,1,90,1,1,0,0,0.5\n',
+          example: `${TEAM_CSV_COLUMNS.join(',')}\nvoice,Robot,2,2,${Object.values(ROBOT_OUTCOMES).join(',')},1,90,1,1,0,0,0.5\n`,
         },
         ...errors(SESSION_ERRORS, PERIOD_400),
       },

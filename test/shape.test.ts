@@ -66,6 +66,7 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     append(dir, 'routes/health.ts', "\nimport '../jobs';\nimport '../services/orders/search';\n");
     append(dir, 'services/shared/validation.ts', "\nimport '../orders';\n");
     append(dir, 'services/calls/ladder.ts', "\nimport '../orders/search';\n");
+    append(dir, 'services/calls/outcomes.ts', "\nimport '../shared';\n");
     const broken = npmRun(dir, 'lint:deps');
     expect(broken.status, broken.output).to.not.equal(0);
     expect(broken.output).to.match(/error services-not-to-routes-or-jobs: services\/stats\/service\.ts → routes\/health\.ts/);
@@ -76,6 +77,8 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     expect(broken.output).to.match(/error shared-not-to-domains: services\/shared\/validation\.ts → services\/orders\/index\.ts/);
     expect(broken.output).to.match(/error domain-through-its-index: routes\/health\.ts → services\/orders\/search\.ts/);
     expect(broken.output).to.match(/error domain-to-domain-through-index: services\/calls\/ladder\.ts → services\/orders\/search\.ts/);
+    // calls/outcomes.ts, the one other door of a domain, imports nothing.
+    expect(broken.output).to.match(/error calls-outcomes-imports-nothing: services\/calls\/outcomes\.ts → services\/shared\/index\.ts/);
   });
 
   it('Biome: the code passes the lint rules today; a lint error fails, naming its rule', () => {

@@ -3,6 +3,7 @@ import type { Services } from '../../services';
 import { ValidationError } from '../../services/shared';
 import { readPeriod } from '../../services/stats';
 import { ORDER_STATUSES } from '../../services/orders';
+import { confirmedCount } from '../../services/calls';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { dailyChart, deliveryChart } from './stats-chart';
 import { errorsByInput } from './forms';
@@ -44,6 +45,7 @@ export function statsPages(services: Services): Router {
     const given = { from: typeof req.query.from === 'string' ? req.query.from : team.from, to: typeof req.query.to === 'string' ? req.query.to : team.to };
     res.status(Object.keys(errors).length > 0 ? 400 : 200).render('stats-team', {
       team,
+      confirmedCount,
       values: given,
       errors,
       csvLink: `/api/stats/team.csv?from=${team.from}&to=${team.to}`,

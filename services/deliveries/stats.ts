@@ -1,7 +1,8 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
-import { defuse, OUTCOMES, amountText } from '../orders';
-import type { Outcome } from '../orders';
+import { defuse, amountText } from '../orders';
+import { confirmedCount, OUTCOMES } from '../calls/outcomes';
+import type { Outcome } from '../calls/outcomes';
 
 /**
  * What the shop learns from its deliveries (docs/delivery.md), read from the counters the triggers
@@ -157,7 +158,7 @@ export interface TeamStats {
 
 /** The rates of a row from its counts. */
 function rated<T extends Omit<ChannelRow, 'confirmation_rate' | 'delivered_rate'>>(row: T): T & Pick<ChannelRow, 'confirmation_rate' | 'delivered_rate'> {
-  const confirmed = row.by_outcome.confirmed + row.by_outcome['order-changed'];
+  const confirmed = confirmedCount(row.by_outcome);
   return {
     ...row,
     confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed),

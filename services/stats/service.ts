@@ -3,8 +3,10 @@ import { deliveryStats, teamStats } from '../deliveries';
 import type { DeliveryStats, TeamStats } from '../deliveries';
 import { ValidationError, msg, shopDay } from '../../services/shared';
 import type { FieldErrors } from '../../services/shared';
-import { ORDER_STATUSES, OUTCOMES } from '../orders';
-import type { OrderStatus, Outcome } from '../orders';
+import { ORDER_STATUSES } from '../orders';
+import type { OrderStatus } from '../orders';
+import { OUTCOMES } from '../calls';
+import type { Outcome } from '../calls';
 
 const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
 
