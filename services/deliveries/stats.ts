@@ -31,7 +31,7 @@ export interface DeliveryStats extends DeliveryTally {
   by_day: Array<{ date: string } & DeliveryTally>;
   by_store: Array<{ store_name: string } & DeliveryTally>;
   by_city: Array<{ city: string | null } & DeliveryTally>;
-  /** Orders confirmed by a call (a member's or an agent's `confirmed` or `order-changed`). */
+  /** Orders confirmed by a call (a member's or an agent's outcome of CONFIRMING_OUTCOMES). */
   confirmed_by_call: DeliveryTally;
   /** Orders shipped without a confirmed call. */
   without_confirmed_call: DeliveryTally;
@@ -134,7 +134,7 @@ interface TeamRow {
   calls: number;
   answered: number;
   by_outcome: Record<Outcome, number>;
-  /** (confirmed + order-changed) ÷ (confirmed + order-changed + unconfirmed); null without such an outcome. */
+  /** confirming ÷ (confirming + unconfirmed), the confirming outcomes being CONFIRMING_OUTCOMES; null without such an outcome. */
   confirmation_rate: number | null;
   /** Members and WhatsApp: from claim (or message) to outcome; voice agents: the call's reported duration. Seconds. */
   average_handling_seconds: number | null;

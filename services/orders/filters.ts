@@ -64,8 +64,8 @@ export function forCaller(filters: OrderFilters, userId: string): OrderFilters {
 }
 
 /**
- * The member whose call confirmed the order: its last call that ended `confirmed` or
- * `order-changed`, as the delivery's confirmer is recorded (services/deliveries). `k` is that call,
+ * The member whose call confirmed the order: its last call that ended with one of the
+ * CONFIRMING_OUTCOMES, as the delivery's confirmer is recorded (services/deliveries). `k` is that call,
  * for orders aliased `o`; the pay view counts by the same rule.
  */
 const CONFIRMING_CALL_SQL = `(SELECT k.made_by, k.kind, k.ended_at FROM operations op JOIN calls k ON k.operation_id = op.id
