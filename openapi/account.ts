@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { OUTCOMES, ORDER_STATUSES } from '../services/orders';
+import { ORDER_STATUSES } from '../services/orders';
+import { OUTCOMES } from '../services/calls';
 import { MAX_DAYS } from '../services/stats';
 import { DELIVERY_STATS_EXAMPLE, DeliveryStatsBody } from './deliveries';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
-import { BODY_ERRORS, errors, SESSION_ERRORS } from './common';
+import { BODY_ERRORS, byOutcome, errors, SESSION_ERRORS } from './common';
 import { LANGUAGES } from '../services/shared';
 
 export const CreditsBody = named(
@@ -143,7 +144,7 @@ export function register(b: OpenApiBuilder): void {
                 calls: 1,
                 answered: 1,
                 answered_rate: 1,
-                by_outcome: { confirmed: 1, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                by_outcome: byOutcome({ confirmed: 1 }),
                 delivered: 0,
                 refused: 0,
                 returned: 0,
@@ -154,7 +155,7 @@ export function register(b: OpenApiBuilder): void {
                 calls: 0,
                 answered: 0,
                 answered_rate: null,
-                by_outcome: { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                by_outcome: byOutcome(),
                 delivered: 0,
                 refused: 0,
                 returned: 0,
@@ -165,7 +166,7 @@ export function register(b: OpenApiBuilder): void {
                 calls: 3,
                 answered: 2,
                 answered_rate: 0.67,
-                by_outcome: { confirmed: 1, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 2, failed: 0 },
+                by_outcome: byOutcome({ confirmed: 1, 'no-answer': 2 }),
               },
             },
             delivery: DELIVERY_STATS_EXAMPLE,

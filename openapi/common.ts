@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Parameter, Response } from './builder';
 import { named } from './builder';
+import type { Outcome } from '../services/calls';
+import { OUTCOMES } from '../services/calls';
 
 /**
  * Shapes shared by the route groups. Response shapes are written here (the services type their
@@ -126,3 +128,7 @@ export const IDEMPOTENCY_ERRORS: ErrorExamples = {
 export const replayedHeader = {
   'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key' },
 };
+
+/** A `by_outcome` example: each outcome in its order, 0 unless given. */
+export const byOutcome = (given: Partial<Record<Outcome, number>> = {}): Record<Outcome, number> =>
+  Object.fromEntries(OUTCOMES.map((outcome) => [outcome, given[outcome] ?? 0])) as Record<Outcome, number>;

@@ -1,9 +1,14 @@
 import { z } from 'zod';
+import { CONFIRMING_OUTCOMES } from '../services/calls';
+import { TEAM_CSV_COLUMNS } from '../services/stats';
 import { IMPORT_MAX_ROWS } from '../services/orders';
 import type { OpenApiBuilder } from './builder';
 import { named } from './builder';
-import { errors, NOT_FOUND, OWNER_ONLY, REQUEST_ERRORS, SESSION_ERRORS, instant, uuid } from './common';
+import { byOutcome, errors, NOT_FOUND, OWNER_ONLY, REQUEST_ERRORS, SESSION_ERRORS, instant, uuid } from './common';
 
+/** The outcomes that confirm an order, as the descriptions name them. */
+const CONFIRMING_NAMES = CONFIRMING_OUTCOMES.map((outcome) => `\`${outcome}\``).join(' or ');
+const CONFIRMING_SUM = CONFIRMING_OUTCOMES.join(' + ');
 const count = z.number().int();
 const rate = z.number().nullable();
 const tallyShape = {
@@ -25,7 +30,7 @@ export const DeliveryStatsBody = named(
       by_city: z
         .array(z.looseObject({ city: z.string().nullable(), ...tallyShape }))
         .meta({ description: 'The 50 cities with the most deliveries ended; null: no city' }),
-      confirmed_by_call: tally.meta({ description: 'Orders a member or an agent confirmed by a call (`confirmed` or `order-changed`)' }),
+      confirmed_by_call: tally.meta({ description: `Orders a member or an agent confirmed by a call (${CONFIRMING_NAMES})` }),
       without_confirmed_call: tally.meta({ description: 'Orders shipped without a confirmed call' }),
     })
     .meta({ description: 'Orders whose delivery ended (delivered, refused, returned, lost) in the period, by the day it ended (Morocco time)' }),
@@ -55,7 +60,7 @@ const TeamRowBody = z.looseObject({
     description:
       'Calls made in the period by their outcome, whenever their order was added: an order confirmed on two calls counts twice, and one confirmed by a person changing its status (no call) is not here. `/api/stats` counts orders instead.',
   }),
-  confirmation_rate: rate.meta({ description: '(confirmed + order-changed) ÷ (confirmed + order-changed + unconfirmed)' }),
+  confirmation_rate: rate.meta({ description: `(${CONFIRMING_SUM}) ÷ (${CONFIRMING_SUM} + unconfirmed)` }),
   average_handling_seconds: z
     .number()
     .nullable()
@@ -67,10 +72,12 @@ const TeamRowBody = z.looseObject({
   delivered_rate: rate.meta({ description: 'Of the orders they confirmed whose delivery ended in the period' }),
 });
 const ChannelRowBody = TeamRowBody.omit({ kind: true, id: true, name: true, average_handling_seconds: true });
+/** The example's one confirmer, a voice agent: two calls, both confirmed. */
+const ROBOT_OUTCOMES = byOutcome({ confirmed: 2 });
 const ZERO_CHANNEL = {
   calls: 0,
   answered: 0,
-  by_outcome: { confirmed: 0, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+  by_outcome: byOutcome(),
   confirmation_rate: null,
   delivered: 0,
   refused: 0,
@@ -124,7 +131,7 @@ function registerTeam(b: OpenApiBuilder): void {
                 name: 'Robot',
                 calls: 2,
                 answered: 2,
-                by_outcome: { confirmed: 2, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                by_outcome: ROBOT_OUTCOMES,
                 confirmation_rate: 1,
                 average_handling_seconds: 90,
                 delivered: 1,
@@ -139,7 +146,7 @@ function registerTeam(b: OpenApiBuilder): void {
               voice: {
                 calls: 2,
                 answered: 2,
-                by_outcome: { confirmed: 2, unconfirmed: 0, 'order-changed': 0, unrecognized: 0, postponed: 0, 'no-answer': 0, failed: 0 },
+                by_outcome: ROBOT_OUTCOMES,
                 confirmation_rate: 1,
                 delivered: 1,
                 refused: 1,
@@ -166,8 +173,7 @@ function registerTeam(b: OpenApiBuilder): void {
         200: {
           description: 'The file (attachment)',
           media: 'text/csv',
-          example:
-            'kind,name,calls,answered,confirmed,unconfirmed,order-changed,unrecognized,postponed,no-answer,failed,confirmation_rate,average_handling_seconds,delivered,refused,returned,lost,delivered_rate\nvoice,Robot,2,2,2,0,0,0,0,0,0,1,90,1,1,0,0,0.5\n',
+          example: `${TEAM_CSV_COLUMNS.join(',')}\nvoice,Robot,2,2,${Object.values(ROBOT_OUTCOMES).join(',')},1,90,1,1,0,0,0.5\n`,
         },
         ...errors(SESSION_ERRORS, PERIOD_400),
       },
@@ -354,7 +360,7 @@ export function register(b: OpenApiBuilder): void {
     tag: 'Deliveries',
     security: ['session'],
     summary: "Import a carrier's report",
-    description: `A CSV (UTF-8 with or without BOM, Windows-1252; \`,\`, \`;\` or tab) or XLSX file, as the multipart field \`file\` (with an optional \`carrier\` field naming the carrier when the file has no carrier column) or as the raw body. At most 10 MB and ${IMPORT_MAX_ROWS.toLocaleString('en')} rows. Each row is matched to an order of the workspace by its tracking number column (\`tracking\`, \`code\`, \`n° de suivi\`, \`رقم التتبع\`…), else its store reference (\`ref\`, \`référence\`, \`commande\`), else its phone (\`téléphone\`, \`tel\`, \`الهاتف\`: the one order whose delivery is under way, else the one \`confirmed\` or \`order-changed\` without a delivery). The status column (\`statut\`, \`status\`, \`état\`, \`الحالة\`) is read with a dictionary of carriers' words in French, Arabic and English, case and accents aside, and the shop's own words. An optional date column gives each row's time (dd/mm/yyyy [hh:mm], ISO 8601, an Excel date). One transaction per 1,000 rows.`,
+    description: `A CSV (UTF-8 with or without BOM, Windows-1252; \`,\`, \`;\` or tab) or XLSX file, as the multipart field \`file\` (with an optional \`carrier\` field naming the carrier when the file has no carrier column) or as the raw body. At most 10 MB and ${IMPORT_MAX_ROWS.toLocaleString('en')} rows. Each row is matched to an order of the workspace by its tracking number column (\`tracking\`, \`code\`, \`n° de suivi\`, \`رقم التتبع\`…), else its store reference (\`ref\`, \`référence\`, \`commande\`), else its phone (\`téléphone\`, \`tel\`, \`الهاتف\`: the one order whose delivery is under way, else the one ${CONFIRMING_NAMES} without a delivery). The status column (\`statut\`, \`status\`, \`état\`, \`الحالة\`) is read with a dictionary of carriers' words in French, Arabic and English, case and accents aside, and the shop's own words. An optional date column gives each row's time (dd/mm/yyyy [hh:mm], ISO 8601, an Excel date). One transaction per 1,000 rows.`,
     body: {
       media: 'multipart/form-data',
       schema: z.object({ file: z.string().meta({ format: 'binary' }), carrier: z.string().max(100).optional() }),

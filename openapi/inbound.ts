@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ended } from '../routes/inbound/calls';
+import { OUTCOMES } from '../services/calls';
 import { EVENT_RESULTS } from '../services/stores';
 import type { OpenApiBuilder } from './builder';
 import { errors, REQUEST_ERRORS } from './common';
@@ -68,7 +69,7 @@ export function register(b: OpenApiBuilder): void {
           example: {
             error: 'Validation failed',
             code: 'VALIDATION_ERROR',
-            fields: { outcome: 'outcome must be one of: confirmed, unconfirmed, order-changed, unrecognized, postponed, no-answer, failed' },
+            fields: { outcome: `outcome must be one of: ${OUTCOMES.join(', ')}` },
           },
         },
         401: {

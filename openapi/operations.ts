@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { OUTCOMES } from '../services/orders';
-import { FOLLOW_UP_OUTCOMES } from '../services/calls';
+import { FOLLOW_UP_OUTCOMES, OUTCOMES } from '../services/calls';
 import { named } from './builder';
 import { instant, uuid } from './common';
 

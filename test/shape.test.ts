@@ -67,6 +67,7 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     append(dir, 'services/shared/validation.ts', "\nimport '../orders';\n");
     append(dir, 'services/calls/ladder.ts', "\nimport '../orders/search';\n");
     append(dir, 'db/migrations/20261124_10_risky_orders.ts', "\nimport '../order-fields';\nimport 'zod';\n");
+    append(dir, 'services/calls/outcomes.ts', "\nimport '../shared';\n");
     const broken = npmRun(dir, 'lint:deps');
     expect(broken.status, broken.output).to.not.equal(0);
     expect(broken.output).to.match(/error services-not-to-routes-or-jobs: services\/stats\/service\.ts → routes\/health\.ts/);
@@ -80,6 +81,8 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     // A migration imports no live code, nor any package but knex: what it ran must mean the same forever.
     expect(broken.output).to.match(/error migrations-import-nothing-live: db\/migrations\/20261124_10_risky_orders\.ts → db\/order-fields\.ts/);
     expect(broken.output).to.match(/error migrations-import-nothing-live: db\/migrations\/20261124_10_risky_orders\.ts → \S*node_modules\/zod\//);
+    // calls/outcomes.ts, the one other door of a domain, imports nothing.
+    expect(broken.output).to.match(/error calls-outcomes-imports-nothing: services\/calls\/outcomes\.ts → services\/shared\/index\.ts/);
   });
 
   it('Biome: the code passes the lint rules today; a lint error fails, naming its rule', () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { OUTCOMES, ORDER_STATUSES } from '../services/orders';
+import { OUTCOMES } from '../services/calls';
+import { ORDER_STATUSES } from '../services/orders';
 import request from 'supertest';
 import type { SignedIn } from './helpers/app';
 import { app, signUp } from './helpers/app';

@@ -7,7 +7,7 @@ import type { AgentReport } from '../../services/calls';
 import type { InboundBodies } from '../middleware/inbound-bodies';
 import { refuse } from '../middleware/inbound-bodies';
 import { ConflictError, NotFoundError, ValidationError, parse, readInboundJson, msg } from '../../services/shared';
-import { OUTCOMES } from '../../services/orders';
+import { OUTCOMES } from '../../services/calls';
 
 export const ended = z
   .object(

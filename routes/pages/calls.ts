@@ -4,7 +4,7 @@ import type { Services } from '../../services';
 import { isOpen, nextOpening } from '../../services/calls';
 import type { CallView } from '../../services/calls';
 import { ConflictError, ValidationError, formatDecimal, shopDay } from '../../services/shared';
-import { OUTCOMES } from '../../services/orders';
+import { OUTCOMES } from '../../services/calls';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { languageOf } from '../middleware/i18n';
 import { errorsByInput, formValues, redirectWithNotice, typedAmount } from './forms';

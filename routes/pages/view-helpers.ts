@@ -1,4 +1,5 @@
-import type { Outcome, OrderStatus, OrderFlag } from '../../services/orders';
+import type { OrderStatus, OrderFlag } from '../../services/orders';
+import type { Outcome } from '../../services/calls';
 import type { TFunction } from 'i18next';
 import {
   LANGUAGES,

@@ -9,7 +9,7 @@ import { QUEUES } from '../../db/jobs';
 import { newMessageId } from '../../integrations/signing';
 import { lockOrdersOfNonHumanOperations } from '../../services/shared';
 import type { OrderStatus } from '../orders';
-import { CANCELLING_STATUSES } from '../orders';
+import { CANCELLING_STATUSES, transition } from '../orders';
 import { messagesWeCanPay } from './queries';
 import type { CallSettingsService } from './settings';
 import { isOpen, nextOpening } from './settings';
@@ -138,12 +138,13 @@ export async function dispatchDue(trx: Knex.Transaction, operationIds: string[],
         going.map((op) => op.id),
       )
       .update({ status: 'in_progress', next_attempt_at: null });
-    await trx('orders')
-      .whereIn(
-        'id',
-        going.map((op) => op.order_id),
-      )
-      .update({ status: 'processing' });
+    await transition(
+      trx,
+      workspaceId,
+      going.map((op) => op.order_id),
+      'processing',
+      'dispatched',
+    );
     for (const op of going) {
       results[op.id] = 'dispatched';
       requests[op.kind as keyof typeof requests].push({ data: { callId: callOf.get(op.id)!, try: 1 } });

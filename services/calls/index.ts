@@ -1,4 +1,5 @@
 export * from './service';
+export * from './outcomes';
 export * from './reports';
 export * from './settings';
 export * from './views';

@@ -6,7 +6,8 @@
 import type { Knex } from 'knex';
 import { CALL_REQUESTED_COLUMNS } from '../../db/order-fields';
 import { lockOrderOfCall } from '../../services/shared';
-import { checkDecimals, DEFAULT_CURRENCY } from '../orders';
+import type { OrderStatus } from '../orders';
+import { checkDecimals, DEFAULT_CURRENCY, transition } from '../orders';
 import type { OutcomeDetails } from './reports';
 
 /** A call row with what ending it needs (see lockCall). */
@@ -96,7 +97,7 @@ export async function dropClaims(trx: Knex.Transaction, now: () => Date, which: 
     .modify(which)
     .forUpdate('o', 'op', 'c')
     .skipLocked()
-    .select('c.id', 'c.operation_id', 'c.order_status_before');
+    .select('c.id', 'c.workspace_id', 'c.operation_id', 'c.order_status_before');
   for (const call of stale) {
     await trx('calls').where({ id: call.id }).update({ dropped_at: now() });
     const [op] = await trx('operations')
@@ -104,7 +105,7 @@ export async function dropClaims(trx: Knex.Transaction, now: () => Date, which: 
       // Due again at once, or at the next opening when the hours closed meanwhile.
       .update({ status: 'pending', next_attempt_at: trx.raw('call_due_at(workspace_id, ?)', [now()]) })
       .returning('order_id');
-    if (op) await trx('orders').where({ id: op.order_id, status: 'calling' }).update({ status: call.order_status_before });
+    if (op) await transition(trx, call.workspace_id, [op.order_id], call.order_status_before as OrderStatus, 'claim-dropped');
   }
   return stale.length;
 }
@@ -183,7 +184,7 @@ export async function openCall(
   return call.id;
 }
 
-/** Writes an ended call in one statement: the call, its charge (never twice: one row per call), the order, the operation. */
+/** Writes an ended call in one statement: the call, its charge (never twice: one row per call), the order (its transition, when the call `moves` it), the operation. */
 export async function writeEnding(
   trx: Knex.Transaction,
   call: LockedCall,
@@ -199,9 +200,7 @@ export async function writeEnding(
        INSERT INTO credit_ledger (user_id, kind, amount, call_id, note)
        SELECT ?::uuid, 'spend', ?::numeric, id, ? FROM ended WHERE ?::numeric > 0
        ON CONFLICT (call_id) DO NOTHING RETURNING id
-     ), moved AS (
-       UPDATE orders SET status = ? WHERE id = ? AND ?::boolean RETURNING id
-     )
+     ), moved AS (?)
      UPDATE operations SET attempts = ?, status = ?, next_attempt_at = ? WHERE id = ? AND ?::boolean`,
     [
       now,
@@ -219,9 +218,7 @@ export async function writeEnding(
       charged,
       `Call ${call.id}`,
       charged,
-      details.outcome,
-      call.order_id,
-      moves,
+      transition(trx, call.op_workspace_id, moves ? [call.order_id] : [], details.outcome, 'call-ended'),
       attempts,
       next ? 'pending' : 'completed',
       next,

@@ -5,8 +5,9 @@
 import { z } from 'zod';
 import { decode, msg, plain } from '../../services/shared';
 import type { Coded, Message } from '../../services/shared';
-import type { Outcome } from '../orders';
-import { OUTCOMES, amountFields } from '../orders';
+import { amountFields } from '../orders';
+import type { Outcome } from './outcomes';
+import { OUTCOMES } from './outcomes';
 
 export interface OutcomeDetails {
   outcome: Outcome;

@@ -11,8 +11,8 @@ import { isOpen, nextOpening, settingsFrom } from './settings';
 import { ConflictError, NotFoundError, msg, bodyFields, camelOrSnake, isUuid, parse } from '../../services/shared';
 import { MAX_LADDER_AGENTS } from './ladder';
 import type { Message } from '../../services/shared';
-import type { Outcome, OrderStatus } from '../orders';
-import { CANCELLING_STATUSES } from '../orders';
+import type { OrderStatus } from '../orders';
+import { CANCELLING_STATUSES, transition } from '../orders';
 import type { AgentReport, OutcomeDetails } from './reports';
 import { outcomeSchema, systemSummary } from './reports';
 import type { DispatchResult } from './dispatch';
@@ -23,13 +23,13 @@ import type { CallView } from './views';
 import { callView } from './views';
 import { nextDueOperation, offeredTo } from './claims';
 import { endFollowUp, followUpSchema, isFollowUpCall } from './follow-ups';
+import { FINAL_OUTCOMES, UNANSWERED_OUTCOMES } from './outcomes';
 
 /** A voice call whose request no agent accepted within this long ends `failed` ("agent unreachable"). */
 export const ACCEPT_WITHIN_MINUTES = 25;
 
 /** An operation ends after this many calls in all, whatever their outcomes. */
 const MAX_CALLS_PER_OPERATION = 10;
-const FINAL_OUTCOMES: readonly Outcome[] = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized'];
 
 export interface CallConfig {
   cost: number;
@@ -38,9 +38,6 @@ export interface CallConfig {
   claimMinutes: number;
   resultTimeoutMinutes: number;
 }
-
-/** The outcomes after which an operation may go on to the agent's fallback (the ladder). */
-const UNANSWERED: readonly Outcome[] = ['no-answer', 'failed'];
 
 /**
  * The confirmation loop's rules, whoever drives them: a member working the queue, a voice agent's
@@ -115,7 +112,7 @@ export class CallService {
           made_by: userId,
           claim_expires_at: claimExpiresAt,
         });
-        if (!followUp) await trx('orders').where({ id: op.order_id }).update({ status: 'calling' });
+        if (!followUp) await transition(trx, workspaceId, [op.order_id], 'calling', 'call-claimed');
         await this.jobs.send(trx, QUEUES.claimExpiry.name, { callId }, { startAfter: claimExpiresAt });
         return callView(trx, callId);
       }
@@ -323,7 +320,7 @@ export class CallService {
       if (seen === 'replayed') throw new ConflictError(msg('replayed'), 'REPLAYED');
       if (seen === 'already') return 'already';
       if (report.type === 'call.started') {
-        if (!call.ended_at && call.op_status === 'in_progress') await trx('orders').where({ id: call.order_id }).update({ status: 'calling' });
+        if (!call.ended_at && call.op_status === 'in_progress') await transition(trx, call.op_workspace_id, [call.order_id], 'calling', 'call-started');
         return 'ok';
       }
       if (call.ended_at) {
@@ -364,7 +361,7 @@ export class CallService {
     await writeEnding(trx, call, details, endedBy, { now, charged, moves, attempts, next });
     if (moves && next)
       await this.jobs.send(trx, QUEUES.operationDue.name, { operationId: call.operation_id }, { startAfter: next, singletonKey: call.operation_id });
-    if (moves && !next && UNANSWERED.includes(details.outcome)) await this.climbLadder(trx, call, settings, now);
+    if (moves && !next && UNANSWERED_OUTCOMES.includes(details.outcome)) await this.climbLadder(trx, call, settings, now);
   }
 
   /**
@@ -386,7 +383,7 @@ export class CallService {
         ladder_step: call.ladder_step + 1,
       })
       .returning('id');
-    await trx('orders').where({ id: call.order_id }).update({ status: 'pending' });
+    await transition(trx, call.op_workspace_id, [call.order_id], 'pending', 'ladder-climbed');
     await this.jobs.send(trx, QUEUES.operationDue.name, { operationId: operation.id }, { startAfter: due, singletonKey: operation.id });
   }
 }

@@ -4,7 +4,8 @@
  */
 import type { Knex } from 'knex';
 import { NotFoundError, isUuid, msg, recode } from '../../services/shared';
-import type { Call, Operation, Order, Outcome } from '../orders';
+import type { Call, Operation, Order } from '../orders';
+import type { Outcome } from './outcomes';
 import { CALL_FIELDS, operationWithCalls, toCall, toOrder } from '../orders';
 import type { Message } from '../../services/shared';
 

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { CONFIRMING_OUTCOMES, sqlList } from '../calls/outcomes';
 import { startFollowUps } from './follow-ups';
 import type { DeliverySource, DeliveryStatus, DeliveryWord } from '../orders';
 
@@ -165,7 +166,7 @@ const APPLY = `
       LEFT JOIN LATERAL (
         SELECT k.kind, CASE WHEN k.kind = 'human' THEN k.made_by ELSE op.agent_id END AS who
           FROM operations op JOIN calls k ON k.operation_id = op.id
-         WHERE op.order_id = f.order_id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
+         WHERE op.order_id = f.order_id AND k.outcome IN (${sqlList(CONFIRMING_OUTCOMES)}) AND k.dropped_at IS NULL
          ORDER BY k.ended_at DESC LIMIT 1) c ON true
      WHERE o.id = f.order_id
     RETURNING o.id, f.n, f.tracking, o.delivery_status, o.delivery_carrier, o.delivery_tracking_number, o.delivery_carrier_status
@@ -262,7 +263,7 @@ const RESTORE = `
     LEFT JOIN LATERAL (
       SELECT k.kind, CASE WHEN k.kind = 'human' THEN k.made_by ELSE op.agent_id END AS who
         FROM operations op JOIN calls k ON k.operation_id = op.id
-       WHERE op.order_id = f.order_id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
+       WHERE op.order_id = f.order_id AND k.outcome IN (${sqlList(CONFIRMING_OUTCOMES)}) AND k.dropped_at IS NULL
        ORDER BY k.ended_at DESC LIMIT 1) c ON true
    WHERE o.id = f.order_id AND o.workspace_id = ?::uuid`;
 

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { sqlList } from '../calls/outcomes';
+import { CANCELLING_STATUSES } from '../orders';
 
 /** A refusal this recent still starts a follow-up call: the customer may take the parcel after all. */
 const REFUSED_FOLLOW_UP_DAYS = 2;
@@ -34,7 +36,7 @@ export async function startFollowUps(
     `UPDATE operations op SET status = 'cancelled', next_attempt_at = NULL
        FROM orders o
       WHERE o.id = op.order_id AND o.workspace_id = ?::uuid AND op.order_id = ANY(?::uuid[]) AND op.status = 'pending'
-        AND op.purpose = 'confirmation' AND o.status IN ('confirmed', 'order-changed', 'unconfirmed', 'unrecognized', 'failed')`,
+        AND op.purpose = 'confirmation' AND o.status IN (${sqlList(CANCELLING_STATUSES)})`,
     [workspaceId, [...wanted.keys()]],
   );
   const { rows } = await db.raw(

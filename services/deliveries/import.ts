@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { AppError, ValidationError, msg, normalizeMoroccanPhone, openSpreadsheet, parseSheetDate, unsafeTextAt } from '../../services/shared';
 import type { FieldErrors, SheetRow } from '../../services/shared';
 import { batchesOf, headerColumns, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, isFinalDelivery, ORDER_REFERENCE_NAMES } from '../orders';
+import { isConfirming } from '../calls/outcomes';
 import { applyDeliveryEvents } from './apply';
 import { addCandidates, bareRef } from './candidates';
 import type { UnmatchedReason, UnmatchedRow } from './candidates';
@@ -288,7 +289,7 @@ export class ReportImport {
       }
       const candidates = row.phone ? (byPhone.get(row.phone) ?? []) : [];
       const underWay = candidates.filter((o) => o.delivery_status && !isFinalDelivery(o.delivery_status));
-      const waiting = candidates.filter((o) => !o.delivery_status && (o.status === 'confirmed' || o.status === 'order-changed'));
+      const waiting = candidates.filter((o) => !o.delivery_status && isConfirming(o.status));
       const pick = underWay.length > 0 ? underWay : waiting;
       if (pick.length === 1) found.set(row.line, pick[0].id);
       else if (pick.length > 1) found.set(row.line, { reason: 'ambiguous' });

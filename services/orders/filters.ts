@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { ValidationError, isUuid, msg, SHOP_TIME_ZONE } from '../../services/shared';
 import type { FieldErrors } from '../../services/shared';
+import { CONFIRMING_OUTCOMES, sqlList } from '../calls/outcomes';
 import { DELIVERY_STATUSES } from './delivery';
 import { ORDER_FLAGS } from './flags';
 
@@ -63,12 +64,12 @@ export function forCaller(filters: OrderFilters, userId: string): OrderFilters {
 }
 
 /**
- * The member whose call confirmed the order: its last call that ended `confirmed` or
- * `order-changed`, as the delivery's confirmer is recorded (services/deliveries). `k` is that call,
+ * The member whose call confirmed the order: its last call that ended with one of the
+ * CONFIRMING_OUTCOMES, as the delivery's confirmer is recorded (services/deliveries). `k` is that call,
  * for orders aliased `o`; the pay view counts by the same rule.
  */
 const CONFIRMING_CALL_SQL = `(SELECT k.made_by, k.kind, k.ended_at FROM operations op JOIN calls k ON k.operation_id = op.id
-    WHERE op.order_id = o.id AND k.outcome IN ('confirmed', 'order-changed') AND k.dropped_at IS NULL
+    WHERE op.order_id = o.id AND k.outcome IN (${sqlList(CONFIRMING_OUTCOMES)}) AND k.dropped_at IS NULL
     ORDER BY k.ended_at DESC LIMIT 1)`;
 
 /** The start of a Morocco day and of the day after another, as SQL of two `?` (the days). */

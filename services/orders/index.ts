@@ -4,6 +4,7 @@ export * from './search';
 export * from './filters';
 export * from './flags';
 export * from './status';
+export * from './transition';
 export * from './export';
 export * from './imports';
 export { headerColumns, ORDER_REFERENCE_NAMES } from './columns';

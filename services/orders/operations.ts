@@ -2,9 +2,8 @@ import type { Knex } from 'knex';
 import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import { AppError, ConflictError, NotFoundError, isUuid, msg } from '../../services/shared';
-
-export const OUTCOMES = ['confirmed', 'unconfirmed', 'order-changed', 'unrecognized', 'postponed', 'no-answer', 'failed'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+import type { Outcome } from '../calls/outcomes';
+import { transition } from './transition';
 
 type CallKind = 'human' | 'voice' | 'whatsapp';
 
@@ -136,7 +135,7 @@ export class OperationService {
       if (!handler) {
         throw new AppError(422, msg('noHandlerQueue'), 'NO_ORDER_HANDLER', { redirectTo: '/agents' });
       }
-      await trx('orders').where({ id: orderId }).update({ status: 'pending' });
+      await transition(trx, workspaceId, [orderId], 'pending', 'requeued');
       const operationId = await this.open(trx, workspaceId, orderId, handler.id);
       return operationWithCalls(trx, operationId);
     });

@@ -1,6 +1,6 @@
 import { ended } from './deliveries';
 import type { DeliveryStats, DeliveryTally } from './deliveries';
-import { confirmingCalls } from './team';
+import { confirmedCount } from '../calls';
 import type { TeamStats } from './team';
 
 /**
@@ -41,7 +41,7 @@ export function statsPageOf<S extends { delivery: DeliveryStats }>(stats: S): Om
 }
 
 type TeamFigures<T extends { by_outcome: TeamStats['rows'][number]['by_outcome']; refused: number; returned: number }> = T & {
-  /** The calls that confirmed their order (`confirmingCalls`). */
+  /** The calls that confirmed their order (`confirmedCount`, CONFIRMING_OUTCOMES). */
   confirming_calls: number;
   refused_or_returned: number;
 };
@@ -53,7 +53,7 @@ export interface TeamPage extends Omit<TeamStats, 'rows' | 'by_channel'> {
 
 const withTeamFigures = <T extends { by_outcome: TeamStats['rows'][number]['by_outcome']; refused: number; returned: number }>(row: T): TeamFigures<T> => ({
   ...row,
-  confirming_calls: confirmingCalls(row.by_outcome),
+  confirming_calls: confirmedCount(row.by_outcome),
   refused_or_returned: cameBack(row),
 });
 

@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import { ValidationError, msg, shopDay } from '../../services/shared';
 import type { FieldErrors } from '../../services/shared';
-import { FINAL_DELIVERY_STATUSES, ORDER_STATUSES, OUTCOMES } from '../orders';
-import type { FinalDeliveryStatus, OrderStatus, Outcome } from '../orders';
+import { OUTCOMES } from '../calls';
+import type { Outcome } from '../calls';
+import { FINAL_DELIVERY_STATUSES, ORDER_STATUSES } from '../orders';
+import type { FinalDeliveryStatus, OrderStatus } from '../orders';
 import { compactDailyCounts, compactStatusCounts, statusCounts } from './counters';
 import { deliveredRate, deliveryStats } from './deliveries';
 import type { DeliveryStats } from './deliveries';

@@ -1,18 +1,13 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
 import { WITHIN_SHOP_DAYS } from '../../services/shared';
-import { defuse, FINAL_DELIVERY_STATUSES, OUTCOMES } from '../orders';
-import type { Outcome } from '../orders';
+import { confirmedCount, OUTCOMES } from '../calls';
+import type { Outcome } from '../calls';
+import { defuse, FINAL_DELIVERY_STATUSES } from '../orders';
 import { deliveredRate } from './deliveries';
 import type { Final } from './deliveries';
 import { ratio } from './period';
 import type { Period } from './period';
-
-/** The outcomes by which a call confirms its order: what /stats/team counts as "confirmed". */
-const CONFIRMING: readonly Outcome[] = ['confirmed', 'order-changed'];
-
-/** The calls of these outcomes that confirmed their order. */
-export const confirmingCalls = (byOutcome: Record<Outcome, number>) => CONFIRMING.reduce((n, outcome) => n + byOutcome[outcome], 0);
 
 /** One confirmer's row of /stats/team: a member, a voice agent or a WhatsApp agent. */
 interface TeamRow extends Record<Final, number> {
@@ -22,7 +17,7 @@ interface TeamRow extends Record<Final, number> {
   calls: number;
   answered: number;
   by_outcome: Record<Outcome, number>;
-  /** (confirmed + order-changed) ÷ (confirmed + order-changed + unconfirmed); null without such an outcome. */
+  /** confirming ÷ (confirming + unconfirmed), the confirming outcomes being CONFIRMING_OUTCOMES; null without such an outcome. */
   confirmation_rate: number | null;
   /** Members and WhatsApp: from claim (or message) to outcome; voice agents: the call's reported duration. Seconds. */
   average_handling_seconds: number | null;
@@ -42,7 +37,7 @@ export interface TeamStats {
 
 /** The rates of a row from its counts. */
 function rated<T extends Omit<ChannelRow, 'confirmation_rate' | 'delivered_rate'>>(row: T): T & Pick<ChannelRow, 'confirmation_rate' | 'delivered_rate'> {
-  const confirmed = confirmingCalls(row.by_outcome);
+  const confirmed = confirmedCount(row.by_outcome);
   return { ...row, confirmation_rate: ratio(confirmed, confirmed + row.by_outcome.unconfirmed), delivered_rate: deliveredRate(row) };
 }
 

@@ -13,7 +13,7 @@ import type { DeliveryEvent } from '../deliveries';
 import { parseStoreJson, UnreadableMessage } from '../../integrations/stores/types';
 import { AppError, ValidationError, isUuid, readInboundJson, unsafeTextAt, decode, msg, plain, recode } from '../../services/shared';
 import type { OperationService, OrderStatus, Order, OrderService, ValidOrder } from '../orders';
-import { amountText, validNewOrder } from '../orders';
+import { amountText, transition, validNewOrder } from '../orders';
 import type { EventResult, StoreKind } from './connections';
 import type { Message } from '../../services/shared';
 
@@ -332,7 +332,7 @@ export class StoreIntakeService {
     }
     // The store made this outcome: the write-back trigger (migration 20261124_22) does not tell it back.
     await trx.raw("SELECT set_config('ocs.store_cancellation', 'on', true)");
-    await trx('orders').where({ id: current.id }).update({ status: 'unconfirmed' });
+    await transition(trx, current.workspace_id, [current.id], 'unconfirmed', 'store-cancelled');
     await this.operations.cancelOpen(trx, current.id);
     return { result: 'cancelled', orderId: current.id };
   }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { stringify } from 'csv-stringify/sync';
 import { WITHIN_SHOP_DAYS } from '../../services/shared';
+import { CONFIRMING_OUTCOMES, sqlList } from '../calls/outcomes';
 import type { PayRule } from './settings';
 
 /** One member's line of the pay view. */
@@ -39,8 +40,8 @@ function monthsCovered(from: string, to: string): number {
   return months;
 }
 
-/** The outcomes that confirm an order (as CONFIRMING_CALL_SQL of services/orders reads them). */
-const CONFIRMING_OUTCOMES = "'confirmed', 'order-changed'";
+/** The outcomes that confirm an order, as CONFIRMING_CALL_SQL of services/orders reads them. */
+const CONFIRMING_SQL = sqlList(CONFIRMING_OUTCOMES);
 
 const money = (value: number) => (Math.round(value * 100) / 100).toFixed(2);
 
@@ -61,9 +62,9 @@ export async function payView(knex: Knex, workspaceId: string, period: { from: s
          -- The period's confirming calls that are their order's last (CONFIRMING_CALL_SQL's rule).
          SELECT k.made_by AS user_id, count(DISTINCT op.order_id) AS n
            FROM calls k JOIN operations op ON op.id = k.operation_id
-          WHERE k.workspace_id = ? AND k.kind = 'human' AND k.outcome IN (${CONFIRMING_OUTCOMES}) AND k.dropped_at IS NULL AND ${WITHIN_SHOP_DAYS('k.ended_at')}
+          WHERE k.workspace_id = ? AND k.kind = 'human' AND k.outcome IN (${CONFIRMING_SQL}) AND k.dropped_at IS NULL AND ${WITHIN_SHOP_DAYS('k.ended_at')}
             AND NOT EXISTS (SELECT 1 FROM operations op2 JOIN calls k2 ON k2.operation_id = op2.id
-                             WHERE op2.order_id = op.order_id AND k2.outcome IN (${CONFIRMING_OUTCOMES}) AND k2.dropped_at IS NULL AND k2.ended_at > k.ended_at)
+                             WHERE op2.order_id = op.order_id AND k2.outcome IN (${CONFIRMING_SQL}) AND k2.dropped_at IS NULL AND k2.ended_at > k.ended_at)
           GROUP BY k.made_by) conf ON conf.user_id = m.user_id
        LEFT JOIN (
          SELECT o.delivery_confirmer_id AS user_id, count(*) AS n

@@ -5,6 +5,7 @@ import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { CallService } from '../calls';
 import { systemSummary } from '../calls';
+import { transition } from '../orders';
 import { msg, isUuid, readInboundJson } from '../../services/shared';
 import type { MessageContext, SendAnswer } from './cloud-api';
 import { readSendAnswer, templateRequest } from './cloud-api';
@@ -220,11 +221,14 @@ export class WhatsAppService {
         .where({ id: callId })
         .whereNull('ended_at')
         .whereNull('message_id')
-        .returning(['operation_id', 'result_due_at']);
+        .returning(['workspace_id', 'operation_id', 'result_due_at']);
       if (!call) return undefined;
-      await trx.raw(
-        `UPDATE orders SET status = 'calling' WHERE id = (SELECT order_id FROM operations WHERE id = ? AND status = 'in_progress') AND status = 'processing'`,
-        [call.operation_id],
+      await transition(
+        trx,
+        call.workspace_id,
+        trx('operations').where({ id: call.operation_id, status: 'in_progress' }).select('order_id'),
+        'calling',
+        'message-sent',
       );
       await this.jobs.send(trx, QUEUES.whatsappReplyWindow.name, { callId }, { startAfter: call.result_due_at });
       const agentId = (await trx('operations').where({ id: call.operation_id }).first('agent_id')).agent_id as string;
