@@ -67,7 +67,7 @@ describe('the shape of the code, checked by npm test (issue 32)', function () {
     append(dir, 'services/shared/validation.ts', "\nimport '../orders';\n");
     append(dir, 'services/calls/ladder.ts', "\nimport '../orders/search';\n");
     append(dir, 'db/migrations/20261124_10_risky_orders.ts', "\nimport '../order-fields';\nimport 'zod';\n");
-    append(dir, 'services/calls/outcomes.ts', "\nimport '../shared';\n");
+    append(dir, 'services/calls/outcomes.ts', "\nimport '../../services/shared';\n");
     const broken = npmRun(dir, 'lint:deps');
     expect(broken.status, broken.output).to.not.equal(0);
     expect(broken.output).to.match(/error services-not-to-routes-or-jobs: services\/stats\/service\.ts → routes\/health\.ts/);
