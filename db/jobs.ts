@@ -160,7 +160,7 @@ export class Jobs {
  * row pg-boss's own `send(queue, data, { singletonKey })` inserts (plans.insertJob of pg-boss 10,
  * with the queue's settings and no per-job options), so a hot path can write its rows and their
  * jobs in one statement. `data` and `singletonKey` are SQL expressions over the source's columns;
- * `where`, when given, a condition on them that picks the rows. test/jobs-sql.test.ts compares its
+ * `where`, when given, a condition on them that picks the rows. test/db/jobs-sql.test.ts compares its
  * rows with pg-boss's, column by column.
  */
 export function insertJobsSql(queue: QueueName, source: string, data: string, singletonKey: string, where?: string): string {

@@ -5,7 +5,7 @@
  * order of a `call.requested` and its select (services/calls/queries.ts), webhook_order and the
  * fields an `order.updated` names (services/webhooks/db/webhook_order.sql.ts and
  * orders_webhook_events.sql.ts).
- * test/order-representations.test.ts holds each representation to it.
+ * test/orders/representations.test.ts holds each representation to it.
  *
  * A field (its name is the name every representation gives it) says:
  * - `columns`: its columns on `orders` (its own name when not said; none for a field of the export

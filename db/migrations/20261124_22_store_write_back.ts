@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
  * reached no outcome by a call or a person: the trigger watches updates only.
  *
  * The job row is the one pg-boss 10's `send` writes with the queue's settings (db/jobs.ts
- * insertJobsSql gave it, copied here); test/store-write-back.test.ts compares the two column by column.
+ * insertJobsSql gave it, copied here); test/stores/write-back.test.ts compares the two column by column.
  */
 export async function up(knex: Knex): Promise<void> {
   // Migration 20261126_38_01 replaces this function (its job INSERT is the same; the queue's

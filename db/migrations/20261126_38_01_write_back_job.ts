@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * The store write-back trigger writes its job with the one job INSERT of db/jobs.ts (insertJobsSql,
  * the row pg-boss's own `send` writes) and the queue's name from QUEUES, as they gave it then (copied
- * here: a migration means the same forever). Same rows as before: test/store-write-back.test.ts compares them with pg-boss's, column by
+ * here: a migration means the same forever). Same rows as before: test/stores/write-back.test.ts compares them with pg-boss's, column by
  * column. Like every trigger function that looks rows up, it plans with `enable_seqscan = off`.
  */
 export async function up(knex: Knex): Promise<void> {
