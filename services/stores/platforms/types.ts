@@ -129,7 +129,7 @@ export interface StorePlatform {
   reader: StoreAdapter;
   /** Who chooses the key its messages are signed with: the store (required), the store or we (when left out), we alone. */
   signingKey: 'store' | 'store-or-us' | 'us';
-  /** Whether a connection can be added by hand (keys pasted); false: in one click only. */
+  /** Whether the pages offer connecting it by hand (a webhook made in the store's admin); false: one click only. */
   manual: boolean;
   /** The shop's address it asks for; none: a site's URL, optional and not on the forms. */
   address?: ShopAddress;
