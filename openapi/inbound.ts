@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ended } from '../routes/inbound/calls';
 import { OUTCOMES } from '../services/calls';
-import { EVENT_RESULTS } from '../services/stores';
+import { EVENT_RESULTS, STORE_PLATFORMS } from '../services/stores';
 import type { OpenApiBuilder } from './builder';
 import { errors, REQUEST_ERRORS } from './common';
 
@@ -157,8 +157,13 @@ export function register(b: OpenApiBuilder): void {
     tag: 'Store intake',
     security: ['hookSignature'],
     summary: "A store's order message",
-    description:
-      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read. Shopify: `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the body), `X-Shopify-Topic` (`orders/create`, `orders/updated`, `orders/cancelled`, and `fulfillments/create` / `fulfillments/update`: `tracking_company` and `tracking_number` become the order's delivery carrier and tracking number with status `shipped`, `shipment_status` `in_transit`, `out_for_delivery`, `delivered` its status and `failure` `refused`, any other shipment status changes only the carrier's words; others are answered 200 and ignored), `X-Shopify-Webhook-Id` (a retry is a `duplicate`). WooCommerce: `X-WC-Webhook-Signature` (base64 HMAC-SHA256 of the body), `X-WC-Webhook-Topic` (`order.created`, `order.updated`, `order.deleted`), a delivery named by the order's `id` and `date_modified`; its unsigned activation ping `webhook_id=<n>` is answered 200 and recorded nowhere. YouCan: `x-youcan-signature` (hex HMAC-SHA256 of the exact bytes YouCan sent), `order.create` per order and `order.update` where offered. A connection made in one click is signed with the app's client secret, shared by every shop: it takes a message only when `X-Shopify-Shop-Domain` names its shop (401 otherwise); Shopify's `app/uninstalled` disables it only when the signed body is Shopify's record of that shop (`myshopify_domain`). Every number of a store's JSON is read as text: ids above 2^53 stay exact. Custom: Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the key we made, body `{type: order.created | order.updated | order.cancelled, data: {external_id, external_ref?, client_name, phone, products_name, address?, total_amount?, currency?, paid?}}`. Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection's event log. A cancellation is read from the signed body only (Shopify `cancelled_at`; WooCommerce `status: cancelled`, or `order.deleted` with the body `{\"id\": N}`); a signed body holding a NUL character or an unpaired surrogate, is `rejected`; one nested over 64 levels is unreadable (400).",
+    description: [
+      "The connection's `intake_url`. No session: the store's signature over the raw body is the only key, checked before anything is read.",
+      ...STORE_PLATFORMS.filter((platform) => platform.signingKey !== 'us').map((platform) => platform.intakeDoc),
+      "A connection made in one click is signed with the app's client secret, shared by every shop: it takes a message only when `X-Shopify-Shop-Domain` names its shop (401 otherwise); Shopify's `app/uninstalled` disables it only when the signed body is Shopify's record of that shop (`myshopify_domain`). Every number of a store's JSON is read as text: ids above 2^53 stay exact.",
+      ...STORE_PLATFORMS.filter((platform) => platform.signingKey === 'us').map((platform) => platform.intakeDoc),
+      'Every signed message we understand is answered 200 whatever became of the order (`created`, `updated`, `cancelled`, `duplicate`, `ignored_paid`, `ignored_unchanged`, `rejected`): the outcome is in the connection\'s event log. A cancellation is read from the signed body only (Shopify `cancelled_at`; WooCommerce `status: cancelled`, or `order.deleted` with the body `{"id": N}`); a signed body holding a NUL character or an unpaired surrogate, is `rejected`; one nested over 64 levels is unreadable (400).',
+    ].join(' '),
     body: { schema: z.looseObject({}), example: { id: 5678901234, name: '#1001', total_price: '349.00', currency: 'MAD' } },
     responses: {
       200: {

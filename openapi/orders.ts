@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, DELIVERY_WORDS } from '../services/deliveries';
-import { DEFAULT_LIMIT, DELIVERY_FILTERS, MAX_LIMIT, ORDER_STATUSES, contentSchema, editSchema, ORDER_SOURCES, ORDER_FLAGS } from '../services/orders';
+import { DEFAULT_LIMIT, DELIVERY_FILTERS, MAX_LIMIT, ORDER_STATUSES, contentSchema, editSchema, ORDER_FLAGS } from '../services/orders';
+import { ORDER_SOURCES, STORE_KINDS } from '../services/stores';
 import type { OpenApiBuilder, Parameter, Route, Security } from './builder';
 import { named } from './builder';
 import type { ErrorExamples } from './common';
@@ -11,8 +12,7 @@ export const OrderStatus = named('OrderStatus', z.enum(ORDER_STATUSES).meta({ de
 const OrderSource = named(
   'OrderSource',
   z.enum(ORDER_SOURCES).meta({
-    description:
-      'The path the order came in by, set by us, never by the caller: `form` (the orders page), `api`, `data_api`, `import` (a CSV file), or the kind of store connection: `shopify`, `woocommerce`, `youcan`, `custom`. Orders older than this field: `api`',
+    description: `The path the order came in by, set by us, never by the caller: \`form\` (the orders page), \`api\`, \`data_api\`, \`import\` (a CSV file), or the kind of store connection: ${STORE_KINDS.map((kind) => `\`${kind}\``).join(', ')}. Orders older than this field: \`api\``,
   }),
 );
 export const OrderFlag = named(

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createSchema, EVENT_LOG_SIZE, EVENT_RESULTS, MAX_CONNECTIONS, STORE_KINDS, updateSchema } from '../services/stores';
+import { createSchema, EVENT_LOG_SIZE, EVENT_RESULTS, MAX_CONNECTIONS, STORE_KINDS, STORE_PLATFORMS, updateSchema } from '../services/stores';
 import type { OpenApiBuilder, Route } from './builder';
 import { named } from './builder';
 import { BODY_ERRORS, errors, instant, NOT_FOUND, OWNER_ONLY, SESSION_ERRORS, uuid } from './common';
@@ -75,10 +75,20 @@ function route(r: Omit<Route, 'tag' | 'security'>): Route {
   return { tag: 'Stores', security: ['session'], ...r };
 }
 
+/** Names as a sentence lists them: `a, b and c`. */
+function listed(names: string[], conjunction: 'and' | 'or'): string {
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} ${conjunction} ${names[names.length - 1]}` : names.join('');
+}
+
+/** The kinds whose signing key is chosen by `who` (the registry's), as code. */
+const signedBy = (who: 'store' | 'store-or-us' | 'us') =>
+  STORE_PLATFORMS.filter((platform) => platform.signingKey === who).map((platform) => `\`${platform.kind}\``);
+
 export function register(b: OpenApiBuilder): void {
+  const stores = STORE_PLATFORMS.flatMap((platform) => ('title' in platform ? [platform.title] : []));
   b.tag(
     'Stores',
-    "Store connections: a Shopify, WooCommerce or YouCan store, or a custom sender (a spreadsheet), sends each new order to the connection's `intake_url`. Every member reads the connections and their event log; only the workspace owner adds, changes or deletes one (a member gets 403).",
+    `Store connections: a ${listed(stores, 'or')} store, or a custom sender (a spreadsheet), sends each new order to the connection's \`intake_url\`. Every member reads the connections and their event log; only the workspace owner adds, changes or deletes one (a member gets 403).`,
   );
   const one = '/api/stores/{id}';
   b.add(
@@ -95,7 +105,7 @@ export function register(b: OpenApiBuilder): void {
       method: 'post',
       path: '/api/stores',
       summary: 'Connect a store',
-      description: `\`secret\` is the key the store signs with: required for \`shopify\` and \`youcan\`, made by us for \`custom\` (and for \`woocommerce\` when left out). At most ${MAX_CONNECTIONS} connections a workspace.`,
+      description: `\`secret\` is the key the store signs with: required for ${listed(signedBy('store'), 'and')}, made by us for ${listed(signedBy('us'), 'and')} (and for ${listed(signedBy('store-or-us'), 'and')} when left out). At most ${MAX_CONNECTIONS} connections a workspace.`,
       body: { schema: createSchema, example: { kind: 'shopify', name: 'Atlas', shop: 'atlas.myshopify.com', secret: 'the key from Notifications → Webhooks' } },
       responses: {
         201: { description: 'The connection; with `secret` when we made it', schema: z.union([WithSecret, StoreBody]), example: STORE },

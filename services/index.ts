@@ -61,16 +61,8 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
   const storeConnect = new StoreConnectService(
     knex,
     new SignedSender(config.calls.allowPrivateUrls, config.calls.deliveryTimeoutMs, urlPolicy.resolver),
-    {
-      publicBaseUrl: config.publicBaseUrl,
-      isProduction: config.isProduction,
-      shopifyApp: config.stores.shopifyApp,
-      youcanApp: config.stores.youcanApp,
-      shopifyApiOrigin: config.stores.shopifyApiOrigin,
-      shopifyApiVersion: config.stores.shopifyApiVersion,
-      youcanAdminOrigin: config.stores.youcanAdminOrigin,
-      youcanApiOrigin: config.stores.youcanApiOrigin,
-    },
+    // Each platform reads its own settings (its app's keys, its origins).
+    { publicBaseUrl: config.publicBaseUrl, isProduction: config.isProduction, ...config.stores },
     secrets,
   );
   const whatsapp = new WhatsAppService(knex, jobs, calls, config.whatsapp, secrets);

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Request, Response } from 'express';
 import type { Services } from '../../services';
 import { ConflictError, isOwner, ValidationError } from '../../services/shared';
-import { CONNECT_ERRORS, CONNECT_KINDS, ConnectError, STORE_KINDS } from '../../services/stores';
+import { CONNECT_ERRORS, CONNECT_KINDS, ConnectError, STORE_KINDS, STORE_PLATFORMS, storePlatform } from '../../services/stores';
 import type { ConnectKind, StoreConnection } from '../../services/stores';
 import { requirePageWorkspace, workspaceOf } from '../middleware/auth';
 import { secretAnswer } from '../middleware/compression';
@@ -14,7 +14,14 @@ const FORM_FIELDS = ['kind', 'name', 'shop', 'secret', 'cod_only'] as const;
 /** Each kind's name in the page's language. */
 const kindLabels = (req: Request) => Object.fromEntries(STORE_KINDS.map((kind) => [kind, req.t(`storesPage.kind.${kind}`)]));
 /** The form's labels, put in place of the field's API name at the start of a service's message. */
-const labelsOf = (kind: string) => ({ name: 'Name', shop: kind === 'shopify' ? 'Shop address' : 'Site address', secret: 'Signing key' });
+const labelsOf = (kind: string) => ({ name: 'Name', shop: storePlatform(kind)?.address?.apiLabel ?? 'Site address', secret: 'Signing key' });
+/**
+ * A kind no platform has (a forged form, shown again with its errors): the manual form asking for a
+ * signing key, and the guide of the last platform, the catch-all (a sender of our own body).
+ */
+const UNKNOWN_PLATFORM = { manual: true, signingKey: 'store', guide: { ...STORE_PLATFORMS[STORE_PLATFORMS.length - 1].guide, heading: undefined } };
+/** What the pages show of a kind's platform: its form's fields, its one-click words, its guide. */
+const platformOf = (kind: string) => storePlatform(kind) ?? UNKNOWN_PLATFORM;
 
 /** The platform's query string as it came (Shopify's hmac is computed over its parameters as given). */
 function queryOf(req: Request): URLSearchParams {
@@ -41,11 +48,12 @@ export function storePages(services: Services): Router {
 
   function renderNew(req: Request, res: Response, status = 200, form: FormState = {}, connectForm: FormState = {}) {
     const given = connectForm.values?.kind ?? form.values?.kind ?? req.query.kind;
-    const kind = typeof given === 'string' && (STORE_KINDS as readonly string[]).includes(given) ? given : 'shopify';
+    const kind = typeof given === 'string' && (STORE_KINDS as readonly string[]).includes(given) ? given : STORE_KINDS[0];
     const error =
       typeof req.query.connect_error === 'string' && (CONNECT_ERRORS as readonly string[]).includes(req.query.connect_error) ? req.query.connect_error : null;
     res.status(status).render('stores/new', {
       kinds: STORE_KINDS,
+      platformOf,
       kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
       values: form.values ?? { kind, name: '', shop: '', secret: '', cod_only: 'true' },
@@ -76,6 +84,7 @@ export function storePages(services: Services): Router {
     if (secret) secretAnswer(res);
     res.render('stores/show', {
       store,
+      platformOf,
       secret,
       kindLabels: kindLabels(req),
       isOwner: isOwner(workspace(req)),
@@ -109,15 +118,13 @@ export function storePages(services: Services): Router {
       renderNew(req, res, 400, {}, { values, errors: errorsByInput(err, {}, labelsOf(values.kind)) });
     }
   });
-  router.get('/stores/shopify/callback', (req, res) =>
-    afterApproval(req, res, 'shopify', () => services.storeConnect.shopifyCallback(workspace(req), req.sessionID, queryOf(req))),
-  );
-  router.get('/stores/youcan/callback', (req, res) =>
-    afterApproval(req, res, 'youcan', () => services.storeConnect.youcanCallback(workspace(req), req.sessionID, queryOf(req))),
-  );
-  router.get('/stores/woocommerce/return', (req, res) =>
-    afterApproval(req, res, 'woocommerce', () => services.storeConnect.wooReturn(workspace(req), req.sessionID, queryOf(req))),
-  );
+  // Each platform sends the owner back to its own page (`/stores/shopify/callback`, `/stores/woocommerce/return`…).
+  for (const kind of CONNECT_KINDS) {
+    const back = storePlatform(kind)!.connect!.back;
+    router.get(`/stores/${kind}/${back}`, (req, res) =>
+      afterApproval(req, res, kind, () => services.storeConnect.finish(kind, workspace(req), req.sessionID, queryOf(req))),
+    );
+  }
 
   router.post('/stores', async (req, res) => {
     const values = formValues(req, FORM_FIELDS);
@@ -137,11 +144,11 @@ export function storePages(services: Services): Router {
     await renderStore(req, res, await services.stores.get(workspace(req).id, String(req.params.id)));
   });
 
-  // Reconnect: Shopify's approval again for the connection's own shop; its tokens are replaced, its id and orders stay.
+  // Reconnect: the platform's approval again for the connection's own shop; its tokens are replaced, its id and orders stay.
   router.post('/stores/:id/reconnect', async (req, res) => {
     try {
-      const url = await services.storeConnect.reconnect(workspace(req), req.sessionID, String(req.params.id));
-      res.set('Refresh', `0; url=${url}`).render('stores/connect-go', { url, kindLabel: req.t('storesPage.kind.shopify') });
+      const { url, kind } = await services.storeConnect.reconnect(workspace(req), req.sessionID, String(req.params.id));
+      res.set('Refresh', `0; url=${url}`).render('stores/connect-go', { url, kindLabel: req.t(`storesPage.kind.${kind}`) });
     } catch (err) {
       if (err instanceof ConnectError && err.reconnecting) return res.redirect(303, `/stores/${err.reconnecting}?connect_error=${err.code}`);
       throw err;

@@ -53,9 +53,10 @@ export interface Order {
   rescheduled_for: string | null;
 }
 
-/** The paths an order comes in by. */
-export const ORDER_SOURCES = ['form', 'api', 'data_api', 'import', 'shopify', 'woocommerce', 'youcan', 'custom'] as const;
-export type OrderSource = (typeof ORDER_SOURCES)[number];
+/** The paths an order comes in by besides a store connection, whose kind is the order's source (the stores' registry). */
+export const ORDER_CHANNELS = ['form', 'api', 'data_api', 'import'] as const;
+/** An order's source: one of ORDER_CHANNELS, or the kind of the store connection it came by (`ORDER_SOURCES` of `stores`). */
+export type OrderSource = string;
 
 /** Input field names (camelCase) and the column each one writes (db/order-fields.ts); the column name is also accepted. */
 export const FIELD_COLUMNS = Object.fromEntries(INPUT_FIELDS.map((field) => [field.input, field.column])) as InputColumns;

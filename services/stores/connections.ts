@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { WRITE_BACK_SECRETS } from '../../db/secrets-at-rest';
 import type { Secrets } from '../../integrations/secrets';
 import { newSigningSecret } from '../../integrations/signing';
 import {
@@ -19,10 +18,11 @@ import {
 } from '../../services/shared';
 import type { FieldErrors, WorkspaceActor, Coded, Message } from '../../services/shared';
 import { audit } from '../audit';
-import { NON_EXPIRING_UNTIL, nonExpiring } from './shopify-admin';
+import { siteUrl } from './platforms/addresses';
+import type { StoreKind } from './platforms/registry';
+import { STORE_KINDS, STORE_PLATFORMS, storePlatform } from './platforms/registry';
+import { sealedWriteBack, storeTarget } from './records';
 
-export const STORE_KINDS = ['shopify', 'woocommerce', 'youcan', 'custom'] as const;
-export type StoreKind = (typeof STORE_KINDS)[number];
 export const EVENT_RESULTS = ['created', 'updated', 'cancelled', 'duplicate', 'ignored_paid', 'ignored_unchanged', 'rejected'] as const;
 export type EventResult = (typeof EVENT_RESULTS)[number];
 export const MAX_CONNECTIONS = 20;
@@ -88,39 +88,17 @@ const FIELDS = [
   'c.created_at',
 ];
 
-const shopifyShop = z
-  .string({ error: msg('notText', { label: 'shop' }) })
-  .trim()
-  .toLowerCase()
-  .regex(/^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/, msg('shopifyShop', { label: 'shop' }));
-const siteUrl = z
-  .string({ error: msg('notText', { label: 'shop' }) })
-  .trim()
-  .max(300, msg('tooLong', { label: 'shop', max: 300 }))
-  .pipe(z.url({ protocol: /^https?$/, error: msg('siteAddress', { label: 'shop' }) }))
-  // Every member sees the address: a user name or password in it would be shown to all.
-  .refine(
-    (url) => {
-      const parsed = new URL(url);
-      return parsed.username === '' && parsed.password === '';
-    },
-    msg('shopCredentials', { label: 'shop' }),
-  )
-  .transform((url) => url.replace(/\/+$/, ''));
 const secret = z
   .string({ error: msg('notText', { label: 'secret' }) })
   .trim()
   .min(1, msg('required', { label: 'secret' }))
   .max(500, msg('tooLong', { label: 'secret', max: 500 }));
+/** Write-back credentials: the shape of one of the platforms that write back (the registry's). */
 const writeBack = z
   .union(
-    [
-      z.strictObject({ access_token: z.string().trim().min(1).max(500) }),
-      z.strictObject({
-        consumer_key: z.string().trim().min(1).max(500),
-        consumer_secret: z.string().trim().min(1).max(500),
-        set_status: z.boolean().optional(),
-      }),
+    STORE_PLATFORMS.flatMap((platform) => ('writeBack' in platform ? [platform.writeBack.credentials] : [])) as unknown as [
+      z.ZodType<Record<string, unknown>>,
+      ...z.ZodType<Record<string, unknown>>[],
     ],
     { error: msg('wbShape') },
   )
@@ -146,22 +124,23 @@ type WriteBack = z.infer<typeof writeBack>;
 
 /** The kind's rules for what `shop`, `secret` and `write_back` may be (a field error each); the shop's address as kept. */
 function checkKind(kind: StoreKind, input: { shop?: string | null; secret?: string; write_back?: WriteBack }, creating: boolean): string | null {
+  const platform = storePlatform(kind)!;
   const fields: FieldErrors = {};
   let shop: string | null = null;
   if (input.shop) {
-    const parsed = (kind === 'shopify' ? shopifyShop : siteUrl).safeParse(input.shop);
+    const parsed = (platform.address?.schema ?? siteUrl).safeParse(input.shop);
     if (parsed.success) shop = parsed.data;
     else fields.shop = issueMessage(parsed.error.issues[0].message, 'shop');
   }
   // Custom senders sign with a key we make (shown once); the stores sign with theirs, which only
   // WooCommerce lets the shop choose, so we make one when it is left empty.
-  if (kind === 'custom' && input.secret !== undefined) fields.secret = msg('customSecret');
-  if (creating && (kind === 'shopify' || kind === 'youcan') && input.secret === undefined) fields.secret = msg('secretPaste', { label: 'secret' });
+  if (platform.signingKey === 'us' && input.secret !== undefined) fields.secret = msg('customSecret');
+  if (creating && platform.signingKey === 'store' && input.secret === undefined) fields.secret = msg('secretPaste', { label: 'secret' });
   const wb = input.write_back;
   if (wb) {
-    if (kind === 'shopify' && !('access_token' in wb)) fields.write_back = msg('wbShopify');
-    else if (kind === 'woocommerce' && !('consumer_key' in wb)) fields.write_back = msg('wbWoo');
-    else if (kind === 'youcan' || kind === 'custom') fields.write_back = msg('wbKinds');
+    // The one place that says which kinds write back: the platform's `writeBack` (the trigger queues for any connection holding credentials).
+    if (!platform.writeBack) fields.write_back = msg('wbKinds');
+    else if (!platform.writeBack.credentials.safeParse(wb).success) fields.write_back = platform.writeBack.wrongCredentials();
     else if (creating && !shop) fields.shop = msg('wbNeedsShop');
   }
   if (Object.keys(fields).length > 0) throw new ValidationError(fields);
@@ -219,7 +198,7 @@ export class StoreConnectionService {
       intake_url: `${this.publicBaseUrl}/hooks/stores/${row.id}`,
       write_back: { enabled: row.write_back !== null, last_error: row.write_back_error },
       reconnect_needed: row.reconnect_needed ?? false,
-      reconnect_before: row.kind === 'shopify' && row.connected_by === 'oauth' && nonExpiring(row.write_back) ? NON_EXPIRING_UNTIL : null,
+      reconnect_before: storePlatform(row.kind)?.reconnectBefore?.(row) ?? null,
       created_at: row.created_at.toISOString(),
       last_event_at: row.last_event_at ? row.last_event_at.toISOString() : null,
       counts: { created: row.created ?? 0, rejected: row.rejected ?? 0 },
@@ -266,7 +245,8 @@ export class StoreConnectionService {
     ownerOnly(workspace);
     const input = parse(createSchema, bodyFields(body));
     const shop = checkKind(input.kind, input, true);
-    const made = input.kind === 'custom' ? newSigningSecret() : input.secret === undefined ? crypto.randomBytes(24).toString('base64url') : undefined;
+    const signingKey = storePlatform(input.kind)!.signingKey;
+    const made = signingKey === 'us' ? newSigningSecret() : input.secret === undefined ? crypto.randomBytes(24).toString('base64url') : undefined;
     const id = await db.transaction(async (trx) => {
       // Counted under the workspace's lock: two concurrent adds cannot make a 21st.
       await trx('workspaces').where({ id: workspace.id }).forUpdate().first('id');
@@ -375,21 +355,6 @@ export class StoreConnectionService {
   }
 }
 
-/** A connection's write-back credentials as stored: each of their secrets sealed (the rest, as expiries and `set_status`, in clear). */
-export function sealedWriteBack<T extends object>(secrets: Secrets, credentials: T): T {
-  return secrets.sealFields(credentials, WRITE_BACK_SECRETS);
-}
-
-/** A connection's write-back credentials as read, each of their secrets opened. */
-export function openedWriteBack<T extends object>(secrets: Secrets, stored: T): T {
-  return secrets.openFields(stored, WRITE_BACK_SECRETS);
-}
-
 function connectionNotFound(): NotFoundError {
   return new NotFoundError(msg('storeNotFound'));
-}
-
-/** A store connection as the audit log names it. */
-export function storeTarget(id: string, name: string) {
-  return { type: 'store' as const, id, label: name };
 }

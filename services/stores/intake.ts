@@ -3,26 +3,27 @@ import type { Knex } from 'knex';
 import type { Prepared } from '../../db/prepared';
 import { queryPrepared } from '../../db/prepared';
 import type { Secrets } from '../../integrations/secrets';
-import { custom } from '../../integrations/stores/custom';
-import { isShopRecordOf, sentForShop, shopify } from '../../integrations/stores/shopify';
-import { woocommerce } from '../../integrations/stores/woocommerce';
-import { youcan } from '../../integrations/stores/youcan';
-import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from '../../integrations/stores/types';
+import type { IncomingFulfillment, IncomingOrder, StoreMessage } from './platforms/reader';
 import { applyDeliveryEvents, undoDeliveryNews } from '../deliveries';
 import type { DeliveryEvent } from '../deliveries';
-import { parseStoreJson, UnreadableMessage } from '../../integrations/stores/types';
+import { parseStoreJson, UnreadableMessage } from './platforms/reader';
 import { AppError, ValidationError, isUuid, readInboundJson, unsafeTextAt, decode, msg, plain, recode } from '../../services/shared';
 import type { OperationService, OrderStatus, Order, OrderService, ValidOrder } from '../orders';
 import { amountText, transition, validNewOrder } from '../orders';
-import type { EventResult, StoreKind } from './connections';
+import type { EventResult } from './connections';
+import type { StoreKind } from './platforms/registry';
+import { STORE_PLATFORMS, storePlatform } from './platforms/registry';
 import type { Message } from '../../services/shared';
 
-const ADAPTERS: Record<StoreKind, StoreAdapter> = { shopify, woocommerce, youcan, custom };
+/** The kinds whose pings are answered while a connection is set up in one click, as an SQL list. */
+const PINGING_WHILE_PENDING = STORE_PLATFORMS.filter((platform) => 'pingsWhilePending' in platform && platform.pingsWhilePending)
+  .map((platform) => `'${platform.kind}'`)
+  .join(', ');
 
 /** The connection a message names, read on every message (prepared: a flash sale's hot path). */
 const CONNECTION: Prepared = {
   name: 'ocs-store-connection',
-  text: "SELECT id, workspace_id, kind, name, shop, connected_by, secret, cod_only, pending FROM store_connections WHERE id = $1 AND (enabled OR (pending AND kind = 'woocommerce'))",
+  text: `SELECT id, workspace_id, kind, name, shop, connected_by, secret, cod_only, pending FROM store_connections WHERE id = $1 AND (enabled OR (pending AND kind IN (${PINGING_WHILE_PENDING || 'NULL'})))`,
 };
 
 /** What the store is answered: refused (401, 404, 400) with nothing recorded, or 200 with the outcome logged. */
@@ -40,7 +41,7 @@ export interface IntakeConnection {
   connected_by: 'oauth' | 'manual' | null;
   secret: string;
   cod_only: boolean;
-  /** Being set up in one click (WooCommerce only here): its pings are answered, nothing else. */
+  /** Being set up in one click (a platform that pings, `pingsWhilePending`): its pings are answered, nothing else. */
   pending: boolean;
 }
 
@@ -108,12 +109,12 @@ export class StoreIntakeService {
   }
 
   async receive(connection: IntakeConnection, raw: Buffer, headers: IncomingHttpHeaders): Promise<IntakeAnswer> {
-    const adapter = ADAPTERS[connection.kind];
+    const platform = storePlatform(connection.kind)!;
+    const adapter = platform.reader;
     if (adapter.isPing?.(raw)) return { status: 200, result: 'ignored' };
     if (connection.pending) return { status: 404 };
     if (!adapter.verify(raw, headers, connection.secret)) return { status: 401 };
-    // One client secret signs for every shop our app is in: the shop it names must be this connection's.
-    if (connection.kind === 'shopify' && connection.connected_by === 'oauth' && !sentForShop(headers, connection.shop)) return { status: 401 };
+    if (platform.sentFor && !platform.sentFor(headers, connection)) return { status: 401 };
     // Numbers stay the text the store wrote: ids above 2^53 are never rounded.
     const read = readInboundJson(raw, parseStoreJson);
     if (!read.ok && !read.unsafe) return { status: 400 };
@@ -130,7 +131,7 @@ export class StoreIntakeService {
     if (!read.ok) return { status: 200, result: await this.rejectUnsafe(connection, message.topic, read) };
     if (message.action === 'uninstalled') {
       // The topic header is not signed: only the shop's own record, naming this connection's shop, uninstalls.
-      if (connection.connected_by !== 'oauth' || !isShopRecordOf(body, connection.shop)) return { status: 200, result: 'ignored' };
+      if (connection.connected_by !== 'oauth' || !platform.uninstalls?.(body, connection.shop)) return { status: 200, result: 'ignored' };
       // The app's token is revoked with it: nothing can be written back any more.
       await this.knex('store_connections').where({ id: connection.id }).update({ enabled: false, disabled_reason: 'uninstalled', write_back: null });
       return { status: 200, result: 'ignored' };

@@ -3,11 +3,11 @@ import type { Jobs } from '../../db/jobs';
 import { QUEUES } from '../../db/jobs';
 import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
 import type { Secrets } from '../../integrations/secrets';
-import type { Outcome, WriteBackFailure, WriteBackStep } from '../../integrations/stores/write-back';
-import { pathSegment, shopifySteps, wooCommerceSteps } from '../../integrations/stores/write-back';
 import { RETRY_DELAYS_SECONDS } from '../webhooks';
-import type { ShopifyAdmin } from './shopify-admin';
-import { openedWriteBack } from './connections';
+import type { ShopifyAdmin } from './platforms/shopify/admin';
+import { storePlatform } from './platforms/registry';
+import type { SentStep, WriteBackContext, WriteBackSettings } from './platforms/types';
+import type { Outcome, WriteBackFailure } from './platforms/write-back';
 import { decode, msg, plain } from '../../services/shared';
 import type { Message } from '../../services/shared';
 
@@ -22,15 +22,7 @@ export interface WriteBackJob {
   done?: number;
 }
 
-export interface WriteBackSettings {
-  shopifyApiVersion: string;
-  /** A test double in place of `https://{shop}`. */
-  shopifyApiOrigin?: string;
-  /** Waits between tries; the webhooks' schedule by default. */
-  retrySeconds?: readonly number[];
-  /** Production: credentials go over https only. */
-  httpsOnly: boolean;
-}
+export type { WriteBackSettings };
 
 /** A step's failure as a message with its code. */
 function reasonOf(failure: WriteBackFailure): Message {
@@ -73,17 +65,20 @@ interface Target {
  */
 export class StoreWriteBackService {
   private readonly retrySeconds: readonly number[];
+  /** What each platform's steps are built and sent with. */
+  private readonly context: WriteBackContext;
 
   constructor(
     private readonly knex: Knex,
     private readonly jobs: Jobs,
-    private readonly settings: WriteBackSettings,
+    settings: WriteBackSettings,
     /** Shopify's Admin API, with the connection's token refreshed as it expires. */
-    private readonly shopifyAdmin: ShopifyAdmin,
-    /** Opens WooCommerce's keys (sealed at rest). */
-    private readonly secrets: Secrets,
+    shopifyAdmin: ShopifyAdmin,
+    /** Opens the platforms' keys (sealed at rest). */
+    secrets: Secrets,
   ) {
     this.retrySeconds = settings.retrySeconds ?? RETRY_DELAYS_SECONDS;
+    this.context = { settings, secrets, shopifyAdmin };
   }
 
   async perform(job: WriteBackJob, send: Send): Promise<WriteBackResult> {
@@ -91,23 +86,15 @@ export class StoreWriteBackService {
     // Gone, moved on, or the connection no longer writes back: nothing to tell.
     if (!target || target.status !== job.status || !target.enabled || !target.write_back || !target.shop || !target.external_id) return { result: 'skipped' };
     const order = { externalId: target.external_id, status: job.status, summary: target.summary };
-    let steps: WriteBackStep[];
-    if (target.kind === 'shopify') {
-      const origin = this.settings.shopifyApiOrigin ?? `https://${target.shop}`;
-      steps = shopifySteps({ origin, apiVersion: this.settings.shopifyApiVersion }, order);
-    } else if (target.kind === 'woocommerce') {
-      if (this.settings.httpsOnly && !target.shop.startsWith('https://')) {
-        return this.fail(target, msg('wbHttpsOnly'));
-      }
-      if (pathSegment(order.externalId) === null) return this.fail(target, msg('wbOrderId'));
-      steps = wooCommerceSteps({ shop: target.shop, credentials: openedWriteBack(this.secrets, target.write_back) }, order);
-    } else {
-      return { result: 'skipped' };
-    }
+    const writeBack = storePlatform(target.kind)?.writeBack;
+    if (!writeBack) return { result: 'skipped' };
+    const steps = writeBack.steps({ connection_id: target.connection_id, shop: target.shop, write_back: target.write_back }, order, this.context);
+    if (!Array.isArray(steps)) return this.fail(target, steps);
     let done = job.done ?? 0;
     for (const step of steps.slice(done)) {
-      // Shopify's requests carry the connection's token, refreshed as it expires.
-      const answer = target.kind === 'shopify' ? await this.shopifyAdmin.send(target.connection_id, step.request, send) : { sent: await send(step.request) };
+      const answer: SentStep = writeBack.send
+        ? await writeBack.send(this.context, target.connection_id, step.request, send)
+        : { sent: await send(step.request) };
       // The owner must approve the app again: no later try can do better.
       if ('reconnect' in answer) return this.fail(target, msg('wbReconnect'));
       if ('noToken' in answer) return { result: 'skipped' };

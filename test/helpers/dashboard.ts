@@ -5,6 +5,7 @@ import request from 'supertest';
 import { ROOT } from '../../config';
 import { newMessageId, signedHeaders } from '../../integrations/signing';
 import { ORDER_STATUSES } from '../../services/orders';
+import { STORE_PLATFORMS } from '../../services/stores';
 import type { SignedIn } from './app';
 import { invitationPath, signUp, uniqueEmail } from './app';
 import { testKnex } from './db';
@@ -78,13 +79,18 @@ export const NOT_PAGES: readonly PageRoute[] = [
 /** Pages a visitor sees signed out; every other page is the signed-in owner's. */
 export const SIGNED_OUT: readonly PageRoute[] = ['/signup', '/login', '/join/:token'];
 
-/** The GET routes the page routers declare, read from their source. */
+/**
+ * The GET routes the page routers declare, read from their source; and the page each store platform
+ * sends the owner back to after its approval, which routes/pages/stores.ts declares from the registry.
+ */
 export function pageRoutesInSource(): string[] {
   const dir = path.join(ROOT, 'routes', 'pages');
-  return fs
+  const declared = fs
     .readdirSync(dir)
     .filter((file) => file.endsWith('.ts'))
     .flatMap((file) => [...fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/\brouter\.get\(\s*'([^']+)'/g)].map((m) => m[1]));
+  const approvalReturns = STORE_PLATFORMS.flatMap((platform) => ('connect' in platform ? [`/stores/${platform.kind}/${platform.connect.back}`] : []));
+  return [...declared, ...approvalReturns];
 }
 
 const ORDERS = [

@@ -26,7 +26,7 @@ const pluralKeys = (lng: string) =>
       .map((k) => k.replace(PLURAL, '')),
   );
 
-/** Every template and page route, read as text. */
+/** Every template and page route, and the store platforms' guides (their strings' keys), read as text. */
 function sources(): string {
   const files: string[] = [];
   const walk = (dir: string) => {
@@ -36,7 +36,7 @@ function sources(): string {
       else if (/\.(ejs|ts)$/.test(entry.name)) files.push(fs.readFileSync(path.join(ROOT, rel), 'utf8'));
     }
   };
-  for (const dir of ['views', 'routes']) walk(dir);
+  for (const dir of ['views', 'routes', path.join('services', 'stores', 'platforms')]) walk(dir);
   return files.join('\n');
 }
 

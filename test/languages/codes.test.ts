@@ -37,7 +37,7 @@ function sources(dir: string): string[] {
 
 /**
  * Not ours: validation's catch-all (its fields carry the codes), error codes libraries set (csv-parse, multer, streams) and
- * the Shopify webhook topics we subscribe to (services/stores/connect/platforms.ts), the carriers' origin settings.
+ * the Shopify webhook topics we subscribe to (services/stores/platforms/shopify/api.ts), the carriers' origin settings.
  */
 const LIBRARY_CODES = [
   'VALIDATION_ERROR',

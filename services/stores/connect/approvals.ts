@@ -6,8 +6,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { audit } from '../../audit';
-import { storeTarget } from '../connections';
-import type { ConnectKind } from './connector';
+import { storeTarget } from '../records';
 import { ConnectError } from './connector';
 
 /** How long an approval may take, and how long a half-made connection may stay. */
@@ -15,7 +14,7 @@ export const STATE_MINUTES = 10;
 const PENDING_MINUTES = 60;
 
 export interface StateRow {
-  kind: ConnectKind;
+  kind: string;
   workspace_id: string;
   connection_id: string | null;
   shop: string | null;
@@ -26,7 +25,7 @@ export interface StateRow {
 export const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** Takes the approval's state: once, from the session that started it, within 10 minutes. */
-export async function takeState(knex: Knex, kind: ConnectKind, sessionId: string, nonce: unknown): Promise<StateRow> {
+export async function takeState(knex: Knex, kind: string, sessionId: string, nonce: unknown): Promise<StateRow> {
   if (typeof nonce !== 'string' || nonce.length === 0 || nonce.length > 200) throw new ConnectError('state', kind);
   const [row] = await knex('oauth_states')
     .where({ nonce_hash: sha256(nonce), kind, session_hash: sha256(sessionId) })
@@ -46,8 +45,8 @@ export async function afterState<T>(state: StateRow, steps: () => Promise<T>): P
   }
 }
 
-/** The connection of a Shopify or YouCan approval, pending until its webhooks are made; signed with the app's client secret. */
-export async function pendingConnection(knex: Knex, state: StateRow, kind: 'shopify' | 'youcan', secret: string): Promise<string> {
+/** The connection of an approval made before its platform's webhooks are, pending until they are; signed with the app's client secret. */
+export async function pendingConnection(knex: Knex, state: StateRow, kind: string, secret: string): Promise<string> {
   const [row] = await knex('store_connections')
     .insert({
       workspace_id: state.workspace_id,

@@ -1,14 +1,11 @@
 /**
- * What connecting a store in one click works with: the platforms it knows, the operator's
- * configuration, why a connection fails (the owner is told), and the Connector each platform's
- * steps receive from StoreConnectService.
+ * What connecting a store in one click works with: the operator's configuration, why a connection
+ * fails (the owner is told), and the Connector each platform's steps receive from StoreConnectService.
  */
 import type { Knex } from 'knex';
+import type { Config } from '../../../config';
 import type { DeliveryResult, OutboundRequest } from '../../../integrations/http';
 import type { Secrets } from '../../../integrations/secrets';
-
-export const CONNECT_KINDS = ['shopify', 'woocommerce', 'youcan'] as const;
-export type ConnectKind = (typeof CONNECT_KINDS)[number];
 
 /** Why a connection could not be made, as `/stores/new?connect_error=` names it (each one a sentence in the locales). */
 export const CONNECT_ERRORS = ['refused', 'hmac', 'state', 'shop', 'platform', 'registration', 'keys', 'not_configured'] as const;
@@ -22,26 +19,15 @@ export class ConnectError extends Error {
 
   constructor(
     readonly code: ConnectErrorCode,
-    readonly kind: ConnectKind,
+    /** The platform's kind (`platforms/registry.ts`). */
+    readonly kind: string,
   ) {
     super(`Store connection failed: ${code}`);
   }
 }
 
-export interface ConnectConfig {
-  publicBaseUrl: string;
-  isProduction: boolean;
-  shopifyApp?: { clientId: string; clientSecret: string };
-  youcanApp?: { clientId: string; clientSecret: string };
-  shopifyApiOrigin?: string;
-  shopifyApiVersion: string;
-  youcanAdminOrigin?: string;
-  youcanApiOrigin?: string;
-}
-
-/** YouCan's addresses, unless the configuration names others (tests point them at doubles). */
-export const YOUCAN_ADMIN = 'https://seller-area.youcan.shop';
-export const YOUCAN_API = 'https://api.youcan.shop';
+/** Our public address, whether we run in production, and the platforms' settings (each platform reads its own). */
+export type ConnectConfig = { publicBaseUrl: string; isProduction: boolean } & Config['stores'];
 
 /** What a platform's steps use: the database, the configuration, the outbound guard, and our public addresses. */
 export interface Connector {

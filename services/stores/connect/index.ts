@@ -1,3 +1,2 @@
 export * from './service';
-export { CONNECT_ERRORS, CONNECT_KINDS, ConnectError } from './connector';
-export type { ConnectKind } from './connector';
+export { CONNECT_ERRORS, ConnectError } from './connector';

@@ -6,7 +6,8 @@
  * to the owner's session, good for 10 minutes. A connection being set up is `pending` (disabled:
  * its intake answers 404) until its webhooks are registered; when anything fails, what was
  * registered is removed again and the connection deleted, and the owner is told why. This file holds
- * the service and its first step; each platform's steps are in shopify.ts, youcan.ts and woocommerce.ts.
+ * the service and its first step; each platform's steps are in its folder (`platforms/<kind>/connect.ts`),
+ * and the owner's return from each is the service's method the platform names (`connect.step`).
  */
 import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -14,16 +15,16 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { SignedSender } from '../../../integrations/http';
 import type { Secrets } from '../../../integrations/secrets';
-import { ConflictError, isUuid, NotFoundError, ownerOnly, ValidationError, parse, requiredText, msg } from '../../../services/shared';
+import { ConflictError, isUuid, NotFoundError, ownerOnly, parse, requiredText, msg } from '../../../services/shared';
 import type { WorkspaceActor } from '../../../services/shared';
 import { MAX_CONNECTIONS } from '../connections';
 import { pruneApprovals, sha256 } from './approvals';
-import type { ConnectConfig, ConnectKind, Connector } from './connector';
-import { CONNECT_KINDS, ConnectError, YOUCAN_ADMIN } from './connector';
-import { SHOPIFY_SHOP, shopifyAuthorizeUrl, wooAuthorizeUrl, youcanAuthorizeUrl } from './platforms';
-import { shopifyCallback, shopifyOrigin, shopifyPrivacy } from './shopify';
-import { APP_NAME, wooKeys, wooReturn } from './woocommerce';
-import { youcanCallback } from './youcan';
+import type { ConnectConfig, Connector } from './connector';
+import { ConnectError } from './connector';
+import { shopifyPrivacy } from '../platforms/shopify/connect';
+import { wooKeys } from '../platforms/woocommerce/connect';
+import type { ConnectKind, ConnectSteps } from '../platforms/registry';
+import { CONNECT_KINDS, CONNECT_PLATFORMS } from '../platforms/registry';
 
 const startSchema = z.object({
   kind: z.enum(CONNECT_KINDS, { error: msg('oneOf', { label: 'kind', allowed: CONNECT_KINDS.join(', ') }) }),
@@ -36,7 +37,10 @@ const startSchema = z.object({
   cod_only: z.boolean().optional(),
 });
 
-export class StoreConnectService {
+/** The platform of a kind the schema took. */
+const platformOf = (kind: ConnectKind) => CONNECT_PLATFORMS.find((platform) => platform.kind === kind)!;
+
+class ConnectService {
   /** What each platform's steps use. */
   private readonly connector: Connector;
 
@@ -47,11 +51,21 @@ export class StoreConnectService {
     secrets: Secrets,
   ) {
     this.connector = { knex, config, send: (request) => this.sender.request(request), url: (path) => this.url(path), secrets };
+    for (const platform of CONNECT_PLATFORMS)
+      Object.assign(this, {
+        [platform.connect.step]: (workspace: WorkspaceActor, sessionId: string, query: URLSearchParams) =>
+          this.finish(platform.kind, workspace, sessionId, query),
+      });
   }
 
-  /** Which platforms connect in one click here: WooCommerce always; Shopify and YouCan with the operator's app. */
+  /** Which platforms connect in one click here (the operator set up their app, where they need one). */
   available(): Record<ConnectKind, boolean> {
-    return { shopify: !!this.config.shopifyApp, woocommerce: true, youcan: !!this.config.youcanApp };
+    return Object.fromEntries(CONNECT_PLATFORMS.map((platform) => [platform.kind, platform.connect.available(this.config)])) as Record<ConnectKind, boolean>;
+  }
+
+  /** The owner back from a platform's approval, at `/stores/<kind>/<back>`: the new connection's id. */
+  finish(kind: ConnectKind, workspace: WorkspaceActor, sessionId: string, query: URLSearchParams): Promise<string> {
+    return platformOf(kind).connect.finish(this.connector, workspace, sessionId, query);
   }
 
   private url(path: string): string {
@@ -65,32 +79,31 @@ export class StoreConnectService {
   async start(workspace: WorkspaceActor, sessionId: string, body: unknown): Promise<string> {
     ownerOnly(workspace);
     const input = parse(startSchema, body);
-    if (!this.available()[input.kind]) throw new ConnectError('not_configured', input.kind);
-    const shop = this.shopOf(input.kind, input.shop);
+    const platform = platformOf(input.kind);
+    if (!platform.connect.available(this.config)) throw new ConnectError('not_configured', input.kind);
+    const shop = 'address' in platform ? platform.address.oneClick(input.shop, this.config.isProduction) : null;
     const nonce = crypto.randomBytes(32).toString('base64url');
     const connectionId = await this.knex.transaction(async (trx) => {
       await trx('workspaces').where({ id: workspace.id }).forUpdate().first('id');
       const [{ n }] = await trx('store_connections').where({ workspace_id: workspace.id }).count({ n: '*' });
       if (Number(n) >= MAX_CONNECTIONS) throw new ConflictError(msg('tooManyStores', { max: MAX_CONNECTIONS }), 'TOO_MANY_STORES');
-      // WooCommerce posts the keys to an address naming the connection: it exists, pending, from now.
-      const id =
-        input.kind === 'woocommerce'
-          ? (
-              await trx('store_connections')
-                .insert({
-                  workspace_id: workspace.id,
-                  kind: 'woocommerce',
-                  name: input.name,
-                  shop,
-                  secret: this.connector.secrets.seal(crypto.randomBytes(24).toString('base64url')),
-                  cod_only: input.cod_only ?? true,
-                  enabled: false,
-                  pending: true,
-                  connected_by: 'oauth',
-                })
-                .returning('id')
-            )[0].id
-          : null;
+      const id = platform.connect.connectionFirst
+        ? (
+            await trx('store_connections')
+              .insert({
+                workspace_id: workspace.id,
+                kind: input.kind,
+                name: input.name,
+                shop,
+                secret: this.connector.secrets.seal(crypto.randomBytes(24).toString('base64url')),
+                cod_only: input.cod_only ?? true,
+                enabled: false,
+                pending: true,
+                connected_by: 'oauth',
+              })
+              .returning('id')
+          )[0].id
+        : null;
       await trx('oauth_states').insert({
         nonce_hash: sha256(nonce),
         kind: input.kind,
@@ -103,34 +116,34 @@ export class StoreConnectService {
       });
       return id as string | null;
     });
-    if (input.kind === 'shopify') {
-      const app = this.config.shopifyApp!;
-      return shopifyAuthorizeUrl(shopifyOrigin(this.config, shop!), app.clientId, this.url('/stores/shopify/callback'), nonce);
-    }
-    if (input.kind === 'youcan')
-      return youcanAuthorizeUrl(this.config.youcanAdminOrigin ?? YOUCAN_ADMIN, this.config.youcanApp!.clientId, this.url('/stores/youcan/callback'), nonce);
-    return wooAuthorizeUrl(shop!, APP_NAME, nonce, this.url('/stores/woocommerce/return'), this.url(`/hooks/stores/${connectionId}/keys`));
+    return platform.connect.approvalUrl(this.connector, { shop, nonce, connectionId });
   }
 
   /**
-   * Reconnect: the Shopify approval again for a connection's own shop, when Shopify no longer renews
-   * its token or it holds a non-expiring one. The callback replaces the tokens of that same
-   * connection (its id, orders and webhooks stay). Answers where to send the owner's browser.
+   * Reconnect: the platform's approval again for a connection's own shop (a platform that
+   * `reconnects`: Shopify, when it no longer renews the token or it is a non-expiring one). The
+   * callback replaces the tokens of that same connection (its id, orders and webhooks stay).
+   * Answers where to send the owner's browser, and the connection's kind.
    */
-  async reconnect(workspace: WorkspaceActor, sessionId: string, connectionId: string): Promise<string> {
+  async reconnect(workspace: WorkspaceActor, sessionId: string, connectionId: string): Promise<{ url: string; kind: ConnectKind }> {
     ownerOnly(workspace);
+    const reconnecting = CONNECT_PLATFORMS.filter((platform) => 'reconnects' in platform.connect && platform.connect.reconnects);
     const connection = isUuid(connectionId)
       ? await this.knex('store_connections')
-          .where({ id: connectionId, workspace_id: workspace.id, kind: 'shopify', connected_by: 'oauth', pending: false })
-          .first('id', 'shop', 'name', 'cod_only')
+          .where({ id: connectionId, workspace_id: workspace.id, connected_by: 'oauth', pending: false })
+          .whereIn(
+            'kind',
+            reconnecting.map((platform) => platform.kind),
+          )
+          .first('id', 'kind', 'shop', 'name', 'cod_only')
       : undefined;
     if (!connection?.shop) throw new NotFoundError(msg('storeNotFound'));
-    const app = this.config.shopifyApp;
-    if (!app) throw Object.assign(new ConnectError('not_configured', 'shopify'), { reconnecting: connection.id });
+    const platform = reconnecting.find((one) => one.kind === connection.kind)!;
+    if (!platform.connect.available(this.config)) throw Object.assign(new ConnectError('not_configured', platform.kind), { reconnecting: connection.id });
     const nonce = crypto.randomBytes(32).toString('base64url');
     await this.knex('oauth_states').insert({
       nonce_hash: sha256(nonce),
-      kind: 'shopify',
+      kind: platform.kind,
       workspace_id: workspace.id,
       session_hash: sha256(sessionId),
       connection_id: connection.id,
@@ -138,53 +151,15 @@ export class StoreConnectService {
       name: connection.name,
       cod_only: connection.cod_only,
     });
-    return shopifyAuthorizeUrl(shopifyOrigin(this.config, connection.shop), app.clientId, this.url('/stores/shopify/callback'), nonce);
+    return { url: platform.connect.approvalUrl(this.connector, { shop: connection.shop, nonce, connectionId: null }), kind: platform.kind };
   }
 
-  /** The shop's address as the form gives it: a myshopify.com name, or a WooCommerce site (https in production). */
-  private shopOf(kind: ConnectKind, given: string | undefined): string | null {
-    if (kind === 'youcan') return null;
-    const shop = (given ?? '').trim();
-    if (kind === 'shopify') {
-      const name = shop
-        .toLowerCase()
-        .replace(/^https?:\/\//, '')
-        .replace(/\/.*$/, '');
-      if (!SHOPIFY_SHOP.test(name) || name.length > 100) throw new ValidationError({ shop: msg('shopifyShop', { label: 'shop' }) });
-      return name;
-    }
-    let url: URL;
-    try {
-      url = new URL(shop);
-    } catch {
-      throw new ValidationError({ shop: msg('siteAddress', { label: 'shop' }) });
-    }
-    if (url.protocol !== 'https:' && (this.config.isProduction || url.protocol !== 'http:'))
-      throw new ValidationError({ shop: msg('siteHttps', { label: 'shop' }) });
-    return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
-  }
-
-  /** Shopify's callback: checked before anything is sent, then the token and the subscriptions; the new connection's id (see shopify.ts). */
-  async shopifyCallback(workspace: WorkspaceActor, sessionId: string, query: URLSearchParams): Promise<string> {
-    return shopifyCallback(this.connector, workspace, sessionId, query);
-  }
-
-  /** YouCan's callback (`code`, `state`, or `error` when the owner refused); see youcan.ts. */
-  async youcanCallback(workspace: WorkspaceActor, sessionId: string, query: URLSearchParams): Promise<string> {
-    return youcanCallback(this.connector, workspace, sessionId, query);
-  }
-
-  /** WooCommerce's server posts the keys here (no session: the `user_id` nonce is the only key); see woocommerce.ts. */
+  /** WooCommerce's server posts the keys here (no session: the `user_id` nonce is the only key); see `platforms/woocommerce/connect.ts`. */
   async wooKeys(connectionId: string, raw: Buffer): Promise<boolean> {
     return wooKeys(this.connector, connectionId, raw);
   }
 
-  /** The owner back from WooCommerce (`success`, `user_id`); see woocommerce.ts. */
-  async wooReturn(workspace: WorkspaceActor, sessionId: string, query: URLSearchParams): Promise<string> {
-    return wooReturn(this.connector, workspace, sessionId, query);
-  }
-
-  /** Shopify's privacy topics, signed with the app's client secret; see shopify.ts. */
+  /** Shopify's privacy topics, signed with the app's client secret; see `platforms/shopify/connect.ts`. */
   async shopifyPrivacy(raw: Buffer, headers: IncomingHttpHeaders): Promise<200 | 400 | 401 | 404> {
     return shopifyPrivacy(this.connector, raw, headers);
   }
@@ -194,3 +169,7 @@ export class StoreConnectService {
     return pruneApprovals(this.knex);
   }
 }
+
+/** The service with each platform's return step by its name (`StoreConnectService.wooReturn`), read from the registry. */
+export type StoreConnectService = ConnectService & ConnectSteps;
+export const StoreConnectService = ConnectService as new (...args: ConstructorParameters<typeof ConnectService>) => StoreConnectService;

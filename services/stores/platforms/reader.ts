@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { decodeHTML } from 'entities';
 import { parse as parseLossless } from 'lossless-json';
-import { sameSecret } from '../secret-compare';
+import { sameSecret } from '../../../integrations/secret-compare';
 
 /**
  * A store's order as our intake reads it, whatever the store: plain text as the store wrote it,
@@ -144,7 +144,7 @@ export function storeTime(value: unknown, zoneless: 'utc' = 'utc'): string | nul
   const given = text(value);
   if (!given) return null;
   const seconds = /^\d{9,11}$/.test(given) ? Number(given) * 1000 : null;
-  // A time written without a zone (WooCommerce's `_gmt` fields, YouCan's `2026-11-24 10:42:07`) is UTC.
+  // A time written without a zone (WooCommerce's `_gmt` fields, `2026-11-24 10:42:07`) is UTC.
   const iso = given.replace(' ', 'T');
   const date = new Date(seconds ?? (zoneless === 'utc' && /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(iso) ? `${iso}Z` : iso));
   return Number.isNaN(date.getTime()) ? null : date.toISOString();

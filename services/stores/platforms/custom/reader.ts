@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { verifySignature } from '../signing';
-import type { StoreAdapter, StoreMessage } from './types';
-import { fields, header, orderId, text, UnreadableMessage } from './types';
+import { verifySignature } from '../../../../integrations/signing';
+import type { StoreAdapter, StoreMessage } from '../reader';
+import { fields, header, orderId, text, UnreadableMessage } from '../reader';
 
 /**
  * Our own order body from a sender of the shop's (a spreadsheet's script, a home-made store),

@@ -1,9 +1,10 @@
 /** YouCan's step: its OAuth callback (the state checked, the token, the webhook subscriptions). */
-import type { WorkspaceActor } from '../../../services/shared';
-import { activate, afterState, discard, pendingConnection, takeState } from './approvals';
-import type { Connector } from './connector';
-import { ConnectError, YOUCAN_API } from './connector';
-import { idOf, jsonOf, YOUCAN_EVENTS, youcanSubscribe, youcanTokenRequest, youcanUnsubscribe } from './platforms';
+import type { WorkspaceActor } from '../../../../services/shared';
+import { activate, afterState, discard, pendingConnection, takeState } from '../../connect/approvals';
+import type { Connector } from '../../connect/connector';
+import { ConnectError } from '../../connect/connector';
+import { idOf, jsonOf } from '../../connect/answers';
+import { YOUCAN_API, YOUCAN_EVENTS, youcanSubscribe, youcanTokenRequest, youcanUnsubscribe } from './api';
 
 /** YouCan's callback (`code`, `state`, or `error` when the owner refused). */
 export async function youcanCallback(connector: Connector, workspace: WorkspaceActor, sessionId: string, query: URLSearchParams): Promise<string> {

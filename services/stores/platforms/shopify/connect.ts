@@ -3,19 +3,18 @@
  * subscriptions) and its three privacy topics.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { hmacMatches, parseStoreJson } from '../../../integrations/stores/types';
-import { normalizeMoroccanPhone, readInboundJson } from '../../../services/shared';
-import type { WorkspaceActor } from '../../../services/shared';
-import { audit } from '../../audit';
-import { storeTarget } from '../connections';
-import { sealGrant } from '../shopify-admin';
-import type { StoredShopifyCredentials } from '../shopify-admin';
-import { activate, afterState, discard, pendingConnection, takeState } from './approvals';
-import type { ConnectConfig, Connector } from './connector';
-import { ConnectError } from './connector';
+import { hmacMatches, parseStoreJson } from '../reader';
+import { normalizeMoroccanPhone, readInboundJson } from '../../../../services/shared';
+import type { WorkspaceActor } from '../../../../services/shared';
+import { audit } from '../../../audit';
+import { storeTarget } from '../../records';
+import { sealGrant } from './admin';
+import type { StoredShopifyCredentials } from './admin';
+import { activate, afterState, discard, pendingConnection, takeState } from '../../connect/approvals';
+import type { ConnectConfig, Connector } from '../../connect/connector';
+import { ConnectError } from '../../connect/connector';
+import { fieldsOf, idOf } from '../../connect/answers';
 import {
-  fieldsOf,
-  idOf,
   SHOPIFY_SHOP,
   SHOPIFY_TOPICS,
   shopifyHmacMatches,
@@ -24,7 +23,7 @@ import {
   shopifySubscriptionId,
   shopifyTokenRequest,
   shopifyUnsubscribe,
-} from './platforms';
+} from './api';
 
 /** Where Shopify's API is for `shop`: the shop itself, unless the configuration names another origin. */
 export function shopifyOrigin(config: ConnectConfig, shop: string): string {

@@ -11,10 +11,10 @@
  * plain `access_token` and no expiry (a non-expiring token): it is used as it is.
  */
 import type { Knex } from 'knex';
-import type { DeliveryResult, OutboundRequest } from '../../integrations/http';
-import type { Secrets } from '../../integrations/secrets';
-import type { ShopifyGrant } from './connect/platforms';
-import { shopifyGrant, shopifyRefreshRequest } from './connect/platforms';
+import type { DeliveryResult, OutboundRequest } from '../../../../integrations/http';
+import type { Secrets } from '../../../../integrations/secrets';
+import type { ShopifyGrant } from './api';
+import { shopifyGrant, shopifyRefreshRequest } from './api';
 
 /** A token with less than this left is refreshed before it is used. */
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { IncomingOrder, StoreAdapter, StoreMessage } from './types';
-import { decoded, digestOf, fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text, UnreadableMessage } from './types';
+import type { IncomingOrder, StoreAdapter, StoreMessage } from '../reader';
+import { decoded, digestOf, fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text, UnreadableMessage } from '../reader';
 
 /**
  * WooCommerce's order webhooks (`order.created`, `order.updated`, `order.deleted`), signed with

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { StoreAdapter, StoreMessage } from './types';
-import { digestOf, fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text } from './types';
+import type { StoreAdapter, StoreMessage } from '../reader';
+import { digestOf, fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text } from '../reader';
 
 /**
  * YouCan's `order.create`, signed with x-youcan-signature: the hex HMAC-SHA256 of the body by the

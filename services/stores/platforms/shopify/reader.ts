@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from './types';
-import { fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text, UnreadableMessage } from './types';
+import type { IncomingFulfillment, IncomingOrder, StoreAdapter, StoreMessage } from '../reader';
+import { fields, header, hmacMatches, joined, orderId, productsLine, storeTime, text, UnreadableMessage } from '../reader';
 
 /**
  * Shopify's order webhooks (`orders/create`, `orders/updated`, `orders/cancelled`) and its

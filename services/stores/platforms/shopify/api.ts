@@ -1,18 +1,16 @@
 import crypto from 'node:crypto';
-import type { OutboundRequest } from '../../../integrations/http';
-import { sameSecret } from '../../../integrations/secret-compare';
+import type { OutboundRequest } from '../../../../integrations/http';
+import { sameSecret } from '../../../../integrations/secret-compare';
+import { fieldsOf, idOf, jsonOf } from '../../connect/answers';
 
 /**
- * What each platform's approval flow and webhook API look like, as plain requests and readers: no
- * tables, no HTTP of our own. Every origin is given (a setting), so tests point them at doubles.
+ * Shopify's approval flow and webhook API as plain requests and readers: no tables, no HTTP of our
+ * own. Every origin is given (a setting), so tests point them at doubles.
  */
 
 /** Shopify's scopes: orders in, the tag written back, and the fulfilments the app is told of. */
 const SHOPIFY_SCOPES = 'read_orders,write_orders,read_fulfillments';
 export const SHOPIFY_TOPICS = ['ORDERS_CREATE', 'ORDERS_UPDATED', 'ORDERS_CANCELLED', 'FULFILLMENTS_CREATE', 'FULFILLMENTS_UPDATE', 'APP_UNINSTALLED'] as const;
-export const WOOCOMMERCE_TOPICS = ['order.created', 'order.updated', 'order.deleted'] as const;
-/** YouCan's events: order.create always; order.update where the platform offers it. */
-export const YOUCAN_EVENTS = ['order.create', 'order.update'] as const;
 
 /** A shop's myshopify.com name, as Shopify's callback and our form must give it. */
 export const SHOPIFY_SHOP = /^[a-zA-Z0-9][a-zA-Z0-9-]*\.myshopify\.com$/;
@@ -110,93 +108,4 @@ export function shopifySubscriptionId(body: string): string | null {
   const errors = [answer.errors, created.userErrors].some((list) => Array.isArray(list) && list.length > 0);
   const id = fieldsOf(created.webhookSubscription).id;
   return !errors && typeof id === 'string' && id ? id : null;
-}
-
-export function wooAuthorizeUrl(site: string, appName: string, nonce: string, returnUrl: string, callbackUrl: string): string {
-  const query = new URLSearchParams({ app_name: appName, scope: 'read_write', user_id: nonce, return_url: returnUrl, callback_url: callbackUrl });
-  return `${site}/wc-auth/v1/authorize?${query}`;
-}
-
-function basic(keys: { consumer_key: string; consumer_secret: string }): string {
-  return `Basic ${Buffer.from(`${keys.consumer_key}:${keys.consumer_secret}`).toString('base64')}`;
-}
-
-export function wooWebhookCreate(
-  site: string,
-  keys: { consumer_key: string; consumer_secret: string },
-  webhook: { name: string; topic: string; deliveryUrl: string; secret: string },
-): OutboundRequest {
-  return {
-    method: 'POST',
-    url: `${site}/wp-json/wc/v3/webhooks`,
-    headers: { 'content-type': 'application/json', authorization: basic(keys) },
-    body: JSON.stringify({ name: webhook.name, topic: webhook.topic, delivery_url: webhook.deliveryUrl, secret: webhook.secret, status: 'active' }),
-  };
-}
-
-export function wooWebhookDelete(site: string, keys: { consumer_key: string; consumer_secret: string }, id: string): OutboundRequest {
-  return {
-    method: 'DELETE',
-    url: `${site}/wp-json/wc/v3/webhooks/${encodeURIComponent(id)}?force=true`,
-    headers: { authorization: basic(keys) },
-    body: '',
-  };
-}
-
-export function youcanAuthorizeUrl(adminOrigin: string, clientId: string, redirectUri: string, state: string): string {
-  const query = new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', 'scope[]': '*', state });
-  return `${adminOrigin}/admin/oauth/authorize?${query}`;
-}
-
-/** YouCan's token endpoint takes a form body, not JSON. */
-export function youcanTokenRequest(apiOrigin: string, app: { clientId: string; clientSecret: string }, redirectUri: string, code: string): OutboundRequest {
-  const form = new URLSearchParams({
-    grant_type: 'authorization_code',
-    client_id: app.clientId,
-    client_secret: app.clientSecret,
-    redirect_uri: redirectUri,
-    code,
-  });
-  return {
-    method: 'POST',
-    url: `${apiOrigin}/oauth/token`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: form.toString(),
-  };
-}
-
-export function youcanSubscribe(apiOrigin: string, token: string, event: string, targetUrl: string): OutboundRequest {
-  return {
-    method: 'POST',
-    url: `${apiOrigin}/resthooks/subscribe`,
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ target_url: targetUrl, event }),
-  };
-}
-
-export function youcanUnsubscribe(apiOrigin: string, token: string, id: string): OutboundRequest {
-  return {
-    method: 'DELETE',
-    url: `${apiOrigin}/resthooks/unsubscribe/${encodeURIComponent(id)}`,
-    headers: { accept: 'application/json', authorization: `Bearer ${token}` },
-    body: '',
-  };
-}
-
-/** An answer's JSON object, or an empty one. */
-export function jsonOf(body: string): Record<string, unknown> {
-  try {
-    return fieldsOf(JSON.parse(body));
-  } catch {
-    return {};
-  }
-}
-
-export function fieldsOf(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-/** A non-empty string or number field as text (an id), else null. */
-export function idOf(value: unknown): string | null {
-  return typeof value === 'string' && value ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
 }

@@ -3,13 +3,14 @@
  * three webhooks are made with our secret.
  */
 import { z } from 'zod';
-import { isUuid, readInboundJson } from '../../../services/shared';
-import type { WorkspaceActor } from '../../../services/shared';
-import { openedWriteBack, sealedWriteBack } from '../connections';
-import { activate, afterState, discard, sha256, STATE_MINUTES, takeState } from './approvals';
-import type { Connector } from './connector';
-import { ConnectError } from './connector';
-import { idOf, jsonOf, WOOCOMMERCE_TOPICS, wooWebhookCreate, wooWebhookDelete } from './platforms';
+import { isUuid, readInboundJson } from '../../../../services/shared';
+import type { WorkspaceActor } from '../../../../services/shared';
+import { openedWriteBack, sealedWriteBack } from '../../records';
+import { activate, afterState, discard, sha256, STATE_MINUTES, takeState } from '../../connect/approvals';
+import type { Connector } from '../../connect/connector';
+import { ConnectError } from '../../connect/connector';
+import { idOf, jsonOf } from '../../connect/answers';
+import { WOOCOMMERCE_TOPICS, wooWebhookCreate, wooWebhookDelete } from './api';
 
 /** What WooCommerce shows the owner as the app asking for keys. */
 export const APP_NAME = 'Order Confirmation';
