@@ -110,7 +110,7 @@ async function connectedStore(owner: SignedIn): Promise<{ id: string }> {
 }
 
 describe('accessibility of every page (headless Chromium)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let cookie: string;

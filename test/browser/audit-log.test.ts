@@ -12,7 +12,7 @@ import { startServer } from '../helpers/process';
  * through it, and axe-core finds nothing.
  */
 describe('the audit log page without JavaScript, at 390 px and on a desktop (headless Chromium)', function () {
-  this.timeout(200_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let cookie: string;

@@ -17,7 +17,7 @@ const DUE = 20;
  * committed navigations (a form post answered by a redirect is one).
  */
 describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
 

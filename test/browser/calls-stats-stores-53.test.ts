@@ -20,7 +20,7 @@ const VIEWPORTS = { phone: { width: 390, height: 844 }, desktop: { width: 1366, 
  * sideways scroll), is axe-core clean, and is kept as a screenshot under test-artifacts/.
  */
 describe('issue 53: calls, statistics and stores pages in fr and ar, at 390 px and 1366 px (headless Chromium)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
 

@@ -84,7 +84,7 @@ async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
 }
 
 describe('daily work at phone width, in French and Arabic (screenshots)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let context: BrowserContext | undefined;

@@ -16,7 +16,7 @@ const PHONE = { width: 390, height: 844 };
  * and the screenshots are kept for a person to look at.
  */
 describe('delivery pages in three languages at 390 px (headless Chromium)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
 

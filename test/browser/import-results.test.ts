@@ -15,7 +15,7 @@ import { startServer } from '../helpers/process';
  * axe-core violation; the screenshots are kept for a person to look at.
  */
 describe('issue 53 import pages in fr and ar at 390 and 1366 px (headless Chromium)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
 

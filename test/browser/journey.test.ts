@@ -260,7 +260,7 @@ async function journey(browser: Browser, server: RunningServer, label: string, o
 }
 
 describe('the dashboard in a real browser (headless Chromium)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
 

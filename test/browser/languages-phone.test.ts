@@ -17,7 +17,7 @@ const PHONE = { width: 390, height: 844 };
  * test-artifacts/screenshots/ (git-ignored) for a person to look at.
  */
 describe('every page in French and Arabic at 390 px (headless Chromium)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let dashboard: Dashboard;

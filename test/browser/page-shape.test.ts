@@ -46,7 +46,7 @@ function shape(): Shape {
  * scroll, and axe-core's WCAG 2.2 A/AA rules find nothing.
  */
 describe('the shape of every page at 390 px, in en, fr and ar (headless Chromium)', function () {
-  this.timeout(400_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let dashboard: Dashboard;

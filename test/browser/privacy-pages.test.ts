@@ -11,7 +11,7 @@ import { startServer } from '../helpers/process';
  * order. Each answers 200 in its language, never scrolls sideways, and axe-core finds nothing.
  */
 describe('the customers’ data pages without JavaScript, at 390 px and on a desktop (headless Chromium)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let cookie: string;

@@ -33,7 +33,7 @@ async function shoot(page: Page, name: string): Promise<string> {
 }
 
 describe('the README screenshots (docs/screenshots/)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let context: BrowserContext | undefined;

@@ -14,7 +14,7 @@ import { startServer } from '../helpers/process';
  * axe-core finds nothing.
  */
 describe('the carrier pages without JavaScript, at 390 px and on a desktop (headless Chromium)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let sendit: Awaited<ReturnType<typeof senditDouble>> | undefined;

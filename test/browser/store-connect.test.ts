@@ -65,7 +65,7 @@ async function shopifyDouble() {
 }
 
 describe('connecting Shopify in one click, in French at 390 px (headless Chromium)', function () {
-  this.timeout(180_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let shopify: Awaited<ReturnType<typeof shopifyDouble>> | undefined;

@@ -14,7 +14,7 @@ import { startServer } from '../helpers/process';
  * in the navigation's one row and posts without JavaScript, and axe-core finds nothing.
  */
 describe('the team pages without JavaScript, at 390 px and on a desktop (headless Chromium)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let cookie: string;

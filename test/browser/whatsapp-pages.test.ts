@@ -15,7 +15,7 @@ const PHONE = { width: 390, height: 844 };
  * scrolls sideways, axe-core finds nothing, and the screenshots are kept for a person to look at.
  */
 describe('WhatsApp pages in three languages at 390 px (headless Chromium)', function () {
-  this.timeout(180_000);
+  this.timeout(600_000);
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
 

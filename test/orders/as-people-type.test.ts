@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import type { SignedIn } from '../helpers/app';
 import { csrfOf, signUp } from '../helpers/app';
-import { testKnex } from '../helpers/db';
+import { seed, testKnex } from '../helpers/db';
 import { xlsx } from '../helpers/xlsx';
 
 /**
@@ -362,7 +362,7 @@ describe('where the list is', () => {
 
   it('a search counts up to 10,000 and shows "10,000+" beyond; the status counts give the total without one', async () => {
     const s = await shop('fr');
-    await testKnex().raw(
+    await seed(
       `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, status)
        SELECT ?::uuid, 'Amina ' || n, '+2126' || lpad(n::text, 8, '0'), 'S', 'P' || n, 'confirmed' FROM generate_series(1, 10001) n`,
       [s.workspaceId],

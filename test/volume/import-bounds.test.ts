@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { SignedIn } from '../helpers/app';
 import { app, csrfOf, signUp } from '../helpers/app';
-import { testKnex } from '../helpers/db';
+import { seed, testKnex } from '../helpers/db';
 import { IMPORT_MAX_ROWS } from '../../services/orders';
 import { deflatedBomb, xlsx } from '../helpers/xlsx';
 
@@ -165,7 +165,7 @@ describe('imports within bounded memory and time', function () {
     this.timeout(600_000);
     const s = await shop();
     // 20,000 shipped parcels, written as a seed would (their deliveries are what the report changes).
-    await testKnex().raw(
+    await seed(
       `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, status, delivery_status, delivery_tracking_number, delivery_at)
        SELECT ?::uuid, 'C' || g, '+2126' || lpad(g::text, 8, '0'), 'S', 'P', 'confirmed', 'shipped', 'OZ' || g, now() - interval '1 day'
          FROM generate_series(1, ?) g`,
