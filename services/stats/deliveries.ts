@@ -11,12 +11,8 @@ import type { Period } from './period';
  */
 
 /** Orders whose delivery ended in one of the final statuses, and what the delivered ones brought in. */
-export interface DeliveryTally {
-  delivered: number;
-  refused: number;
-  returned: number;
-  lost: number;
-  /** delivered ÷ (delivered + refused + returned + lost); null when none ended. */
+export interface DeliveryTally extends Record<FinalDeliveryStatus, number> {
+  /** delivered ÷ every ended delivery (FINAL_DELIVERY_STATUSES); null when none ended. */
   delivered_rate: number | null;
   /** The delivered orders' amounts, per currency, with the currency's decimals (`{"MAD": "1250.00"}`). */
   collected: Record<string, string>;
@@ -32,26 +28,21 @@ export interface DeliveryStats extends DeliveryTally {
   without_confirmed_call: DeliveryTally;
 }
 
-export type Final = FinalDeliveryStatus;
-
-/** The orders whose delivery ended, whatever the final status (FINAL_DELIVERY_STATUSES, the orders' one list). */
-export const ended = endedDeliveries;
-
 /** delivered ÷ every ended delivery. */
-export const deliveredRate = (counts: Record<Final, number>) => ratio(counts.delivered, ended(counts));
+export const deliveredRate = (counts: Record<FinalDeliveryStatus, number>) => ratio(counts.delivered, endedDeliveries(counts));
 
 /** Sums counter rows into a tally. */
 class Tally {
-  counts = Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, 0])) as Record<Final, number>;
+  counts = Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, 0])) as Record<FinalDeliveryStatus, number>;
   collected = new Map<string, number>();
 
   add(row: { status: string; currency: string; n: number; amount: number }): void {
-    this.counts[row.status as Final] += row.n;
+    this.counts[row.status as FinalDeliveryStatus] += row.n;
     if (row.status === 'delivered' && row.currency) this.collected.set(row.currency, (this.collected.get(row.currency) ?? 0) + row.amount);
   }
 
   get total(): number {
-    return ended(this.counts);
+    return endedDeliveries(this.counts);
   }
 
   json(): DeliveryTally {

@@ -1,4 +1,4 @@
-import { ended } from './deliveries';
+import { endedDeliveries } from '../orders';
 import type { DeliveryStats, DeliveryTally } from './deliveries';
 import { confirmedCount } from '../calls';
 import type { TeamStats } from './team';
@@ -14,7 +14,7 @@ type ShownTally<T extends DeliveryTally> = T & { refused_or_returned: number; en
 /** The parcels that came back: one column on the pages, two figures in the API. */
 const cameBack = (tally: { refused: number; returned: number }) => tally.refused + tally.returned;
 
-const shown = <T extends DeliveryTally>(tally: T): ShownTally<T> => ({ ...tally, refused_or_returned: cameBack(tally), ended: ended(tally) });
+const shown = <T extends DeliveryTally>(tally: T): ShownTally<T> => ({ ...tally, refused_or_returned: cameBack(tally), ended: endedDeliveries(tally) });
 
 export interface ShownDelivery extends ShownTally<DeliveryTally> {
   by_day: Array<ShownTally<DeliveryStats['by_day'][number]>>;

@@ -4,13 +4,13 @@ import { WITHIN_SHOP_DAYS } from '../../services/shared';
 import { confirmedCount, OUTCOMES } from '../calls';
 import type { Outcome } from '../calls';
 import { defuse, FINAL_DELIVERY_STATUSES } from '../orders';
+import type { FinalDeliveryStatus } from '../orders';
 import { deliveredRate } from './deliveries';
-import type { Final } from './deliveries';
 import { ratio } from './period';
 import type { Period } from './period';
 
 /** One confirmer's row of /stats/team: a member, a voice agent or a WhatsApp agent. */
-interface TeamRow extends Record<Final, number> {
+interface TeamRow extends Record<FinalDeliveryStatus, number> {
   kind: 'member' | 'voice' | 'whatsapp';
   id: string;
   name: string;
@@ -55,7 +55,7 @@ function byChannel(rows: TeamRow[]): TeamStats['by_channel'] {
           calls: sum((r) => r.calls),
           answered: sum((r) => r.answered),
           by_outcome: byOutcome,
-          ...(Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, sum((r) => r[status])])) as Record<Final, number>),
+          ...(Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, sum((r) => r[status])])) as Record<FinalDeliveryStatus, number>),
         }),
       ];
     }),
@@ -100,7 +100,7 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period)
         by_outcome: byOutcome,
         confirmation_rate: null,
         average_handling_seconds: null,
-        ...(Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, 0])) as Record<Final, number>),
+        ...(Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, 0])) as Record<FinalDeliveryStatus, number>),
         delivered_rate: null,
         handled: 0,
         seconds: 0,
@@ -120,7 +120,7 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period)
     row.handled += c.n;
     row.seconds += c.seconds;
   }
-  for (const d of deliveries.rows as Array<{ kind: string; who: string | null; status: Final; n: number }>) {
+  for (const d of deliveries.rows as Array<{ kind: string; who: string | null; status: FinalDeliveryStatus; n: number }>) {
     if (!d.who) continue;
     rowOf(kindOf(d.kind), d.who)[d.status] += d.n;
   }
