@@ -187,7 +187,10 @@ describe('store write-back', () => {
 
     it('Shopify, an order id above 2^53: the tag goes to that very order, its id exact from the raw JSON', async () => {
       const s = await shopifyShop();
-      const bigId = `82098291194615${String(crypto.randomInt(1000, 9999))}`;
+      // A random id of that size that a JavaScript number cannot hold (1 in ~128 of them could).
+      let bigId: string;
+      do bigId = `82098291194615${String(crypto.randomInt(1000, 9999))}`;
+      while (String(Number(bigId)) === bigId);
       expect(String(Number(bigId))).to.not.equal(bigId);
       const raw = JSON.stringify({ ...SHOPIFY_ORDER, id: 'ID', name: '#1002' }).replace('"ID"', bigId);
       const hmac = crypto.createHmac('sha256', SHOPIFY_SECRET).update(raw).digest('base64');
