@@ -11,7 +11,7 @@ import { SignedSender } from '../../integrations/http';
 import { checkEndpointUrl, UrlRefusedError } from '../../integrations/url-guard';
 import { createServices } from '../../services';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfFrom, csrfOf, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createKey } from '../helpers/keys';
 import { openAllDay } from '../helpers/loop';
@@ -21,7 +21,7 @@ import { openAllDay } from '../helpers/loop';
 const ORDER = { clientName: 'Amina', phone: '0612345678', storeName: 'Atlas', productsName: 'Tajine' };
 
 async function exchange(key: string) {
-  return (await request(app()).post('/api/v1/token').set('Authorization', `Bearer ${key}`).expect(200)).body as {
+  return (await request(appUrl()).post('/api/v1/token').set('Authorization', `Bearer ${key}`).expect(200)).body as {
     access_token: string;
     publishable_key: string;
   };
@@ -30,16 +30,16 @@ async function exchange(key: string) {
 function data(token: { access_token: string; publishable_key: string }) {
   const auth = (req: request.Test) => req.set('apikey', token.publishable_key).set('Authorization', `Bearer ${token.access_token}`);
   return {
-    get: (p: string) => auth(request(app()).get(`/data/v1${p}`)),
-    post: (p: string, body: object) => auth(request(app()).post(`/data/v1${p}`)).send(body),
-    patch: (p: string, body: object) => auth(request(app()).patch(`/data/v1${p}`)).send(body),
-    del: (p: string) => auth(request(app()).delete(`/data/v1${p}`)),
+    get: (p: string) => auth(request(appUrl()).get(`/data/v1${p}`)),
+    post: (p: string, body: object) => auth(request(appUrl()).post(`/data/v1${p}`)).send(body),
+    patch: (p: string, body: object) => auth(request(appUrl()).patch(`/data/v1${p}`)).send(body),
+    del: (p: string) => auth(request(appUrl()).delete(`/data/v1${p}`)),
   };
 }
 
 /** Signs in again on a fresh agent (the owner's removal ended the member's sessions). */
 async function signIn(email: string, password: string): Promise<SignedIn['agent']> {
-  const agent = request.agent(app());
+  const agent = request.agent(appUrl());
   const page = await agent.get('/login').expect(200);
   await agent
     .post('/login')
@@ -160,7 +160,7 @@ async function storeShop(store: Record<string, unknown>): Promise<Shop> {
 
 /** The exact bytes, with the signature they came with, under any topic header. */
 function resend(s: Shop, raw: string, headers: Record<string, string>) {
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/stores/${s.storeId}`)
     .set({ 'Content-Type': 'application/json', ...headers })
     .send(raw);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { hashKey } from '../../services/accounts';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createKey } from '../helpers/keys';
 
@@ -46,7 +46,7 @@ describe('API keys (/api/keys)', () => {
     }
 
     it('401 without a session, and a bearer token is no session', async () => {
-      const res = await request(app()).post('/api/keys').set('Authorization', 'Bearer whatever').send({}).expect(401);
+      const res = await request(appUrl()).post('/api/keys').set('Authorization', 'Bearer whatever').send({}).expect(401);
       expect(res.body).to.deep.equal({ error: 'Unauthorized' });
     });
   });

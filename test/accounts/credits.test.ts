@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 describe('GET /api/credits', () => {
@@ -26,7 +26,7 @@ describe('GET /api/credits', () => {
   });
 
   it('401 without a session', async () => {
-    expect((await request(app()).get('/api/credits').expect(401)).body).to.deep.equal({ error: 'Unauthorized' });
+    expect((await request(appUrl()).get('/api/credits').expect(401)).body).to.deep.equal({ error: 'Unauthorized' });
   });
 
   it('403 for a user with no workspace', async () => {

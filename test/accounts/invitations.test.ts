@@ -5,7 +5,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { createApp } from '../../app';
 import { loadConfig } from '../../config';
-import { app, csrfFrom, csrfOf, invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { testKnex, testSessionPool } from '../helpers/db';
 import { waitFor } from '../helpers/loop';
 
@@ -24,7 +24,7 @@ const invitationRow = (id: string) => testKnex()('invitations').where({ id }).fi
 
 /** A signed-out visitor signs up through a join link; the form's email is whatever is given. */
 async function signUpThrough(path: string, email: string) {
-  const agent = request.agent(app());
+  const agent = request.agent(appUrl());
   const page = await agent.get(path).expect(200);
   const res = await agent
     .post(path)
@@ -126,7 +126,7 @@ describe('DELETE /api/workspace/invitations/:id', () => {
       .send({ _csrf: csrfFrom(page.text) })
       .expect(410);
     expect(await membershipOf(invitee.userId)).to.have.length(0);
-    await request(app()).get(path).expect(410);
+    await request(appUrl()).get(path).expect(410);
   });
 
   it('404 for another workspace’s invitation (which stays usable) and for an id that is not a UUID', async () => {
@@ -136,7 +136,7 @@ describe('DELETE /api/workspace/invitations/:id', () => {
     expect((await owner.agent.delete(`/api/workspace/invitations/${theirs.id}`).expect(404)).body).to.deep.equal({ error: 'Invitation not found' });
     await owner.agent.delete('/api/workspace/invitations/not-a-uuid').expect(404);
     expect((await invitationRow(theirs.id)).revoked_at).to.equal(null);
-    await request(app()).get(new URL(theirs.join_url).pathname).expect(200);
+    await request(appUrl()).get(new URL(theirs.join_url).pathname).expect(200);
   });
 });
 
@@ -145,14 +145,14 @@ describe('GET and POST /join/{token}', () => {
     const owner = await signUp();
     const email = uniqueEmail('amina');
     const path = await invitationPath(owner, email);
-    const res = await request(app()).get(path).set('Accept-Encoding', 'gzip').expect(200);
+    const res = await request(appUrl()).get(path).set('Accept-Encoding', 'gzip').expect(200);
     shownOnce(res);
     expect(res.text).to.match(new RegExp(`<input id="f-email" name="email" type="email"\\s+value="${email}"[^>]*\\sreadonly`));
     expect(res.text).to.contain(`action="${path}"`).and.contain(`href="/login?next=${path}"`);
     expect(res.text).not.to.contain('name="workspace"');
     // Sign in there, and come back to the link.
     const member = await signUp({ workspace: null, email: uniqueEmail() });
-    const agent = request.agent(app());
+    const agent = request.agent(appUrl());
     const login = await agent.get(`/login?next=${path}`).expect(200);
     const signedIn = await agent
       .post('/login')
@@ -178,7 +178,7 @@ describe('GET and POST /join/{token}', () => {
     expect(await membershipOf(user.id)).to.deep.equal([{ workspace_id: owner.workspaceId, role: 'member' }]);
     expect(await invitationRow(created.id)).to.include({ used_by: user.id });
     expect((await agent.get('/api/orders').expect(200)).body).to.have.property('orders');
-    expect((await request(app()).get(path).expect(410)).text).to.contain('already been used');
+    expect((await request(appUrl()).get(path).expect(410)).text).to.contain('already been used');
   });
 
   it('signing up or in with the invited address without the link joins nothing', async () => {
@@ -200,7 +200,7 @@ describe('GET and POST /join/{token}', () => {
     // An account that existed before the invitation, signing in afterwards.
     const existing = await signUp({ workspace: null });
     await invite(existing.email);
-    const agent = request.agent(app());
+    const agent = request.agent(appUrl());
     const login = await agent.get('/login').expect(200);
     await agent
       .post('/login')
@@ -270,7 +270,7 @@ describe('GET and POST /join/{token}', () => {
       .send({ _csrf: csrfFrom(page.text) })
       .expect(410);
     expect(await membershipOf(invitee.userId)).to.have.length(0);
-    const signedOut = request.agent(app());
+    const signedOut = request.agent(appUrl());
     const form = await signedOut.get('/signup').expect(200);
     const newcomer = uniqueEmail('newcomer');
     await signedOut
@@ -286,11 +286,11 @@ describe('GET and POST /join/{token}', () => {
     const email = uniqueEmail('amina');
     const path = await invitationPath(owner, email);
     expect((await signUpThrough(path, email)).res.status).to.equal(303);
-    await request(app()).get(path).expect(410);
-    await request(app())
+    await request(appUrl()).get(path).expect(410);
+    await request(appUrl())
       .get(`/join/${crypto.randomBytes(32).toString('base64url')}`)
       .expect(404);
-    await request(app()).get('/join/short').expect(404);
+    await request(appUrl()).get('/join/short').expect(404);
   });
 
   it('a user who already belongs to a workspace is refused cleanly (409, a clear message) and the link stays usable', async () => {
@@ -388,7 +388,7 @@ describe('/workspace: the owner’s invitations', () => {
       .send({ _csrf: csrfFrom(page.text) })
       .expect(303);
     expect((await invitationRow(row.id)).revoked_at).to.be.an.instanceOf(Date);
-    await request(app()).get(new URL(url!).pathname).expect(410);
+    await request(appUrl()).get(new URL(url!).pathname).expect(410);
     // A member sees neither the invitations nor the form.
     const member = await signUp({ invitedBy: owner });
     const theirs = await member.agent.get('/workspace').expect(200);

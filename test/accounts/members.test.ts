@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { sessionStore } from '../../routes/middleware/session';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfOf, signUp, silentLogger, uniqueEmail } from '../helpers/app';
+import { appUrl, csrfOf, signUp, silentLogger, uniqueEmail } from '../helpers/app';
 import { testKnex, testSessionPool } from '../helpers/db';
 import { createKey, randomIp } from '../helpers/keys';
 import { ORDER, openAllDay } from '../helpers/loop';
@@ -17,7 +17,7 @@ async function team(): Promise<{ owner: SignedIn; member: SignedIn; memberPhone:
   const email = uniqueEmail('member');
   const member = await signUp({ email, invitedBy: owner });
   // The same member on a second device: a session of its own.
-  const memberPhone = { ...member, agent: request.agent(app()) };
+  const memberPhone = { ...member, agent: request.agent(appUrl()) };
   const page = await memberPhone.agent.get('/login').expect(200);
   await memberPhone.agent
     .post('/login')
@@ -46,7 +46,7 @@ describe('removing a member (DELETE /api/workspace/members/:userId and /workspac
     expect(await sessionsOf(member.userId)).to.have.length(0);
     expect(await testKnex()('workspace_members').where({ user_id: member.userId })).to.have.length(0);
     expect((await testKnex()('api_keys').where({ user_id: member.userId }).first()).revoked_at).to.be.an.instanceOf(Date);
-    await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(401);
+    await request(appUrl()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(401);
     const call = await testKnex()('calls').where({ id: claim.call.id }).first();
     expect(call.dropped_at).to.be.an.instanceOf(Date);
     expect((await testKnex()('orders').where({ id: order.id }).first()).status).to.equal('pending');
@@ -82,7 +82,7 @@ describe('removing a member (DELETE /api/workspace/members/:userId and /workspac
       expect((await owner.agent.delete(`/api/workspace/members/${id}`).expect(404)).body).to.deep.equal({ error: 'Member not found' });
     }
     expect(await testKnex()('workspace_members').where({ user_id: member.userId })).to.have.length(1);
-    await request(app()).delete(`/api/workspace/members/${member.userId}`).expect(401);
+    await request(appUrl()).delete(`/api/workspace/members/${member.userId}`).expect(401);
   });
 
   it('a member leaves: this session stays (without the workspace), the others end', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sign } from 'cookie-signature';
 import request from 'supertest';
 import { signedSessionId } from '../../routes/middleware/api-session';
-import { app, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, signUp, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 /**
@@ -30,7 +30,7 @@ describe('the JSON routes’ session read', () => {
     const user = await signUp();
     const sid = sidOf(user.cookie);
     const before = await rowOf(sid);
-    const res = await request(app()).get('/api/credits').set('Cookie', user.cookie).expect(200);
+    const res = await request(appUrl()).get('/api/credits').set('Cookie', user.cookie).expect(200);
     expect(res.headers['set-cookie']).to.equal(undefined);
     expect(res.body).to.have.all.keys('credits', 'totalCredits', 'totalSpent');
     const after = await rowOf(sid);
@@ -41,13 +41,13 @@ describe('the JSON routes’ session read', () => {
   it('a session id with a forged signature, an expired row and a deleted row are 401, and nothing is written', async () => {
     const user = await signUp();
     const sid = sidOf(user.cookie);
-    await request(app()).get('/api/credits').set('Cookie', cookieFor(sid, 'a guessed secret')).expect(401, { error: 'Unauthorized' });
-    await request(app()).get('/api/credits').set('Cookie', `ocs.sid=${sid}`).expect(401);
+    await request(appUrl()).get('/api/credits').set('Cookie', cookieFor(sid, 'a guessed secret')).expect(401, { error: 'Unauthorized' });
+    await request(appUrl()).get('/api/credits').set('Cookie', `ocs.sid=${sid}`).expect(401);
 
     await testKnex()('session')
       .where({ sid })
       .update({ expire: testKnex().raw("now() - interval '1 second'") });
-    const expired = await request(app())
+    const expired = await request(appUrl())
       .post('/api/orders')
       .set('Cookie', user.cookie)
       .send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' });
@@ -55,7 +55,7 @@ describe('the JSON routes’ session read', () => {
     expect(await testKnex()('orders').where({ workspace_id: user.workspaceId })).to.have.length(0);
 
     await testKnex()('session').where({ sid }).delete();
-    await request(app()).get('/api/credits').set('Cookie', user.cookie).expect(401);
+    await request(appUrl()).get('/api/credits').set('Cookie', user.cookie).expect(401);
     expect(await testKnex()('session').whereRaw("sess->>'userId' = ?", [user.userId])).to.have.length(0);
   });
 
@@ -65,7 +65,7 @@ describe('the JSON routes’ session read', () => {
     await testKnex()('session')
       .where({ sid })
       .update({ sess: testKnex().raw("(sess::jsonb - 'ctx')::json") });
-    const res = await request(app()).get('/api/orders').set('Cookie', user.cookie).expect(200);
+    const res = await request(appUrl()).get('/api/orders').set('Cookie', user.cookie).expect(200);
     expect(res.body).to.deep.equal({ orders: [] });
     const row = await rowOf(sid);
     expect(row.sess.ctx.workspace.id).to.equal(user.workspaceId);
@@ -74,7 +74,7 @@ describe('the JSON routes’ session read', () => {
 
   it('a user without a workspace is 403 on workspace routes, signed in or not cached', async () => {
     const user = await signUp({ workspace: null });
-    await request(app()).get('/api/orders').set('Cookie', user.cookie).expect(403, { error: 'No workspace found' });
-    await request(app()).get('/api/orders').set('Cookie', user.cookie).expect(403, { error: 'No workspace found' });
+    await request(appUrl()).get('/api/orders').set('Cookie', user.cookie).expect(403, { error: 'No workspace found' });
+    await request(appUrl()).get('/api/orders').set('Cookie', user.cookie).expect(403, { error: 'No workspace found' });
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, csrfFrom, csrfOf, signUp } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { waitFor } from '../helpers/loop';
 
@@ -9,7 +9,7 @@ const sessionsOf = (userId: string) => testKnex()('session').whereRaw("sess->>'u
 describe('sign-out holds (issue 28, item 7)', () => {
   it('a request in flight on the old cookie that saves its session after "Sign out everywhere" cannot bring it back', async () => {
     const user = await signUp();
-    const phone = request.agent(app());
+    const phone = request.agent(appUrl());
     const login = await phone.get('/login').expect(200);
     await phone
       .post('/login')
@@ -51,7 +51,7 @@ describe('sign-out holds (issue 28, item 7)', () => {
 
     expect(await sessionsOf(user.userId)).to.have.length(0);
     expect((await user.agent.get('/orders').expect(303)).headers.location).to.equal('/login');
-    await request(app()).get('/api/orders').set('Cookie', user.cookie).expect(401);
+    await request(appUrl()).get('/api/orders').set('Cookie', user.cookie).expect(401);
     expect(await sessionsOf(user.userId)).to.have.length(0);
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, csrfFrom, csrfOf, signUp, testApp, uniqueEmail } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, signUp, testApp, uniqueEmail } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 const sessionCookie = (res: request.Response): string | undefined =>
@@ -9,7 +9,7 @@ const sessionCookie = (res: request.Response): string | undefined =>
     .find((c) => c.startsWith('ocs.sid='))
     ?.split(';')[0];
 
-async function loginForm(agent = request.agent(app())) {
+async function loginForm(agent = request.agent(appUrl())) {
   const page = await agent.get('/login').expect(200);
   return { agent, csrf: csrfFrom(page.text), cookie: sessionCookie(page) };
 }
@@ -38,7 +38,7 @@ describe('sign-up', () => {
   });
 
   it('re-renders the form with every bad field and the input kept, writing nothing', async () => {
-    const agent = request.agent(app());
+    const agent = request.agent(appUrl());
     const page = await agent.get('/signup');
     const res = await agent
       .post('/signup')
@@ -55,7 +55,7 @@ describe('sign-up', () => {
 
   it('refuses a second account for the same email, whatever its case', async () => {
     const { email } = await signUp();
-    const agent = request.agent(app());
+    const agent = request.agent(appUrl());
     const page = await agent.get('/signup');
     const res = await agent
       .post('/signup')
@@ -67,7 +67,7 @@ describe('sign-up', () => {
   });
 
   it('refuses passwords over 72 bytes (bcrypt would ignore the rest) and accepts exactly 72', async () => {
-    const agent = request.agent(app());
+    const agent = request.agent(appUrl());
     const page = await agent.get('/signup');
     const email = uniqueEmail();
     // 36 Arabic letters are 72 bytes in UTF-8; one more letter is 74.
@@ -95,7 +95,7 @@ describe("sign-up: the workspace's first agent, so the first order is taken at o
     { lng: 'ar', agent: 'فريق Dar Imane' },
   ] as const) {
     it(`${c.lng}: signing up in ${c.lng} makes a human agent "${c.agent}" the order handler; the first order from the form goes to it`, async () => {
-      const agent = request.agent(app());
+      const agent = request.agent(appUrl());
       const page = await agent.get('/signup').set('Accept-Language', c.lng).expect(200);
       expect(page.text).to.contain(`<html lang="${c.lng}"`);
       const email = uniqueEmail();
@@ -139,7 +139,7 @@ describe('sign-in and sign-out', () => {
     expect(after).to.be.a('string').and.not.equal(before);
     expect((await agent.get('/api/credits').expect(200)).body).to.have.keys('credits', 'totalCredits', 'totalSpent');
     // The pre-login session id no longer signs anybody in.
-    await request(app()).get('/api/credits').set('Cookie', before!).expect(401);
+    await request(appUrl()).get('/api/credits').set('Cookie', before!).expect(401);
   });
 
   it('answers a wrong password and an unknown email identically', async () => {
@@ -173,7 +173,7 @@ describe('sign-in and sign-out', () => {
       .expect(303);
     expect(res.headers.location).to.equal('/login');
     expect(await testKnex()('session').where({ sid })).to.have.length(0);
-    await request(app()).get('/api/credits').set('Cookie', cookie).expect(401);
+    await request(appUrl()).get('/api/credits').set('Cookie', cookie).expect(401);
     await agent.get('/api/credits').expect(401);
   });
 

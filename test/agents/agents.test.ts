@@ -5,7 +5,7 @@ import request from 'supertest';
 import type { Agent } from '../../services/agents';
 import type { SignedIn } from '../helpers/app';
 import { ROOT } from '../../config';
-import { app, csrfOf, signUp } from '../helpers/app';
+import { appUrl, csrfOf, signUp } from '../helpers/app';
 import { ORDER } from '../helpers/loop';
 import { testKnex } from '../helpers/db';
 
@@ -45,7 +45,7 @@ describe('GET /api/agents', () => {
   });
 
   it('401 without a session', async () => {
-    expect((await request(app()).get('/api/agents').expect(401)).body).to.deep.equal({ error: 'Unauthorized' });
+    expect((await request(appUrl()).get('/api/agents').expect(401)).body).to.deep.equal({ error: 'Unauthorized' });
   });
 
   it('403 for a user with no workspace', async () => {
@@ -103,7 +103,7 @@ describe('POST /api/agents', () => {
   });
 
   it('401 without a session', async () => {
-    await request(app()).post('/api/agents').send({ name: 'x' }).expect(401);
+    await request(appUrl()).post('/api/agents').send({ name: 'x' }).expect(401);
   });
 
   it('403 for a user with no workspace', async () => {
@@ -173,7 +173,7 @@ describe('PUT /api/agents/:id', () => {
 
   it('401 without a session', async () => {
     const { agent, before } = await foreignAgent();
-    await request(app()).put(`/api/agents/${agent.id}`).send({ name: 'x' }).expect(401);
+    await request(appUrl()).put(`/api/agents/${agent.id}`).send({ name: 'x' }).expect(401);
     expect(await agentRow(agent.id)).to.deep.equal(before);
   });
 

@@ -9,7 +9,7 @@ import { Jobs } from '../../db/jobs';
 import { createServices } from '../../services';
 import { AUDIT_ACTIONS, AUDIT_PAGE_SIZE } from '../../services/audit';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfFrom, csrfOf, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID } from '../helpers/whatsapp';
 
@@ -79,7 +79,7 @@ async function signOut(agent: ReturnType<typeof request.agent>) {
 
 /** A browser whose device cookie is `device`. */
 function withDevice(device: string) {
-  const agent = request.agent(app());
+  const agent = request.agent(appUrl());
   agent.jar.setCookie(`ocs.device=${device}; Path=/`, '127.0.0.1', '/');
   return agent;
 }
@@ -268,7 +268,7 @@ describe('the audit log (issue 58, item 4)', () => {
     expect(page.headers['content-type']).to.match(/text\/html/);
     expect(page.text).not.to.contain('Owner key');
     expect((await member.agent.get('/api/workspace/audit').expect(403)).body).to.deep.equal({ error: 'Forbidden' });
-    await request(app()).get('/api/workspace/audit').expect(401);
+    await request(appUrl()).get('/api/workspace/audit').expect(401);
 
     const own = (await owner.agent.get('/api/workspace/audit').expect(200)).body;
     expect(own.events.map((e: { action: string }) => e.action)).to.include('api_key_created');
@@ -367,7 +367,7 @@ describe('the audit log (issue 58, item 4)', () => {
     const ws = owner.workspaceId!;
     // The sign-up's own device is the account's first: nothing to say.
     expect((await eventsOf(ws)).filter((r) => r.action === 'sign_in_new_device')).to.deep.equal([]);
-    const phone = request.agent(app());
+    const phone = request.agent(appUrl());
     const first = await signInWith(phone, owner);
     const cookie = ([] as string[]).concat(first.headers['set-cookie'] ?? []).find((c) => c.startsWith('ocs.device='))!;
     expect(cookie)
@@ -390,7 +390,7 @@ describe('the audit log (issue 58, item 4)', () => {
     expect(JSON.stringify(devices)).not.to.contain(device);
 
     // Another browser, and a cookie that was never ours: new devices.
-    await signInWith(request.agent(app()), owner);
+    await signInWith(request.agent(appUrl()), owner);
     await signInWith(withDevice('A'.repeat(43)), owner);
     expect((await eventsOf(ws)).filter((r) => r.action === 'sign_in_new_device')).to.have.length(3);
     // A device known to another user is new to this one.

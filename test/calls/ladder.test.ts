@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { newMessageId, signedHeaders } from '../../integrations/signing';
 import type { RunningWorker } from '../../worker';
-import { app, csrfOf, signUp } from '../helpers/app';
+import { appUrl, csrfOf, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { agentDouble, createOrder, humanShop, ORDER, orderRow, testWorker, voiceShop, waitFor } from '../helpers/loop';
 
@@ -10,7 +10,7 @@ const operationsOf = (orderId: string) => testKnex()('operations').where({ order
 
 function report(callId: string, secret: string, outcome: string) {
   const body = JSON.stringify({ type: 'call.ended', data: { call_id: callId, outcome, duration_seconds: 0, summary: 'Nobody picked up' } });
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/calls/${callId}`)
     .set(signedHeaders(secret, newMessageId(), body))
     .set('Content-Type', 'application/json')

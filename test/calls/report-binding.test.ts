@@ -10,7 +10,7 @@ import { createServices } from '../../services';
 import { ACCEPT_WITHIN_MINUTES } from '../../services/calls';
 import { msg } from '../../services/shared';
 import type { SignedIn } from '../helpers/app';
-import { app, memberOf, TEST_ENV } from '../helpers/app';
+import { appUrl, memberOf, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { agentDouble, callsOf, createOrder, humanShop, operationRow, orderRow, spendsOf, voiceShop, waitFor } from '../helpers/loop';
 
@@ -34,7 +34,7 @@ async function twoVoiceCalls(credits = 10) {
 }
 
 function post(callId: string, body: string, headers: Record<string, string>) {
-  return request(app()).post(`/hooks/calls/${callId}`).set(headers).set('Content-Type', 'application/json').send(body);
+  return request(appUrl()).post(`/hooks/calls/${callId}`).set(headers).set('Content-Type', 'application/json').send(body);
 }
 
 function signed(secret: string, payload: object, id = newMessageId()) {

@@ -5,7 +5,7 @@ import { isOpen, nextOpening } from '../../services/calls';
 import { loadConfig } from '../../config';
 import { Jobs } from '../../db/jobs';
 import { createServices } from '../../services';
-import { app, memberOf, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, memberOf, signUp, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { callsOf, createOrder, expectIso, humanShop, operationRow, orderRow, ORDER } from '../helpers/loop';
 
@@ -56,7 +56,7 @@ describe('GET/PUT /api/settings/calls', () => {
   });
 
   it('401 signed out, 403 without a workspace', async () => {
-    await request(app()).get('/api/settings/calls').expect(401);
+    await request(appUrl()).get('/api/settings/calls').expect(401);
     const lonely = await signUp({ workspace: null });
     await lonely.agent.put('/api/settings/calls').send({ maxAttempts: 2 }).expect(403);
   });

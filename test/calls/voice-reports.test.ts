@@ -7,7 +7,7 @@ import { signedHeaders, verifySignature, newMessageId } from '../../integrations
 import { callRequestHandler } from '../../jobs/call-request';
 import type { RunningWorker } from '../../worker';
 import { createServices } from '../../services';
-import { app, silentLogger, TEST_ENV } from '../helpers/app';
+import { appUrl, silentLogger, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { agentDouble, callsOf, createOrder, grant, operationRow, orderRow, ORDER, spendsOf, testWorker, voiceShop, waitFor } from '../helpers/loop';
 
@@ -20,7 +20,7 @@ function named(callId: string, payload: { data?: unknown }): object {
 function report(callId: string, secret: string, payload: object, options: { id?: string; at?: Date } = {}) {
   const body = JSON.stringify(named(callId, payload));
   const headers = signedHeaders(secret, options.id ?? newMessageId(), body, options.at ?? new Date());
-  return request(app()).post(`/hooks/calls/${callId}`).set(headers).set('Content-Type', 'application/json').send(body);
+  return request(appUrl()).post(`/hooks/calls/${callId}`).set(headers).set('Content-Type', 'application/json').send(body);
 }
 
 const ended = (outcome: string, extra: object = {}) => ({
@@ -105,15 +105,15 @@ describe('voice agents: dispatch and reports', function () {
     const { agent, shop, order, callId } = await dispatched();
     try {
       const body = JSON.stringify(ended('confirmed'));
-      const missing = await request(app()).post(`/hooks/calls/${callId}`).set('Content-Type', 'application/json').send(body).expect(401);
+      const missing = await request(appUrl()).post(`/hooks/calls/${callId}`).set('Content-Type', 'application/json').send(body).expect(401);
       expect(missing.body).to.deep.equal({ error: 'invalid_signature' });
       const wrong = signedHeaders(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, newMessageId(), body);
-      await request(app()).post(`/hooks/calls/${callId}`).set(wrong).send(body).expect(401);
+      await request(appUrl()).post(`/hooks/calls/${callId}`).set(wrong).send(body).expect(401);
       await report(callId, shop.secret, ended('confirmed'), { at: new Date(Date.now() - 6 * 60_000) }).expect(401);
       await report(callId, shop.secret, ended('confirmed'), { at: new Date(Date.now() + 6 * 60_000) }).expect(401);
       // Tampered body, valid headers for another body.
       const headers = signedHeaders(shop.secret, newMessageId(), body);
-      await request(app())
+      await request(appUrl())
         .post(`/hooks/calls/${callId}`)
         .set(headers)
         .set('Content-Type', 'application/json')

@@ -5,7 +5,7 @@ import { signedHeaders } from '../../integrations/signing';
 import { applyDeliveryEvents, attemptedOrders } from '../../services/deliveries';
 import { messageBody } from '../../services/webhooks';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfFrom, signUp } from '../helpers/app';
+import { appUrl, csrfFrom, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { ORDER } from '../helpers/loop';
 
@@ -161,7 +161,7 @@ describe('delivery attempts: every source of news', () => {
       }),
     );
     const headers = signedHeaders(made.secret, `msg_${crypto.randomUUID()}`, raw);
-    const res = await request(app())
+    const res = await request(appUrl())
       .post(`/hooks/carriers/${made.id}`)
       .set(headers)
       .set('Content-Type', 'application/json')

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { ROOT } from '../../config';
 import { signedHeaders } from '../../integrations/signing';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfFrom, signUp } from '../helpers/app';
+import { appUrl, csrfFrom, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { ORDER } from '../helpers/loop';
 
@@ -42,7 +42,7 @@ function push(id: string, body: unknown, secret: string, options: { messageId?: 
   const raw = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
   const headers = options.headers ?? signedHeaders(secret, options.messageId ?? `msg_${crypto.randomUUID()}`, raw, options.at);
   // As text: superagent would re-encode a Buffer sent as application/json.
-  return request(app()).post(`/hooks/carriers/${id}`).set(headers).set('Content-Type', 'application/json').send(raw.toString('utf8'));
+  return request(appUrl()).post(`/hooks/carriers/${id}`).set(headers).set('Content-Type', 'application/json').send(raw.toString('utf8'));
 }
 
 const deliveryOf = async (id: string) => (await knex()('orders').where({ id }).first()).delivery_status as string | null;
@@ -271,7 +271,7 @@ const SECRET = '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';
 
 function shopify(storeId: string, topic: string, body: unknown, id: string = crypto.randomUUID()) {
   const raw = Buffer.from(JSON.stringify(body));
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/stores/${storeId}`)
     .set('X-Shopify-Topic', topic)
     .set('X-Shopify-Webhook-Id', id)
@@ -305,7 +305,7 @@ describe('Shopify fulfillments/create and fulfillments/update', () => {
   it('Shopify’s documented fulfillment payload (a Moroccan shop’s, delivered), signed over its own bytes: the delivery with its carrier and tracking number', async () => {
     const { s, storeId, orderId } = await shopifyOrder();
     const raw = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'stores', 'shopify-fulfillments-update.json'));
-    const res = await request(app())
+    const res = await request(appUrl())
       .post(`/hooks/stores/${storeId}`)
       .set('X-Shopify-Topic', 'fulfillments/update')
       .set('X-Shopify-Webhook-Id', crypto.randomUUID())

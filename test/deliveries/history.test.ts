@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { signedHeaders } from '../../integrations/signing';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfFrom, signUp } from '../helpers/app';
+import { appUrl, csrfFrom, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { ORDER } from '../helpers/loop';
 
@@ -126,7 +126,7 @@ describe('delivery history: one event per change', () => {
     const made = (await s.agent.post('/api/carriers').send({ kind: 'custom', name: 'Ozon Express' }).expect(201)).body;
     const raw = Buffer.from(JSON.stringify({ type: 'delivery.updated', data: { tracking_number: 'HK-1', status: 'delivered', carrier_status: 'Livré' } }));
     const push = () =>
-      request(app())
+      request(appUrl())
         .post(`/hooks/carriers/${made.id}`)
         .set(signedHeaders(made.secret, `msg_${crypto.randomUUID()}`, raw))
         .set('Content-Type', 'application/json')
@@ -145,7 +145,7 @@ describe('delivery history: one event per change', () => {
       const raw = Buffer.from(
         JSON.stringify({ type: 'delivery.updated', data: { tracking_number: 'HA-1', status: 'attempted', carrier_status: 'Pas de réponse', at } }),
       );
-      const res = await request(app())
+      const res = await request(appUrl())
         .post(`/hooks/carriers/${made.id}`)
         .set(signedHeaders(made.secret, `msg_${crypto.randomUUID()}`, raw))
         .set('Content-Type', 'application/json')

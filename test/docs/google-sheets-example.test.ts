@@ -5,7 +5,7 @@ import vm from 'node:vm';
 import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../../config';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 const SCRIPT = fs.readFileSync(path.join(ROOT, 'examples', 'google-sheets', 'Code.gs'), 'utf8');
@@ -77,7 +77,7 @@ describe('examples/google-sheets: the Apps Script (custom source)', () => {
     ]);
     for (const f of fetched) {
       expect(f.url).to.equal(store.intake_url);
-      const res = await request(app())
+      const res = await request(appUrl())
         .post(new URL(f.url).pathname)
         .set(f.options.headers)
         .set('Content-Type', f.options.contentType)

@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
@@ -38,6 +40,29 @@ export function app(): Express {
   return shared;
 }
 
+const listeningAt = new WeakMap<Express, string>();
+/**
+ * An app listening once per process, as supertest's target: given the app itself, supertest starts
+ * and stops a server for every request, which cost the suite more than the requests. It listens as
+ * supertest does (every address, the port bound at once) and is reached at 127.0.0.1.
+ */
+export function listening(target: Express): string {
+  let url = listeningAt.get(target);
+  if (!url) {
+    const server = http.createServer(target);
+    server.listen(0);
+    server.unref();
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    listeningAt.set(target, url);
+  }
+  return url;
+}
+
+/** The shared app (`app()`), listening. */
+export function appUrl(): string {
+  return listening(app());
+}
+
 export function uniqueEmail(label = 'user'): string {
   return `${label}-${crypto.randomUUID()}@example.test`;
 }
@@ -74,8 +99,8 @@ export async function invitationPath(owner: SignedIn, email: string): Promise<st
 export async function signUp(
   options: { workspace?: string | null; email?: string; name?: string; invitedBy?: SignedIn; target?: Express | string; knex?: Knex } = {},
 ): Promise<SignedIn> {
-  const target = options.target ?? app();
-  const agent = request.agent(target);
+  const target = options.target ?? appUrl();
+  const agent = request.agent(typeof target === 'string' ? target : listening(target));
   const email = options.email ?? uniqueEmail();
   const password = 'correct horse battery';
   const path = options.invitedBy ? await invitationPath(options.invitedBy, email) : '/signup';
@@ -122,7 +147,7 @@ export async function memberOf<T extends SignedIn>(owner: T): Promise<T> {
   const member = await signUp({ workspace: null });
   await testKnex()('workspace_members').insert({ workspace_id: owner.workspaceId, user_id: member.userId, role: 'member' });
   // The session caches the user's context: a new sign-in reads the membership.
-  const agent = request.agent(app());
+  const agent = request.agent(appUrl());
   const page = await agent.get('/login').expect(200);
   await agent
     .post('/login')

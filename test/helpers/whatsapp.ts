@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ROOT } from '../../config';
 import type { SignedIn } from './app';
-import { app, signUp } from './app';
+import { appUrl, signUp } from './app';
 import { testKnex } from './db';
 import { openAllDay, waitFor } from './loop';
 
@@ -129,7 +129,7 @@ export function sign(body: string, secret = APP_SECRET): string {
 /** Meta's webhook delivery, signed with the app secret (or `signature` as given). */
 export function deliver(agentId: string, payload: object | string, signature?: string) {
   const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/whatsapp/${agentId}`)
     .set('X-Hub-Signature-256', signature ?? sign(body))
     .set('Content-Type', 'application/json')

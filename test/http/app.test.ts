@@ -7,13 +7,13 @@ import { createApp, helmetOptions } from '../../app';
 import { securityHeaders } from '../../routes/middleware/security-headers';
 import { loadConfig } from '../../config';
 import { createKnex } from '../../db/knex';
-import { app, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, signUp, TEST_ENV } from '../helpers/app';
 import { testSessionPool } from '../helpers/db';
 
 describe('app skeleton', () => {
   describe('GET /healthz', () => {
     it('200 when Postgres answers', async () => {
-      const res = await request(app()).get('/healthz').expect(200);
+      const res = await request(appUrl()).get('/healthz').expect(200);
       expect(res.body).to.deep.equal({ status: 'ok' });
     });
 
@@ -46,7 +46,7 @@ describe('app skeleton', () => {
     });
 
     it('a form body over 100 kB → 413 page', async () => {
-      const res = await request(app())
+      const res = await request(appUrl())
         .post('/login')
         .type('form')
         .send(`email=${'x'.repeat(101 * 1024)}`)
@@ -65,19 +65,19 @@ describe('app skeleton', () => {
 
   describe('404s', () => {
     it('an unknown /api route → 404 JSON', async () => {
-      const res = await request(app()).get('/api/nothing-here').expect(404);
+      const res = await request(appUrl()).get('/api/nothing-here').expect(404);
       expect(res.body).to.deep.equal({ error: 'Not found' });
     });
 
     it('an unknown page → 404 HTML page', async () => {
-      const res = await request(app()).get('/nothing-here').expect(404);
+      const res = await request(appUrl()).get('/nothing-here').expect(404);
       expect(res.text).to.contain('Page not found');
     });
   });
 
   describe('headers', () => {
     it('sets security headers, a request id, and a CSP without inline script', async () => {
-      const res = await request(app()).get('/login').expect(200);
+      const res = await request(appUrl()).get('/login').expect(200);
       expect(res.headers['referrer-policy']).to.equal('same-origin');
       expect(res.headers['x-content-type-options']).to.equal('nosniff');
       expect(res.headers['content-security-policy']).to.contain("script-src 'self'").and.not.contain('unsafe-inline');
@@ -130,12 +130,12 @@ describe('app skeleton', () => {
     });
 
     it('keeps a well-formed incoming X-Request-Id and replaces a malformed one', async () => {
-      expect((await request(app()).get('/healthz').set('X-Request-Id', 'abc-123')).headers['x-request-id']).to.equal('abc-123');
-      expect((await request(app()).get('/healthz').set('X-Request-Id', 'bad id\u00e9')).headers['x-request-id']).not.to.equal('bad id\u00e9');
+      expect((await request(appUrl()).get('/healthz').set('X-Request-Id', 'abc-123')).headers['x-request-id']).to.equal('abc-123');
+      expect((await request(appUrl()).get('/healthz').set('X-Request-Id', 'bad id\u00e9')).headers['x-request-id']).not.to.equal('bad id\u00e9');
     });
 
     it('session cookies are HttpOnly and SameSite=Lax (Secure is tested with production config)', async () => {
-      const res = await request(app()).get('/login').expect(200);
+      const res = await request(appUrl()).get('/login').expect(200);
       const cookie = ([] as string[]).concat(res.headers['set-cookie'])[0];
       expect(cookie)
         .to.match(/^ocs\.sid=/)

@@ -9,7 +9,7 @@ import { compressionFigures } from '../../bench/compression';
 import { scenarios } from '../../bench/scenarios';
 import { compressAnswers, shouldCompress } from '../../routes/middleware/compression';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp } from '../helpers/app';
+import { app, appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { opened } from '../helpers/secrets';
 
@@ -182,19 +182,19 @@ describe('compressed answers over a phone network', () => {
 
 describe('static assets with a content hash', () => {
   it('pages link hashed URLs, answered with a one-year immutable cache and the current file; an unknown hash is 404', async () => {
-    const page = await request(app()).get('/login').expect(200);
+    const page = await request(appUrl()).get('/login').expect(200);
     const css = /href="(\/assets\/app\.[0-9a-f]{10}\.css)"/.exec(page.text)?.[1];
     const icon = /href="(\/assets\/favicon\.[0-9a-f]{10}\.svg)"/.exec(page.text)?.[1];
     expect(css, 'the stylesheet link is hashed').to.be.a('string');
     expect(icon, 'the icon link is hashed').to.be.a('string');
-    const res = await request(app()).get(css!).expect(200);
+    const res = await request(appUrl()).get(css!).expect(200);
     expect(res.headers['cache-control']).to.equal('public, max-age=31536000, immutable');
     expect(res.headers['content-type']).to.match(/text\/css/);
-    const plain = await request(app()).get('/assets/app.css').expect(200);
+    const plain = await request(appUrl()).get('/assets/app.css').expect(200);
     expect(res.text).to.equal(plain.text);
     expect(plain.headers['cache-control']).not.to.contain('immutable');
-    await request(app()).get('/assets/app.0000000000.css').expect(404);
-    await request(app()).get('/assets/nothing.css').expect(404);
+    await request(appUrl()).get('/assets/app.0000000000.css').expect(404);
+    await request(appUrl()).get('/assets/nothing.css').expect(404);
   });
 });
 

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, csrfFrom, csrfOf, signUp, uniqueEmail } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, signUp, uniqueEmail } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 describe('CSRF protection', () => {
   it('refuses a form post without _csrf and writes nothing', async () => {
-    const agent = request.agent(app());
+    const agent = request.agent(appUrl());
     await agent.get('/signup').expect(200);
     const email = uniqueEmail();
     const res = await agent.post('/signup').type('form').send({ name: 'No Token', email, password: 'long enough password' }).expect(403);
@@ -23,7 +23,7 @@ describe('CSRF protection', () => {
 
   it('re-issues the token at sign-in: the anonymous token no longer works', async () => {
     const { email, password } = await signUp({ workspace: null });
-    const agent = request.agent(app());
+    const agent = request.agent(appUrl());
     const anonymousToken = csrfFrom((await agent.get('/login')).text);
     await agent.post('/login').type('form').send({ _csrf: anonymousToken, email, password }).expect(303);
     await agent.post('/workspace').type('form').send({ _csrf: anonymousToken, name: 'Old token' }).expect(403);
@@ -78,7 +78,7 @@ describe('CSRF protection', () => {
     });
 
     it('lets safe methods through whatever their origin', async () => {
-      await request(app()).get('/login').set('Sec-Fetch-Site', 'cross-site').expect(200);
+      await request(appUrl()).get('/login').set('Sec-Fetch-Site', 'cross-site').expect(200);
     });
   });
 });

@@ -1,19 +1,19 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 
 describe('request guards', () => {
   it('/api without a session → 401 {"error":"Unauthorized"}', async () => {
-    const res = await request(app()).get('/api/credits').expect(401);
+    const res = await request(appUrl()).get('/api/credits').expect(401);
     expect(res.body).to.deep.equal({ error: 'Unauthorized' });
   });
 
   it('/api with a forged or unknown session cookie → 401', async () => {
-    await request(app()).get('/api/credits').set('Cookie', 'ocs.sid=s%3Aforged.signature').expect(401);
+    await request(appUrl()).get('/api/credits').set('Cookie', 'ocs.sid=s%3Aforged.signature').expect(401);
   });
 
   it('/api refuses a bearer token in place of the session cookie → 401', async () => {
-    const res = await request(app()).get('/api/credits').set('Authorization', 'Bearer abc.def.ghi').expect(401);
+    const res = await request(appUrl()).get('/api/credits').set('Authorization', 'Bearer abc.def.ghi').expect(401);
     expect(res.body).to.deep.equal({ error: 'Unauthorized' });
   });
 
@@ -25,7 +25,7 @@ describe('request guards', () => {
 
   it('pages redirect a signed-out visitor to /login', async () => {
     for (const page of ['/', '/workspace']) {
-      const res = await request(app()).get(page).expect(303);
+      const res = await request(appUrl()).get(page).expect(303);
       expect(res.headers.location, page).to.equal('/login');
     }
   });

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { openApiDocument } from '../../openapi';
 import { ORDER_STATUSES } from '../../services/orders';
-import { app, signUp } from '../helpers/app';
+import { app, appUrl, signUp } from '../helpers/app';
 import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
 import { documentedOperation, responseViolation } from '../helpers/openapi';
 
@@ -39,7 +39,7 @@ describe('OpenAPI document', () => {
   };
 
   it('is served at /openapi.json as OpenAPI 3.1', async () => {
-    const res = await request(app())
+    const res = await request(appUrl())
       .get('/openapi.json')
       .expect(200)
       .expect('Content-Type', /application\/json/);
@@ -133,7 +133,7 @@ describe('OpenAPI document', () => {
 
 describe('API reference page /docs', () => {
   it("is an HTML page with no inline script, under the app's CSP unchanged", async () => {
-    const res = await request(app())
+    const res = await request(appUrl())
       .get('/docs')
       .expect(200)
       .expect('Content-Type', /text\/html/);
@@ -144,7 +144,7 @@ describe('API reference page /docs', () => {
     expect(res.text).not.to.match(/\sstyle=|<style/);
     for (const src of [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1])) {
       expect(src.startsWith('/'), `${src} is of our own origin`).to.equal(true);
-      await request(app()).get(src).expect(200);
+      await request(appUrl()).get(src).expect(200);
     }
   });
 

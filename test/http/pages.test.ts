@@ -4,7 +4,7 @@ import { hashKey } from '../../services/accounts';
 import type { Order } from '../../services/orders';
 import { PHONE_HINT } from '../../services/shared';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfOf, signUp, uniqueEmail, unsetOrderHandler } from '../helpers/app';
+import { appUrl, csrfOf, signUp, uniqueEmail, unsetOrderHandler } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 const ORDER_FORM = {
@@ -72,7 +72,7 @@ const WORKSPACE_PAGES = [
 describe('dashboard pages: access and layout', () => {
   it('redirect a signed-out visitor to /login', async () => {
     for (const page of [...WORKSPACE_PAGES, '/workspace']) {
-      const res = await request(app()).get(page).expect(303);
+      const res = await request(appUrl()).get(page).expect(303);
       expect(res.headers.location, page).to.equal('/login');
     }
   });
@@ -133,7 +133,7 @@ describe('dashboard pages: access and layout', () => {
 
   it('render sign-up and sign-in for a visitor', async () => {
     for (const page of ['/signup', '/login']) {
-      const res = await request(app()).get(page).expect(200);
+      const res = await request(appUrl()).get(page).expect(200);
       expect(res.text).to.match(/<input type="hidden" name="_csrf" value="[\w-]+">/);
     }
   });

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../app';
 import { loadConfig } from '../../config';
 import { createKnex } from '../../db/knex';
-import { app, csrfFrom, signUp, TEST_ENV, unsetOrderHandler } from '../helpers/app';
+import { appUrl, csrfFrom, signUp, TEST_ENV, unsetOrderHandler } from '../helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from '../helpers/db';
 
 const cookieOf = (res: request.Response) =>
@@ -17,22 +17,22 @@ describe('security checks', () => {
   it('session fixation: a session id planted before sign-in is never signed in', async () => {
     const { email, password } = await signUp();
     // The attacker obtains an anonymous session and plants its cookie in the victim's browser.
-    const planted = await request(app()).get('/login');
+    const planted = await request(appUrl()).get('/login');
     const plantedCookie = cookieOf(planted)!;
-    const login = await request(app())
+    const login = await request(appUrl())
       .post('/login')
       .set('Cookie', plantedCookie)
       .type('form')
       .send({ _csrf: csrfFrom(planted.text), email, password })
       .expect(303);
     expect(cookieOf(login)).to.be.a('string').and.not.equal(plantedCookie);
-    await request(app()).get('/api/credits').set('Cookie', plantedCookie).expect(401);
-    await request(app()).get('/api/credits').set('Cookie', cookieOf(login)!).expect(200);
+    await request(appUrl()).get('/api/credits').set('Cookie', plantedCookie).expect(401);
+    await request(appUrl()).get('/api/credits').set('Cookie', cookieOf(login)!).expect(200);
   });
 
   it('sign-out everywhere ends the sessions on other devices too', async () => {
     const user = await signUp();
-    const laptop = request.agent(app());
+    const laptop = request.agent(appUrl());
     const page = await laptop.get('/login');
     await laptop
       .post('/login')
@@ -84,7 +84,7 @@ describe('security checks', () => {
     const evil = ['//evil.com', '/\\evil.com', 'https://evil.com', '%2F%2Fevil.com', '/%5Cevil.com', 'javascript:alert(1)'];
     for (const target of evil) {
       const query = `next=${encodeURIComponent(target)}&returnTo=${encodeURIComponent(target)}&redirectTo=${encodeURIComponent(target)}`;
-      const agent = request.agent(app());
+      const agent = request.agent(appUrl());
       const page = await agent.get(`/login?${query}`);
       const res = await agent
         .post(`/login?${query}`)
@@ -214,14 +214,14 @@ describe('security checks', () => {
   it('security headers on every kind of response', async () => {
     const user = await signUp();
     const responses = await Promise.all([
-      request(app()).get('/login'),
-      request(app()).get('/nothing-here'),
-      request(app()).get('/api/orders'),
+      request(appUrl()).get('/login'),
+      request(appUrl()).get('/nothing-here'),
+      request(appUrl()).get('/api/orders'),
       user.agent.get('/api/orders'),
-      request(app()).get('/healthz'),
-      request(app()).post('/api/v1/token'),
-      request(app()).get('/data/v1/orders'),
-      request(app()).get('/assets/app.css'),
+      request(appUrl()).get('/healthz'),
+      request(appUrl()).post('/api/v1/token'),
+      request(appUrl()).get('/data/v1/orders'),
+      request(appUrl()).get('/assets/app.css'),
       user.agent.post('/api/orders').set('Content-Type', 'application/json').send('{'),
     ]);
     for (const res of responses) {

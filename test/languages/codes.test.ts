@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { errorsByInput } from '../../routes/pages/forms';
 import { localeHelpers } from '../../routes/pages/view-helpers';
 import { createI18n } from '../../routes/middleware/i18n';
-import { app, csrfFrom, csrfOf, invitationPath, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, invitationPath, signUp, TEST_ENV } from '../helpers/app';
 import { createOrder, openAllDay } from '../helpers/loop';
 import { createServices } from '../../services';
 import { Jobs } from '../../db/jobs';
@@ -234,7 +234,7 @@ describe('refusals once found by their English text, on French and Arabic pages'
     });
 
     it(`${lng}: invitation links that do not exist or were withdrawn`, async () => {
-      const visitor = request.agent(app());
+      const visitor = request.agent(appUrl());
       await visitor.post('/account/language').type('form').send({ language: lng }).expect(303);
       const missing = await visitor.get(`/join/${'x'.repeat(43)}`).expect(404);
       shows(missing.text, msg('inviteMissing'));

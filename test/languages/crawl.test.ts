@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../../config';
-import { app, csrfFrom } from '../helpers/app';
+import { app, appUrl, csrfFrom } from '../helpers/app';
 import type { Dashboard, PageRoute } from '../helpers/dashboard';
 import { NOT_PAGES, PAGE_ROUTES, pageRoutesInSource, realisticDashboard, SIGNED_OUT } from '../helpers/dashboard';
 
@@ -133,7 +133,7 @@ describe('languages: no English on any page in French and Arabic (a crawl with r
     ['ar', 'rtl'],
   ] as const) {
     it(`${lng}: every page has <html lang="${lng}"${dir ? ` dir="${dir}"` : ''}> and no English word outside data`, async () => {
-      const visitor = request.agent(app());
+      const visitor = request.agent(appUrl());
       await visitor.post('/account/language').type('form').send({ language: lng }).expect(303);
       await dashboard.owner.agent.put('/api/account').send({ language: lng }).expect(200);
       const found: Record<string, string> = {};

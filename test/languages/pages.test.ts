@@ -5,13 +5,13 @@ import request from 'supertest';
 import { ROOT } from '../../config';
 import { newMessageId, signedHeaders } from '../../integrations/signing';
 import { elide } from '../../routes/middleware/i18n';
-import { app, csrfFrom, csrfOf, invitationPath, signUp, uniqueEmail } from '../helpers/app';
+import { appUrl, csrfFrom, csrfOf, invitationPath, signUp, uniqueEmail } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createOrder, ORDER, openAllDay } from '../helpers/loop';
 
 /** A fresh visitor's agent whose browser asks for `language`. */
 async function visitor(language: string) {
-  const agent = request.agent(app());
+  const agent = request.agent(appUrl());
   await agent.post('/account/language').type('form').send({ language }).expect(303);
   return agent;
 }
@@ -279,7 +279,7 @@ describe('French elision and agreement, dates alike, one word per meaning', () =
       const shop = await shopIn(language);
       const store = (await shop.agent.post('/api/stores').send({ kind: 'custom', name: 'Feuille' }).expect(201)).body;
       const raw = JSON.stringify({ type: 'order.created', data: { external_id: 'row-18', client_name: 'Karim', phone: '555-0100', products_name: 'Thé' } });
-      const hook = await request(app())
+      const hook = await request(appUrl())
         .post(`/hooks/stores/${store.id}`)
         .set(signedHeaders(store.secret, newMessageId(), raw, new Date()))
         .set('Content-Type', 'application/json')

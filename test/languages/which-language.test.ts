@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { createI18n } from '../../routes/middleware/i18n';
 import { localeHelpers } from '../../routes/pages/view-helpers';
-import { app, csrfOf, signUp } from '../helpers/app';
+import { appUrl, csrfOf, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 /** `<html …>` of a page. */
@@ -12,34 +12,34 @@ const languageOf = async (agent: { get(path: string): request.Test }, path = '/w
 describe('languages: which one a page speaks (languages.md)', () => {
   describe('choosing the language', () => {
     it('follows Accept-Language among en, fr, ar (regional variants count), else English', async () => {
-      expect(htmlTag((await request(app()).get('/login').set('Accept-Language', 'ar-MA,ar;q=0.9').expect(200)).text)).to.equal('<html lang="ar" dir="rtl">');
-      expect(htmlTag((await request(app()).get('/login').set('Accept-Language', 'fr-FR,fr;q=0.9,en;q=0.8').expect(200)).text)).to.equal('<html lang="fr">');
-      expect(htmlTag((await request(app()).get('/login').set('Accept-Language', 'de-DE,es;q=0.5').expect(200)).text)).to.equal('<html lang="en">');
-      expect(htmlTag((await request(app()).get('/login').expect(200)).text)).to.equal('<html lang="en">');
+      expect(htmlTag((await request(appUrl()).get('/login').set('Accept-Language', 'ar-MA,ar;q=0.9').expect(200)).text)).to.equal('<html lang="ar" dir="rtl">');
+      expect(htmlTag((await request(appUrl()).get('/login').set('Accept-Language', 'fr-FR,fr;q=0.9,en;q=0.8').expect(200)).text)).to.equal('<html lang="fr">');
+      expect(htmlTag((await request(appUrl()).get('/login').set('Accept-Language', 'de-DE,es;q=0.5').expect(200)).text)).to.equal('<html lang="en">');
+      expect(htmlTag((await request(appUrl()).get('/login').expect(200)).text)).to.equal('<html lang="en">');
     });
 
     it("a visitor's switcher sets the lang cookie, opens no session, and the cookie beats Accept-Language", async () => {
-      const page = await request(app()).get('/login').expect(200);
+      const page = await request(appUrl()).get('/login').expect(200);
       expect(page.text)
         .to.contain('action="/account/language"')
         .and.contain('<button type="submit" class="link" name="language" value="ar" lang="ar">العربية</button>');
-      const res = await request(app()).post('/account/language').type('form').send({ language: 'ar', next: '/login' }).expect(303);
+      const res = await request(appUrl()).post('/account/language').type('form').send({ language: 'ar', next: '/login' }).expect(303);
       expect(res.headers.location).to.equal('/login');
       const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
       expect(cookies).to.have.length(1);
       expect(cookies[0]).to.match(/^lang=ar; Max-Age=\d+; Path=\/; Expires=.*; HttpOnly; SameSite=Lax$/);
-      const again = await request(app()).get('/login').set('Cookie', 'lang=ar').set('Accept-Language', 'fr').expect(200);
+      const again = await request(appUrl()).get('/login').set('Cookie', 'lang=ar').set('Accept-Language', 'fr').expect(200);
       expect(htmlTag(again.text)).to.equal('<html lang="ar" dir="rtl">');
       // A page with no form of its own: its switcher opens no session.
-      const missing = await request(app()).get('/no-such-page').set('Cookie', 'lang=fr').expect(404);
+      const missing = await request(appUrl()).get('/no-such-page').set('Cookie', 'lang=fr').expect(404);
       expect(htmlTag(missing.text)).to.equal('<html lang="fr">');
       expect(missing.text).to.contain('action="/account/language"');
       expect(missing.headers['set-cookie']).to.equal(undefined);
     });
 
     it('refuses a language it does not have, and an address off the site as `next`', async () => {
-      await request(app()).post('/account/language').type('form').send({ language: 'de' }).expect(400);
-      const res = await request(app()).post('/account/language').type('form').send({ language: 'fr', next: '//evil.example' }).expect(303);
+      await request(appUrl()).post('/account/language').type('form').send({ language: 'de' }).expect(400);
+      const res = await request(appUrl()).post('/account/language').type('form').send({ language: 'fr', next: '//evil.example' }).expect(303);
       expect(res.headers.location).to.equal('/');
     });
 
@@ -56,7 +56,7 @@ describe('languages: which one a page speaks (languages.md)', () => {
       expect(await languageOf(user.agent)).to.equal('<html lang="ar" dir="rtl">');
 
       // Another device: a French browser with an English cookie, signing in.
-      const phone = request.agent(app());
+      const phone = request.agent(appUrl());
       const login = await phone.get('/login').set('Cookie', 'lang=en').expect(200);
       const token = /name="_csrf" value="([^"]+)"/.exec(login.text)![1];
       await phone.post('/login').set('Accept-Language', 'fr').type('form').send({ _csrf: token, email: user.email, password: user.password }).expect(303);
@@ -81,7 +81,7 @@ describe('languages: which one a page speaks (languages.md)', () => {
 
     it('a change made on one device reaches the sessions already open on the others', async () => {
       const user = await signUp();
-      const phone = request.agent(app());
+      const phone = request.agent(appUrl());
       const login = await phone.get('/login').expect(200);
       await phone
         .post('/login')
@@ -109,7 +109,7 @@ describe('languages: which one a page speaks (languages.md)', () => {
     });
 
     it('needs a session', async () => {
-      await request(app()).put('/api/account').send({ language: 'fr' }).expect(401);
+      await request(appUrl()).put('/api/account').send({ language: 'fr' }).expect(401);
     });
   });
 

@@ -6,7 +6,7 @@ import { loadConfig } from '../../config';
 import { ORDER_STATUSES } from '../../services/orders';
 import type { Order } from '../../services/orders';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp, silentLogger, TEST_ENV, unsetOrderHandler } from '../helpers/app';
+import { appUrl, signUp, silentLogger, TEST_ENV, unsetOrderHandler } from '../helpers/app';
 import { testDatabaseUrl, testKnex, testSessionPool } from '../helpers/db';
 
 const ORDER = { clientName: 'Amina Benali', phone: '0612345678', storeName: 'Atlas Shop', productsName: 'Argan oil x2' };
@@ -97,7 +97,7 @@ describe('GET /api/orders', () => {
   });
 
   it('401 without a session', async () => {
-    const res = await request(app()).get('/api/orders').expect(401);
+    const res = await request(appUrl()).get('/api/orders').expect(401);
     expect(res.body).to.deep.equal({ error: 'Unauthorized' });
   });
 
@@ -322,7 +322,7 @@ describe('POST /api/orders', () => {
   });
 
   it('401 without a session', async () => {
-    const res = await request(app()).post('/api/orders').send(ORDER).expect(401);
+    const res = await request(appUrl()).post('/api/orders').send(ORDER).expect(401);
     expect(res.body).to.deep.equal({ error: 'Unauthorized' });
   });
 
@@ -477,7 +477,7 @@ describe('GET /api/orders/:id', () => {
 
   it('401 without a session', async () => {
     const { order } = await foreignOrder();
-    expect((await request(app()).get(`/api/orders/${order.id}`).expect(401)).body).to.deep.equal({ error: 'Unauthorized' });
+    expect((await request(appUrl()).get(`/api/orders/${order.id}`).expect(401)).body).to.deep.equal({ error: 'Unauthorized' });
   });
 
   it('403 for a user with no workspace', async () => {
@@ -583,7 +583,7 @@ describe('PUT /api/orders/:id', () => {
 
   it('401 without a session', async () => {
     const { order, before } = await foreignOrder();
-    await request(app()).put(`/api/orders/${order.id}`).send({ status: 'failed' }).expect(401);
+    await request(appUrl()).put(`/api/orders/${order.id}`).send({ status: 'failed' }).expect(401);
     expect(await orderRow(order.id)).to.deep.equal(before);
   });
 
@@ -655,7 +655,7 @@ describe('DELETE /api/orders/:id', () => {
 
   it('401 without a session', async () => {
     const { order, before } = await foreignOrder();
-    await request(app()).delete(`/api/orders/${order.id}`).expect(401);
+    await request(appUrl()).delete(`/api/orders/${order.id}`).expect(401);
     expect(await orderRow(order.id)).to.deep.equal(before);
   });
 

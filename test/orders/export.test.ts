@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { humanShop, ORDER } from '../helpers/loop';
 
@@ -369,7 +369,7 @@ describe('GET /api/orders/export.csv', () => {
   });
 
   it('401 without a session; 403 without a workspace', async () => {
-    const res = await request(app()).get('/api/orders/export.csv');
+    const res = await request(appUrl()).get('/api/orders/export.csv');
     expect(res.status).to.equal(401);
     expect(res.headers['content-type']).to.match(/application\/json/);
     expect(res.body.error).to.be.a('string');

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp, unsetOrderHandler } from '../helpers/app';
+import { appUrl, signUp, unsetOrderHandler } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 /**
@@ -377,7 +377,7 @@ describe('POST /api/orders/import', () => {
   });
 
   it('401 without a session; 403 without a workspace', async () => {
-    const res = await request(app()).post('/api/orders/import').set('Content-Type', 'text/csv').send(`${HEADER}\nA,0612345678,S,P,\n`);
+    const res = await request(appUrl()).post('/api/orders/import').set('Content-Type', 'text/csv').send(`${HEADER}\nA,0612345678,S,P,\n`);
     expect(res.status).to.equal(401);
     expect(res.body.error).to.be.a('string');
     const lonely = await signUp({ workspace: null });

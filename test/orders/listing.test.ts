@@ -7,7 +7,7 @@ import { IdempotencyService } from '../../services/shared';
 import { OperationService, SEARCH_LIMITS, OrderService } from '../../services/orders';
 import type { Order } from '../../services/orders';
 import type { SignedIn } from '../helpers/app';
-import { signUp, TEST_ENV, app } from '../helpers/app';
+import { appUrl, signUp, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createKey, randomIp } from '../helpers/keys';
 
@@ -187,9 +187,9 @@ describe('GET /api/orders with parameters', () => {
     // Six by their name, store or products, and one more by its address (the search reads addresses too).
     expect(await expectPage(await s.agent.get('/api/orders').query({ q: 'Zoë Çağlar' }))).to.have.length(7);
     const { key } = await createKey(s);
-    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+    const token = (await request(appUrl()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
       .access_token;
-    const data = await request(app())
+    const data = await request(appUrl())
       .get('/data/v1/orders')
       .query({ q: 'slash' })
       .set('apikey', loadConfig(TEST_ENV).publishableKey)
@@ -497,10 +497,10 @@ describe('GET /data/v1/orders with parameters', () => {
     const confirmed = await create(owner, { status: 'confirmed', clientName: 'Data Client' });
     await create(owner);
     const { key } = await createKey(owner);
-    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+    const token = (await request(appUrl()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
       .access_token;
     const get = (query: string) =>
-      request(app()).get(`/data/v1/orders${query}`).set('apikey', loadConfig(TEST_ENV).publishableKey).set('Authorization', `Bearer ${token}`);
+      request(appUrl()).get(`/data/v1/orders${query}`).set('apikey', loadConfig(TEST_ENV).publishableKey).set('Authorization', `Bearer ${token}`);
     const page = await get('?status=confirmed&limit=1&q=data').expect(200);
     expect(page.body).to.deep.equal({ orders: [confirmed], next_cursor: null });
     const all = await get('').expect(200);

@@ -6,7 +6,7 @@ import { Jobs } from '../../db/jobs';
 import { SAMPLE_FILE } from '../../routes/pages/imports';
 import { createServices } from '../../services';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfOf, signUp, TEST_ENV, unsetOrderHandler } from '../helpers/app';
+import { appUrl, csrfOf, signUp, TEST_ENV, unsetOrderHandler } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 type Shop = SignedIn & { workspaceId: string; csrf: string };
@@ -385,8 +385,8 @@ describe('the /orders/import page', () => {
   });
 
   it('a signed-out visitor is sent to sign in', async () => {
-    expect((await request(app()).get('/orders/import').expect(303)).headers.location).to.equal('/login');
-    expect((await request(app()).post('/orders/import').attach('file', Buffer.from('x'), 'o.csv').expect(303)).headers.location).to.equal('/login');
+    expect((await request(appUrl()).get('/orders/import').expect(303)).headers.location).to.equal('/login');
+    expect((await request(appUrl()).post('/orders/import').attach('file', Buffer.from('x'), 'o.csv').expect(303)).headers.location).to.equal('/login');
   });
 });
 

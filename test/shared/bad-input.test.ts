@@ -1,10 +1,9 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { Express } from 'express';
 import request from 'supertest';
 import type { SignedIn } from '../helpers/app';
-import { signUp, TEST_ENV, testApp } from '../helpers/app';
+import { listening, signUp, TEST_ENV, testApp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createKey, randomIp } from '../helpers/keys';
 import { loadConfig } from '../../config';
@@ -278,7 +277,7 @@ async function invariantsHold(workspaceIds: string[]): Promise<void> {
 
 describe('bad input (property-based, seeded)', function () {
   this.timeout(180_000);
-  let target: Express;
+  let target: string;
   let shop: SignedIn;
   let orderId: string;
   let agentId: string;
@@ -290,7 +289,7 @@ describe('bad input (property-based, seeded)', function () {
   const publishableKey = loadConfig(TEST_ENV).publishableKey;
 
   before(async () => {
-    target = testApp({ TRUST_PROXY: '1', TOKEN_LIMIT_PER_IP: '100000', TOKEN_LIMIT_PER_KEY: '100000' });
+    target = listening(testApp({ TRUST_PROXY: '1', TOKEN_LIMIT_PER_IP: '100000', TOKEN_LIMIT_PER_KEY: '100000' }));
     shop = await signUp({ target });
     agentId = (await shop.agent.post('/api/agents').send({ name: 'Handler', orderHandler: true }).expect(201)).body.id;
     orderId = (await shop.agent.post('/api/orders').send({ clientName: 'A', phone: '0612345678', storeName: 'S', productsName: 'P' }).expect(201)).body.id;

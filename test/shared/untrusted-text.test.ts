@@ -6,7 +6,7 @@ import { Jobs } from '../../db/jobs';
 import { newMessageId, signedHeaders } from '../../integrations/signing';
 import { createServices } from '../../services';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, signUp, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createKey } from '../helpers/keys';
 import { agentDouble, callsOf, createOrder, humanShop, voiceShop } from '../helpers/loop';
@@ -64,8 +64,8 @@ describe('NUL, unpaired surrogates and deep nesting: JSON API bodies → 400 nam
     expect((await testKnex()('store_connections').where({ id: store.id }).first()).write_back).to.equal(null);
 
     const { key } = await createKey(s);
-    const token = (await request(app()).post('/api/v1/token').set('Authorization', `Bearer ${key}`).expect(200)).body;
-    const data = await request(app())
+    const token = (await request(appUrl()).post('/api/v1/token').set('Authorization', `Bearer ${key}`).expect(200)).body;
+    const data = await request(appUrl())
       .post('/data/v1/orders')
       .set('apikey', token.publishable_key)
       .set('Authorization', `Bearer ${token.access_token}`)
@@ -101,7 +101,7 @@ async function storeShop(kind: Kind): Promise<Shop> {
 function deliver(kind: Kind, s: Shop, text: string, topic?: string) {
   const raw = Buffer.from(text);
   const hmac = (encoding: 'base64' | 'hex') => crypto.createHmac('sha256', s.secret).update(raw).digest(encoding);
-  const req = request(app()).post(`/hooks/stores/${s.storeId}`).set('Content-Type', 'application/json');
+  const req = request(appUrl()).post(`/hooks/stores/${s.storeId}`).set('Content-Type', 'application/json');
   if (kind === 'shopify') {
     req.set({ 'X-Shopify-Topic': topic ?? 'orders/create', 'X-Shopify-Webhook-Id': crypto.randomUUID(), 'X-Shopify-Hmac-Sha256': hmac('base64') });
   } else if (kind === 'woocommerce') {
@@ -183,7 +183,7 @@ describe('NUL and unpaired surrogates in a signed store message → 200 and a re
 
   it('the same bytes with a wrong signature: 401 and nothing recorded (the signature is checked first)', async () => {
     const s = await storeShop('shopify');
-    await request(app())
+    await request(appUrl())
       .post(`/hooks/stores/${s.storeId}`)
       .set({ 'Content-Type': 'application/json', 'X-Shopify-Topic': 'orders/create', 'X-Shopify-Webhook-Id': 'w1', 'X-Shopify-Hmac-Sha256': 'AAAA' })
       .send('{"id":"\\u0000"}')
@@ -203,7 +203,7 @@ describe('NUL in a voice agent’s report → 400 after the signature', () => {
       const [call] = await callsOf(order.operation_id!);
       const post = (payload: object, secret = shop.secret) => {
         const body = JSON.stringify(payload);
-        return request(app())
+        return request(appUrl())
           .post(`/hooks/calls/${call.id}`)
           .set(signedHeaders(secret, newMessageId(), body))
           .set('Content-Type', 'application/json')

@@ -3,7 +3,7 @@ import { OUTCOMES } from '../../services/calls';
 import { ORDER_STATUSES } from '../../services/orders';
 import request from 'supertest';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 /** GET /api/stats. */
@@ -338,7 +338,7 @@ describe('GET /api/stats', () => {
   });
 
   it('401 without a session; 403 without a workspace', async () => {
-    const res = await request(app()).get('/api/stats');
+    const res = await request(appUrl()).get('/api/stats');
     expect(res.status).to.equal(401);
     expect(res.body.error).to.be.a('string');
     const lonely = await signUp({ workspace: null });

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { loadConfig } from '../../config';
 import type { Order } from '../../services/orders';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfOf, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, csrfOf, signUp, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createKey, randomIp } from '../helpers/keys';
 import { createOrder, openAllDay, ORDER, orderRow } from '../helpers/loop';
@@ -77,10 +77,10 @@ describe('orders: what a store knows', () => {
     const csrf = await csrfOf(s.agent, '/orders/new');
     await s.agent.post('/orders').type('form').send({ _csrf: csrf, client_name: 'Page', phone: '0612345678', store_name: 'S', products_name: 'P' }).expect(303);
     const { key } = await createKey(s);
-    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+    const token = (await request(appUrl()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
       .access_token;
     const viaData = (
-      await request(app())
+      await request(appUrl())
         .post('/data/v1/orders')
         .set('apikey', loadConfig(TEST_ENV).publishableKey)
         .set('Authorization', `Bearer ${token}`)

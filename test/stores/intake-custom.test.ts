@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { newMessageId, signedHeaders } from '../../integrations/signing';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 type Shop = SignedIn & { workspaceId: string; storeId: string; secret: string };
@@ -28,7 +28,7 @@ async function shop(): Promise<Shop> {
 
 function deliver(s: Shop, body: object, options: { id?: string; secret?: string; at?: Date } = {}) {
   const raw = JSON.stringify(body);
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/stores/${s.storeId}`)
     .set(signedHeaders(options.secret ?? s.secret, options.id ?? newMessageId(), raw, options.at ?? new Date()))
     .set('Content-Type', 'application/json')

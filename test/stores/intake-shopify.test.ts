@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../../config';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp, unsetOrderHandler } from '../helpers/app';
+import { appUrl, signUp, unsetOrderHandler } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { waitFor } from '../helpers/loop';
 
@@ -46,7 +46,7 @@ function sign(raw: Buffer, secret = SECRET): string {
  */
 function deliver(storeId: string, body: unknown, d: Delivery = {}) {
   const raw = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
-  const req = request(app())
+  const req = request(appUrl())
     .post(`/hooks/stores/${storeId}`)
     .set('X-Shopify-Topic', d.topic ?? 'orders/create')
     .set('X-Shopify-Webhook-Id', d.id ?? crypto.randomUUID())
@@ -195,7 +195,7 @@ describe('store intake: Shopify', () => {
       expect((await deliver(s.storeId, raw, { signature }).expect(401)).body).to.deep.equal({ error: 'invalid_signature' });
     }
     await deliver(s.storeId, tampered, { signature: sign(raw) }).expect(401);
-    await request(app()).post(`/hooks/stores/${s.storeId}`).set('X-Shopify-Topic', 'orders/create').send(raw).expect(401);
+    await request(appUrl()).post(`/hooks/stores/${s.storeId}`).set('X-Shopify-Topic', 'orders/create').send(raw).expect(401);
     expect(await ordersOf(s)).to.deep.equal([]);
     expect(await eventsOf(s)).to.deep.equal([]);
     expect((await s.agent.get('/api/stores').expect(200)).body.stores[0].last_event_at).to.equal(null);
@@ -218,7 +218,7 @@ describe('store intake: Shopify', () => {
     await deliver(s.storeId, { ...FIXTURE, id: null }).expect(400);
     await deliver(s.storeId, [FIXTURE]).expect(400);
     const raw = Buffer.from(JSON.stringify(FIXTURE));
-    await request(app())
+    await request(appUrl())
       .post(`/hooks/stores/${s.storeId}`)
       .set('X-Shopify-Topic', 'orders/create')
       .set('X-Shopify-Hmac-Sha256', sign(raw))
@@ -311,7 +311,7 @@ describe('store intake: Shopify', () => {
         Buffer.from(JSON.stringify({ ...FIXTURE, id: crypto.randomInt(1e9) })),
         Buffer.from('{"id":'),
       ]);
-      const req = request(app()).post(`/hooks/stores/${s.storeId}`);
+      const req = request(appUrl()).post(`/hooks/stores/${s.storeId}`);
       for (const name of headerNames) {
         if (crypto.randomInt(3) > 0)
           req.set(name, pick(['orders/create', crypto.randomBytes(24).toString('base64'), 'application/json', sign(crypto.randomBytes(8)), '']));

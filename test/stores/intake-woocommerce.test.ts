@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../../config';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 /** WooCommerce's order JSON (REST API v3), as its order webhooks send it. */
@@ -28,7 +28,7 @@ function sign(raw: Buffer, secret: string): string {
 /** Sends as WooCommerce does: JSON as its exact text, with a new delivery id every time. */
 function deliver(s: Shop, body: unknown, options: { topic?: string; signature?: string } = {}) {
   const raw = Buffer.from(JSON.stringify(body));
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/stores/${s.storeId}`)
     .set('Content-Type', 'application/json')
     .set('X-WC-Webhook-Topic', options.topic ?? 'order.created')
@@ -77,11 +77,11 @@ describe('store intake: WooCommerce', () => {
 
   it('the activation ping (unsigned webhook_id=N) → 200 and nothing recorded; a wrong signature → 401; unreadable → 400; unknown → 404', async () => {
     const s = await shop();
-    const ping = await request(app()).post(`/hooks/stores/${s.storeId}`).type('form').send('webhook_id=12').expect(200);
+    const ping = await request(appUrl()).post(`/hooks/stores/${s.storeId}`).type('form').send('webhook_id=12').expect(200);
     expect(ping.body).to.deep.equal({ ok: true, result: 'ignored' });
     await deliver(s, FIXTURE, { signature: sign(Buffer.from(JSON.stringify(FIXTURE)), 'not the key') }).expect(401, { error: 'invalid_signature' });
     await deliver(s, { ...FIXTURE, date_modified: null, date_modified_gmt: null }).expect(400, { error: 'unreadable_body' });
-    await request(app()).post(`/hooks/stores/${crypto.randomUUID()}`).type('form').send('webhook_id=12').expect(404);
+    await request(appUrl()).post(`/hooks/stores/${crypto.randomUUID()}`).type('form').send('webhook_id=12').expect(404);
     expect(await ordersOf(s)).to.deep.equal([]);
     expect(await eventsOf(s)).to.deep.equal([]);
   });

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../../config';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 /** A YouCan order.create body as PHP's json_encode writes it: `\/` and `\u00e8` escapes, which the signature covers. */
@@ -25,7 +25,7 @@ const hexSignature = (raw: Buffer, secret = SECRET) => crypto.createHmac('sha256
 
 /** The body goes as its exact bytes (ASCII here: PHP escaped every non-ASCII character). */
 function deliver(s: Shop, raw: Buffer, signature = hexSignature(raw)) {
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/stores/${s.storeId}`)
     .set('Content-Type', 'application/json')
     .set('x-youcan-signature', signature)
@@ -85,7 +85,7 @@ describe('store intake: YouCan', () => {
     await deliver(s, RAW, hexSignature(RAW, 'other')).expect(401);
     // Upper-case hex is the same signature.
     await deliver(s, Buffer.from('{"id":null}'), hexSignature(Buffer.from('{"id":null}')).toUpperCase()).expect(400);
-    await request(app()).post(`/hooks/stores/${crypto.randomUUID()}`).set('x-youcan-signature', hexSignature(RAW)).send(RAW.toString('latin1')).expect(404);
+    await request(appUrl()).post(`/hooks/stores/${crypto.randomUUID()}`).set('x-youcan-signature', hexSignature(RAW)).send(RAW.toString('latin1')).expect(404);
     expect(await ordersOf(s)).to.deep.equal([]);
     expect(await eventsOf(s)).to.deep.equal([]);
   });

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../../config';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfOf, signUp } from '../helpers/app';
+import { appUrl, csrfOf, signUp } from '../helpers/app';
 import { openAllDay } from '../helpers/loop';
 import { testKnex } from '../helpers/db';
 
@@ -37,7 +37,7 @@ async function shop(kind: Kind): Promise<Shop> {
 /** Sends the exact text as the platform does, signed with the connection's key; `topic` as the platform names it. */
 function deliver(s: Shop, text: string, topic?: string) {
   const raw = Buffer.from(text);
-  const req = request(app()).post(`/hooks/stores/${s.storeId}`).set('Content-Type', 'application/json');
+  const req = request(appUrl()).post(`/hooks/stores/${s.storeId}`).set('Content-Type', 'application/json');
   if (s.kind === 'shopify')
     req
       .set('X-Shopify-Topic', topic ?? 'orders/create')

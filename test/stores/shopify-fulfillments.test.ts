@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { ROOT } from '../../config';
 import type { SignedIn } from '../helpers/app';
-import { app, signUp } from '../helpers/app';
+import { appUrl, signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 
 /**
@@ -26,7 +26,7 @@ type Shop = SignedIn & { workspaceId: string; storeId: string; orderId: string }
 
 /** Sends `text` as Shopify does: the topic, a webhook id, the base64 HMAC of the exact bytes. */
 function send(storeId: string, topic: string, text: string) {
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/stores/${storeId}`)
     .set('X-Shopify-Topic', topic)
     .set('X-Shopify-Webhook-Id', crypto.randomUUID())

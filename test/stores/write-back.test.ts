@@ -15,7 +15,7 @@ import { ShopifyAdmin, StoreWriteBackService } from '../../services/stores';
 import type { RunningWorker } from '../../worker';
 import { startWorker } from '../../worker';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfOf, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, csrfOf, signUp, TEST_ENV } from '../helpers/app';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import { openAllDay, waitFor } from '../helpers/loop';
 
@@ -86,7 +86,7 @@ const wooShop = (url: string, writeBack: object = { consumer_key: CONSUMER_KEY, 
   shop({ kind: 'woocommerce', name: 'Boutique', shop: url, write_back: writeBack });
 
 function hook(s: Shop, raw: string, headers: Record<string, string>) {
-  return request(app())
+  return request(appUrl())
     .post(`/hooks/stores/${s.storeId}`)
     .set({ 'Content-Type': 'application/json', ...headers })
     .send(raw);

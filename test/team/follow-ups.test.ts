@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { signedHeaders } from '../../integrations/signing';
 import { nextOpening } from '../../services/calls';
-import { app, csrfFrom, memberOf } from '../helpers/app';
+import { appUrl, csrfFrom, memberOf } from '../helpers/app';
 import type { SignedIn } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { createOrder, humanShop, ORDER } from '../helpers/loop';
@@ -87,7 +87,7 @@ describe('team: follow-up calls for parcels in trouble', function () {
     const id = await shipped(owner, 'HK-9');
     const carrier = (await owner.agent.post('/api/carriers').send({ kind: 'custom', name: 'Ozon Express' }).expect(201)).body;
     const raw = JSON.stringify({ type: 'delivery.updated', data: { tracking_number: 'HK-9', status: 'attempted', carrier_status: 'Client injoignable' } });
-    await request(app())
+    await request(appUrl())
       .post(`/hooks/carriers/${carrier.id}`)
       .set(signedHeaders(carrier.secret, `msg_${crypto.randomUUID()}`, Buffer.from(raw)))
       .set('Content-Type', 'application/json')

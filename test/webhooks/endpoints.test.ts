@@ -9,7 +9,7 @@ import { SignedSender } from '../../integrations/http';
 import { createServices } from '../../services';
 import { messageBody, RETRY_DELAYS_SECONDS } from '../../services/webhooks';
 import type { SignedIn } from '../helpers/app';
-import { app, csrfOf, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, csrfOf, signUp, TEST_ENV } from '../helpers/app';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import { opened } from '../helpers/secrets';
 import { createKey, randomIp } from '../helpers/keys';
@@ -226,7 +226,7 @@ describe('webhook endpoints: /api/webhooks (webhooks.md)', () => {
       }
     }
     expect(await testKnex()('webhook_endpoints').where({ id: theirs.id }).first()).to.deep.equal(before);
-    await request(app()).get('/api/webhooks').expect(401);
+    await request(appUrl()).get('/api/webhooks').expect(401);
   });
 });
 
@@ -244,10 +244,10 @@ describe('events are recorded with the change, from every path (webhooks.md: Eve
     const csrf = await csrfOf(s.agent, '/orders/new');
     await s.agent.post('/orders').type('form').send({ _csrf: csrf, client_name: 'Page', phone: '0612345678', store_name: 'S', products_name: 'P' }).expect(303);
     const { key } = await createKey(s);
-    const token = (await request(app()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
+    const token = (await request(appUrl()).post('/api/v1/token').set('X-Forwarded-For', randomIp()).set('Authorization', `Bearer ${key}`).expect(200)).body
       .access_token;
     const viaData = (
-      await request(app())
+      await request(appUrl())
         .post('/data/v1/orders')
         .set('apikey', loadConfig(TEST_ENV).publishableKey)
         .set('Authorization', `Bearer ${token}`)

@@ -11,7 +11,7 @@ import { createServices } from '../../services';
 import { TEMPLATE_TEXTS } from '../../services/whatsapp';
 import { CallService, CallSettingsService } from '../../services/calls';
 import type { RunningWorker } from '../../worker';
-import { app, csrfFrom, signUp, TEST_ENV } from '../helpers/app';
+import { appUrl, csrfFrom, signUp, TEST_ENV } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { agentDouble, grant, ORDER, openAllDay, orderRow, testWorker, waitFor } from '../helpers/loop';
 import { newMessageId, signedHeaders } from '../../integrations/signing';
@@ -441,7 +441,7 @@ describe('WhatsApp agents', function () {
         await deliver(whatsapp.id, envelope({ messages: [textMessage('3ayet li men ba3d', undefined, '212612345698')] })).expect(200);
         const requested = await waitFor('call.requested', async () => voice.received.find((r) => r.json.data.order.id === order.id));
         const body = JSON.stringify({ type: 'call.ended', data: { call_id: requested.json.data.call_id, outcome: 'no-answer', duration_seconds: 0 } });
-        await request(app())
+        await request(appUrl())
           .post(`/hooks/calls/${requested.json.data.call_id}`)
           .set(signedHeaders(robot.secret, newMessageId(), body))
           .set('Content-Type', 'application/json')
@@ -474,22 +474,22 @@ describe('WhatsApp agents', function () {
     describe('the webhook', () => {
       it('GET: the challenge back as plain text for the agent’s verify token; 403 otherwise; 404 for an unknown agent', async () => {
         const shop = await whatsappShop();
-        const ok = await request(app())
+        const ok = await request(appUrl())
           .get(`/hooks/whatsapp/${shop.whatsappId}`)
           .query({ 'hub.mode': 'subscribe', 'hub.verify_token': shop.verifyToken, 'hub.challenge': '1158201444' })
           .expect(200);
         expect(ok.text).to.equal('1158201444');
         expect(ok.headers['content-type']).to.match(/^text\/plain/);
-        await request(app())
+        await request(appUrl())
           .get(`/hooks/whatsapp/${shop.whatsappId}`)
           .query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': '1' })
           .expect(403);
-        await request(app())
+        await request(appUrl())
           .get(`/hooks/whatsapp/${shop.whatsappId}`)
           .query({ 'hub.mode': 'unsubscribe', 'hub.verify_token': shop.verifyToken, 'hub.challenge': '1' })
           .expect(403);
-        await request(app()).get(`/hooks/whatsapp/${shop.whatsappId}`).query({ 'hub.mode': 'subscribe', 'hub.challenge': '1' }).expect(403);
-        await request(app()).get(`/hooks/whatsapp/${shop.humanId}`).query({ 'hub.verify_token': shop.verifyToken }).expect(404);
+        await request(appUrl()).get(`/hooks/whatsapp/${shop.whatsappId}`).query({ 'hub.mode': 'subscribe', 'hub.challenge': '1' }).expect(403);
+        await request(appUrl()).get(`/hooks/whatsapp/${shop.humanId}`).query({ 'hub.verify_token': shop.verifyToken }).expect(404);
       });
 
       it('a button press confirms; the same message again, or a cancel afterwards, changes nothing', async () => {
@@ -635,7 +635,7 @@ describe('WhatsApp agents', function () {
           }),
         ).expect(200);
         await deliver(shop.whatsappId, `"\u0000"`).expect(200);
-        const big = await request(app())
+        const big = await request(appUrl())
           .post(`/hooks/whatsapp/${shop.whatsappId}`)
           .set('Content-Type', 'application/json')
           .send(`"${'x'.repeat(1_100_000)}"`);
