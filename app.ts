@@ -74,6 +74,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('trust proxy', config.trustProxy);
   app.set('view engine', 'ejs');
   app.set('views', path.join(ROOT, 'views'));
+  // Each template is compiled once, as in production, except in development (an edited view shows at once).
+  app.set('view cache', config.env !== 'development');
   app.disable('x-powered-by');
   Object.assign(app.locals, viewHelpers);
   const i18n = createI18n();

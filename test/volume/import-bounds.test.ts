@@ -91,6 +91,8 @@ async function watched(path: string, headers: Record<string, string>, body: Buff
   let sent = false;
   let answered = false;
   const health = { during: 0, afterSent: 0 };
+  let probed: () => void = () => {};
+  const firstProbe = new Promise<void>((resolve) => (probed = resolve));
   try {
     const answer = new Promise<Answer>((resolve, reject) => {
       const req = http.request(`${base}${path}`, { method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) } }, (res) => {
@@ -100,12 +102,16 @@ async function watched(path: string, headers: Record<string, string>, body: Buff
       });
       req.on('error', reject);
       req.on('finish', () => (sent = true));
-      req.end(body);
+      // The last byte waits for a first /healthz answer: a file refused at once (a zip's declared
+      // size) could otherwise be answered before any probe, on a busy machine.
+      req.write(body.subarray(0, body.length - 1));
+      void firstProbe.then(() => req.end(body.subarray(body.length - 1)), reject);
     }).finally(() => (answered = true));
     const probing = (async () => {
       while (!answered) {
         const wasSent = sent;
         expect(await get('/healthz'), 'GET /healthz during the import').to.equal(200);
+        probed();
         if (answered) break;
         health.during += 1;
         if (wasSent) health.afterSent += 1;
