@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ORDER_STATUSES } from '../../services/orders';
 import type { SignedIn } from '../helpers/app';
 import { invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
-import { launchChromium, requireChromium } from '../helpers/browser';
+import { launchChromium, releaseChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -180,7 +180,7 @@ describe('accessibility of every page (headless Chromium)', function () {
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import type { SignedIn } from '../helpers/app';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -27,7 +27,7 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

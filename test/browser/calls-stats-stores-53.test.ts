@@ -4,7 +4,7 @@ import { loadConfig } from '../../config';
 import { Jobs } from '../../db/jobs';
 import { createServices } from '../../services';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import { createOrder, ORDER } from '../helpers/loop';
 import type { RunningServer } from '../helpers/process';
@@ -30,7 +30,7 @@ describe('issue 53: calls, statistics and stores pages in fr and ar, at 390 px a
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROOT } from '../../config';
 import { TEST_ENV, uniqueEmail } from '../helpers/app';
-import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testKnex } from '../helpers/db';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
@@ -97,7 +97,7 @@ describe('daily work at phone width, in French and Arabic (screenshots)', functi
 
   after(async () => {
     await context?.close();
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import { openAllDay } from '../helpers/loop';
 import type { RunningServer } from '../helpers/process';
@@ -26,7 +26,7 @@ describe('delivery pages in three languages at 390 px (headless Chromium)', func
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

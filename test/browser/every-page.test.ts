@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import type { Dashboard } from '../helpers/dashboard';
 import { NOT_PAGES, PAGE_ROUTES, realisticDashboard, SIGNED_OUT } from '../helpers/dashboard';
 import { testDatabaseUrl } from '../helpers/db';
@@ -74,7 +74,7 @@ describe('every page at 390 px in Chromium (one walk per language)', function ()
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

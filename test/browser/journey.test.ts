@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { TEST_ENV, uniqueEmail } from '../helpers/app';
-import { launchChromium, reportFailure, requireChromium, screenshots } from '../helpers/browser';
+import { launchChromium, releaseChromium, reportFailure, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -270,7 +270,7 @@ describe('the dashboard in a real browser (headless Chromium)', function () {
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

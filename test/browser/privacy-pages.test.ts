@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { checkPagesIn, launchChromium, requireChromium } from '../helpers/browser';
+import { checkPagesIn, launchChromium, releaseChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -37,7 +37,7 @@ describe('the customers’ data pages without JavaScript, at 390 px and on a des
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

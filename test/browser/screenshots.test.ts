@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROOT } from '../../config';
 import { TEST_ENV, uniqueEmail } from '../helpers/app';
-import { launchChromium, requireChromium } from '../helpers/browser';
+import { launchChromium, releaseChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -46,7 +46,7 @@ describe('the README screenshots (docs/screenshots/)', function () {
 
   after(async () => {
     await context?.close();
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

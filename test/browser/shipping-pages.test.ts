@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { checkPagesIn, launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { checkPagesIn, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { senditDouble, SENDIT_KEYS } from '../helpers/carrier-doubles';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
@@ -58,7 +58,7 @@ describe('the carrier pages without JavaScript, at 390 px and on a desktop (head
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await sendit?.close();
     if (server) {
       server.child.kill('SIGTERM');

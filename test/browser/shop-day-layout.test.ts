@@ -4,7 +4,7 @@ import { ROOT } from '../../config';
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { SignedIn } from '../helpers/app';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import { openAllDay } from '../helpers/loop';
 import type { RunningServer } from '../helpers/process';
@@ -112,7 +112,7 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

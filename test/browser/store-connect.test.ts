@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -90,7 +90,7 @@ describe('connecting Shopify in one click, in French at 390 px (headless Chromiu
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await shopify?.close();
     if (server) {
       server.child.kill('SIGTERM');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { TEST_ENV, signUp } from '../helpers/app';
-import { axeViolations, launchChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -25,7 +25,7 @@ describe('WhatsApp pages in three languages at 390 px (headless Chromium)', func
   });
 
   after(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (server) {
       server.child.kill('SIGTERM');
       await server.exited;

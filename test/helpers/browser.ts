@@ -23,11 +23,27 @@ export function requireChromium(ctx: Mocha.Context): void {
   ctx.skip();
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
+let shared: Promise<Browser> | undefined;
+
+/**
+ * One Chromium per test process, launched by the first file that asks (again if it has gone): each
+ * file opens browser contexts of its own and closes them at its end (`releaseChromium`), and the
+ * browser ends with the process. Starting Chromium for each file cost the browser tier more CPU
+ * than some of its files.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const running = await shared?.catch(() => undefined);
+  if (running?.isConnected()) return running;
+  shared = chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
+  return shared;
+}
+
+/** A file's end: the contexts it opened are closed; the shared browser stays for the next file. */
+export async function releaseChromium(browser: Browser | undefined): Promise<void> {
+  await Promise.all((browser?.contexts() ?? []).map((context) => context.close()));
 }
 
 /** Saves numbered full-page screenshots named `<label>-<nn>-<name>.png`. */
