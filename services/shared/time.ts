@@ -16,7 +16,8 @@ const WALL_CLOCK = new Intl.DateTimeFormat('en-GB', {
   second: '2-digit',
 });
 
-function wallClockByParts(at: number): number {
+/** What Morocco's clocks read at an instant, read part by part (what shopWallClock caches per quarter hour). */
+export function wallClockByParts(at: number): number {
   const p = Object.fromEntries(WALL_CLOCK.formatToParts(at).map((part) => [part.type, Number(part.value)]));
   return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
 }

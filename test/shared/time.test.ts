@@ -1,21 +1,5 @@
 import { expect } from 'chai';
-import { SHOP_TIME_ZONE, shopDay, shopWallClock } from '../../services/shared';
-
-/** Morocco's clocks read part by part, as shopWallClock did before it kept each quarter hour's offset. */
-const PARTS = new Intl.DateTimeFormat('en-GB', {
-  timeZone: SHOP_TIME_ZONE,
-  hourCycle: 'h23',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-});
-function byParts(at: number): number {
-  const p = Object.fromEntries(PARTS.formatToParts(at).map((part) => [part.type, Number(part.value)]));
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-}
+import { shopDay, shopWallClock, wallClockByParts as byParts } from '../../services/shared';
 
 /** A seeded generator (mulberry32): the same instants on every run. */
 function seeded(seed: number): () => number {
