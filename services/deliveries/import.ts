@@ -139,6 +139,9 @@ export class ReportImport {
         const before = { throughLine: appliedThrough, updated: result.updated, unchanged: result.unchanged };
         const lines = { from: batch[0].line, to: batch[batch.length - 1].line };
         const applying = this.knex.transaction(async (trx) => {
+          // A batch's statements are planned at costs that turn on Postgres's JIT compiler, whose
+          // half a second of compiling was most of a batch's time (bench/changes.md): none here.
+          await trx.raw('SET LOCAL jit = off');
           const matches = await this.match(trx, workspaceId, rows);
           const matched: Array<{ row: ReportRow; orderId: string }> = [];
           for (const row of rows) {
