@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { Knex } from 'knex';
-import { ReportImport } from '../../services/deliveries/import';
-import { CarrierWords } from '../../services/deliveries/words';
-import { signUp } from '../helpers/app';
+import { loadConfig } from '../../config';
+import { Jobs } from '../../db/jobs';
+import { createServices } from '../../services';
+import { signUp, TEST_ENV } from '../helpers/app';
 import { seed, testKnex } from '../helpers/db';
 
 /**
@@ -26,9 +26,10 @@ describe("a carrier's report, batch by batch", () => {
     const sent: Array<{ sql: string; tx: string | undefined }> = [];
     const record = (q: { sql: string; __knexTxId?: string }) => sent.push({ sql: q.sql, tx: q.__knexTxId });
     knex.on('query', record);
-    let outcome: Awaited<ReturnType<ReportImport['run']>>;
+    const { deliveries } = createServices(knex, loadConfig({ ...TEST_ENV }), new Jobs(knex));
+    let outcome: Awaited<ReturnType<typeof deliveries.reports.run>>;
     try {
-      outcome = await new ReportImport(knex as Knex, new CarrierWords(knex)).run(workspaceId!, report, { fileName: 'batches.csv' });
+      outcome = await deliveries.reports.run(workspaceId!, report, { fileName: 'batches.csv' });
     } finally {
       knex.off('query', record);
     }
