@@ -84,12 +84,19 @@ export async function releaseTestDatabases(): Promise<void> {
   embedded = undefined;
 }
 
-/** A worker's own database, a fresh copy of the template (so each run starts from the same empty state). */
+/**
+ * A worker's own database, a fresh copy of the template (so each run starts from the same empty
+ * state). The tests' databases run without Postgres's JIT compiler: it compiles again on each
+ * execution of a statement whose estimate looks costly (a trigger's, once per row), time the tests
+ * measure nothing of but wait on. `test/deliveries/report-batches` checks the statements the
+ * service sends, not the setting they leave.
+ */
 async function workerDatabase(base: string, id: string): Promise<string> {
   const name = `${databaseName(base)}_w${id}`;
   await onServer(base, async (db) => {
     await db.raw(`DROP DATABASE IF EXISTS ${quoted(name)} WITH (FORCE)`);
     await db.raw(`CREATE DATABASE ${quoted(name)} TEMPLATE ${quoted(templateName(base))}`);
+    await db.raw(`ALTER DATABASE ${quoted(name)} SET jit = off`);
   });
   return withDatabase(base, name);
 }
@@ -109,6 +116,7 @@ export async function startTestDatabase(): Promise<void> {
   if (!base) throw new Error('DATABASE_URL is set by the global setup (test/setup.ts)');
   if (workerId === undefined) {
     url = base;
+    await onServer(base, (db) => db.raw(`ALTER DATABASE ${quoted(databaseName(base))} SET jit = off`));
     knex = await migrate(url);
     // A database kept from earlier runs holds their rows; where autovacuum is off (as on this
     // machine's Postgres) nothing has measured them, and with no statistics Postgres took the calls
@@ -128,7 +136,9 @@ export async function startTestDatabase(): Promise<void> {
 /**
  * Before each file of a parallel worker: the statistics of what the worker's earlier files wrote
  * (autovacuum may be off), so that a plan made on empty tables does not outlive them. Only the
- * tables autovacuum would analyze (changed rows above 50 + 10% of the table, its defaults): a whole
+ * tables autovacuum would analyze (changed rows above 50 + 10% of the table, its defaults), and any
+ * table whose file has grown since it was last measured: a connection may not have reported its
+ * changes yet (Postgres gathers them lazily), but a table's size on disk is never late. A whole
  * ANALYZE before each of the hundred-odd files cost Postgres more than a minute of the run.
  */
 export async function refreshTestDatabase(): Promise<void> {
@@ -136,7 +146,8 @@ export async function refreshTestDatabase(): Promise<void> {
   const { rows } = await knex.raw<{ rows: Array<{ name: string }> }>(
     `SELECT format('%I.%I', s.schemaname, s.relname) AS name
        FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-      WHERE s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)`,
+      WHERE s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+         OR pg_relation_size(c.oid) / current_setting('block_size')::int > 1.1 * c.relpages + 4`,
   );
   if (rows.length > 0) await knex.raw(`ANALYZE ${rows.map((r) => r.name).join(', ')}`);
 }
