@@ -38,8 +38,8 @@ export interface DoubleOptions {
   /** Every answer waits this long (the benchmark's carrier answering in 50 ms). */
   latencyMs?: number;
   /**
-   * How long a lost answer holds the socket before destroying it (default 1 s): a client with a
-   * shorter time-out sees a time-out, one with a longer one a connection reset.
+   * How long a lost answer holds the socket before destroying it (default 6 s, twice a session's
+   * time-out): a client with a shorter time-out sees a time-out, one with a longer one a connection reset.
    */
   lostAnswerHoldMs?: number;
 }
@@ -159,7 +159,7 @@ class CarrierDouble {
       const answer: Answer = this.switches.serverError ? { status: 503, json: { message: 'Service Unavailable' } } : await this.answer(recorded);
       // The parcel is made; its answer never comes: the socket is held, then destroyed.
       if (answer === 'lost') {
-        setTimeout(() => req.socket.destroy(), this.options.lostAnswerHoldMs ?? 1000).unref();
+        setTimeout(() => req.socket.destroy(), this.options.lostAnswerHoldMs ?? 6000).unref();
         return;
       }
       if (this.switches.unreadable) {
@@ -499,9 +499,11 @@ export function aParcel(city: CarrierCity, overrides: Partial<ParcelRequest> = {
 
 /**
  * An account's session with a double: the guarded client allowed 127.0.0.1, with a short time-out
- * (500 ms unless told) so a lost answer ends quickly. `close()` ends the client's sockets.
+ * (3 s unless told) so a lost answer ends soon; not shorter, or a busy machine (the browser tier
+ * beside the parallel run) answers a live request after it and the test races its own double.
+ * `close()` ends the client's sockets.
  */
-export function sessionWith(double: { url: string }, credentials: Record<string, string>, timeoutMs = 500) {
+export function sessionWith(double: { url: string }, credentials: Record<string, string>, timeoutMs = 3000) {
   const sender = new SignedSender(true, timeoutMs);
   return Object.assign(carrierSession(sender, double.url, credentials), { close: () => sender.close() });
 }
