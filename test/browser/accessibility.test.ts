@@ -63,23 +63,27 @@ function audit(): Findings {
   return { unlabelled, unannounced, lowContrast };
 }
 
-/** Tabs through the page; every element that takes focus must show an outline (or a shadow). */
+/**
+ * Tabs through the page; every element that takes focus must show an outline (or a shadow). Each
+ * element is looked at as focus reaches it (a `focusin` listener in the page), so a Tab is one
+ * round trip to the browser, and the findings are read once at the end.
+ */
 async function invisibleFocus(page: Page): Promise<string[]> {
-  const problems: string[] = [];
   const count = await page.locator('a[href], button, input:not([type=hidden]), select, textarea').count();
   await page.locator('body').focus();
-  for (let i = 0; i < count; i++) {
-    await page.keyboard.press('Tab');
-    const focus = await page.evaluate(() => {
-      const el = document.activeElement;
-      if (!el || el === document.body) return null;
+  await page.evaluate(() => {
+    const invisible: string[] = [];
+    (window as unknown as { invisibleFocus: string[] }).invisibleFocus = invisible;
+    document.addEventListener('focusin', (event) => {
+      const el = event.target;
+      if (!(el instanceof Element) || el === document.body) return;
       const s = getComputedStyle(el);
       const visible = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
-      return { visible, what: `${el.tagName.toLowerCase()} "${(el.textContent ?? (el as HTMLInputElement).name ?? '').trim().slice(0, 30)}"` };
+      if (!visible) invisible.push(`${el.tagName.toLowerCase()} "${(el.textContent ?? (el as HTMLInputElement).name ?? '').trim().slice(0, 30)}"`);
     });
-    if (focus && !focus.visible) problems.push(focus.what);
-  }
-  return problems;
+  });
+  for (let i = 0; i < count; i++) await page.keyboard.press('Tab');
+  return page.evaluate(() => (window as unknown as { invisibleFocus: string[] }).invisibleFocus);
 }
 
 /** A Shopify connection whose log holds what a day brings: a created order, a paid one ignored, a rejected one. */
