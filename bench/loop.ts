@@ -62,12 +62,14 @@ export const WORKER_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** The Procfile's `worker:` as its own process (production settings), its log in a file; resolves to its stop. */
 export async function startWorker(
-  options: { databaseUrl: string; tmp: string; cleanup: Cleanup; env?: Record<string, string> },
+  options: { databaseUrl: string; tmp: string; cleanup: Cleanup; env?: Record<string, string>; profileDir?: string },
   name = 'worker',
 ): Promise<() => Promise<void>> {
   const logFile = path.join(options.tmp, `${name}.log`);
   const out = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'worker.js')], {
+  // BENCH_CPU_PROF: the worker writes its CPU profile beside the server's, under worker/.
+  const profile = options.profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.profileDir, 'worker')] : [];
+  const child = spawn(process.execPath, [...profile, path.join(ROOT, 'dist', 'worker.js')], {
     env: {
       ...process.env,
       NODE_ENV: 'production',

@@ -43,7 +43,7 @@ export interface Report {
   loop?: LoopReport;
   orders?: OrdersAtScale;
   deliveries?: DeliveriesAtScale;
-  shipping?: ShippingReport;
+  shipping?: ShippingReport[];
   webhooks?: WebhookFigures;
   compression?: CompressionFigures;
   importBomb?: ImportBombFigures;

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { PDFDocument } from 'pdf-lib';
-import { senditDouble, SENDIT_KEYS } from '../test/helpers/carrier-doubles';
+import type { RecordedRequest } from '../test/helpers/carrier-doubles';
+import { senditDouble, SENDIT_KEYS, yalidineDouble, YALIDINE_KEYS } from '../test/helpers/carrier-doubles';
 import type { Cleanup } from './infra';
 import { startWorker, WORKER_SECRETS_KEY } from './loop';
 import { MemorySampler } from './meters';
@@ -13,22 +14,49 @@ const ORDERS = 500;
 const LATENCY_MS = 50;
 const SAMPLES = 40;
 
+type BenchKind = 'sendit' | 'yalidine';
+
+/** What each kind's account is made with, and the carrier's published limits the figures are read against. */
+const KINDS: Record<
+  BenchKind,
+  {
+    title: string;
+    credentials: Record<string, string>;
+    pickup: string;
+    city: string;
+    path: string;
+    perSecond: number | null;
+    perMinute: number | null;
+    atOnce: number;
+  }
+> = {
+  // Sendit publishes no rate: 4 calls at once (carriers.md 3) is its limit.
+  sendit: { title: 'Sendit', credentials: SENDIT_KEYS, pickup: 'Casablanca', city: 'Casa', path: '/deliveries', perSecond: null, perMinute: null, atOnce: 4 },
+  // Yalidine: 5 requests a second, 50 a minute, 1,000 an hour (its double keeps the same quotas and answers 429 past them).
+  yalidine: { title: 'Yalidine', credentials: YALIDINE_KEYS, pickup: '1601|Alger', city: 'Oran', path: '/parcels', perSecond: 5, perMinute: 50, atOnce: 4 },
+};
+
 export interface ShippingReport {
   kind: string;
   orders: number;
   sent: number;
   seconds: number;
-  /** The most create calls the carrier received in any one second, and at once; the adapter's limits beside them. */
+  /** Create calls made, and the most parcels one carried. */
+  calls: number;
+  maxParcelsPerCall: number;
+  /** The most create calls the carrier received in any one second, any one minute, and at once; the carrier's limits beside them (null: none published). */
   maxPerSecond: number;
+  maxPerMinute: number;
   maxAtOnce: number;
-  limitPerSecond: number;
+  limitPerSecond: number | null;
+  limitPerMinute: number | null;
   limitAtOnce: number;
   serviceRssBeforeMb: number;
   serviceRssPeakMb: number;
   ordersP50IdleMs: number;
   ordersP50DuringMs: number;
-  /** "Print the labels" of the 500: the merged PDF's pages, its size, the time, the web process's RSS peak while it was made. */
-  labels: { pages: number; megabytes: number; seconds: number; rssPeakMb: number };
+  /** "Print the labels" of the 500 (Sendit's run): the merged PDF's pages, its size, the time, the web process's RSS peak while it was made. */
+  labels?: { pages: number; megabytes: number; seconds: number; rssPeakMb: number };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -59,10 +87,11 @@ async function ordersPage(url: string, cookie: string, n: number): Promise<numbe
 }
 
 /**
- * 500 confirmed orders shipped in one tap to a Sendit double answering in 50 ms, with the
- * service (production settings) and one worker process on the bench's database: the time until
- * every parcel is made, the carrier's pace as the double saw it (against the adapter's limits),
- * the web process's memory, and `/orders` p50 before and while the parcels go.
+ * 500 confirmed orders shipped in one tap to a carrier double answering in 50 ms (Sendit, then
+ * Yalidine with its quotas), with the service (production settings) and one worker process on the
+ * bench's database: the time until every parcel is made, the carrier's pace as the double saw it
+ * (against its limits), the web process's memory, and `/orders` p50 before and while the parcels go.
+ * `BENCH_SHIPPING_KINDS` (`sendit,yalidine` by default) picks the carriers.
  */
 export async function shippingBench(options: {
   knex: Knex;
@@ -70,34 +99,57 @@ export async function shippingBench(options: {
   tmp: string;
   env: NodeJS.ProcessEnv;
   log: (m: string) => void;
-}): Promise<ShippingReport> {
-  const { knex, where, log } = options;
-  const double = await senditDouble({ latencyMs: LATENCY_MS });
-  where.cleanup.add('Sendit double', () => double.close());
-  const carrierEnv = { SENDIT_API_ORIGIN: double.url, ALLOW_PRIVATE_URLS: 'true' };
+}): Promise<ShippingReport[]> {
+  const { where } = options;
+  const kinds = (options.env.BENCH_SHIPPING_KINDS ?? 'sendit,yalidine').split(',').map((k) => k.trim()) as BenchKind[];
+  const sendit = await senditDouble({ latencyMs: LATENCY_MS });
+  where.cleanup.add('Sendit double', () => sendit.close());
+  const yalidine = await yalidineDouble({ latencyMs: LATENCY_MS });
+  where.cleanup.add('Yalidine double', () => yalidine.close());
+  const carrierEnv = { SENDIT_API_ORIGIN: sendit.url, YALIDINE_API_ORIGIN: yalidine.url, ALLOW_PRIVATE_URLS: 'true' };
   const service = await startService(
     { ...where, logFile: path.join(options.tmp, 'service-shipping.log'), secretsKey: WORKER_SECRETS_KEY },
     { ...options.env, ...carrierEnv },
   );
-  await startWorker({ databaseUrl: where.databaseUrl, tmp: options.tmp, cleanup: where.cleanup, env: carrierEnv }, 'worker-shipping');
+  await startWorker(
+    { databaseUrl: where.databaseUrl, tmp: options.tmp, cleanup: where.cleanup, env: carrierEnv, profileDir: options.env.BENCH_CPU_PROF },
+    'worker-shipping',
+  );
+  const reports: ShippingReport[] = [];
+  for (const kind of kinds) {
+    const double = kind === 'sendit' ? sendit : yalidine;
+    reports.push(await shipOnce(options, service, double, kind));
+  }
+  return reports;
+}
+
+async function shipOnce(
+  options: { knex: Knex; log: (m: string) => void },
+  service: Awaited<ReturnType<typeof startService>>,
+  double: { requests: RecordedRequest[]; maxInFlight: number },
+  kind: BenchKind,
+): Promise<ShippingReport> {
+  const { knex, log } = options;
+  const spec = KINDS[kind];
   const memory = new MemorySampler(service.child.pid!);
-  const account = await signUp(service.url, knex, `shipping-${Date.now()}@bench.invalid`, 'Shipping shop');
+  const account = await signUp(service.url, knex, `shipping-${kind}-${Date.now()}@bench.invalid`, `Shipping shop ${spec.title}`);
   const created = await api(service.url, account.cookie, 'POST', '/api/carrier-accounts', {
-    kind: 'sendit',
-    name: 'Sendit',
-    credentials: SENDIT_KEYS,
-    pickup_city_id: 'Casablanca',
+    kind,
+    name: spec.title,
+    credentials: spec.credentials,
+    pickup_city_id: spec.pickup,
   });
   if (created.status !== 201) throw new Error(`POST /api/carrier-accounts answered ${created.status}: ${await created.text()}`);
   const accountId = ((await created.json()) as { id: string }).id;
   await insertOrders(knex, [account.workspaceId], ORDERS);
-  await knex('orders').where({ workspace_id: account.workspaceId }).update({ status: 'confirmed', city: 'Casa', total_amount: 249, phone: '+212612345678' });
+  await knex('orders').where({ workspace_id: account.workspaceId }).update({ status: 'confirmed', city: spec.city, total_amount: 249, phone: '+212612345678' });
   const ids: string[] = await knex('orders').where({ workspace_id: account.workspaceId }).pluck('id');
 
   const idle = await ordersPage(service.url, account.cookie, SAMPLES);
   const rssBefore = memory.now();
   const requestsBefore = double.requests.length;
-  log(`shipping: ${ORDERS} orders to a Sendit double answering in ${LATENCY_MS} ms`);
+  double.maxInFlight = 0;
+  log(`shipping: ${ORDERS} orders to a ${spec.title} double answering in ${LATENCY_MS} ms`);
   const t0 = performance.now();
   const shipped = await api(service.url, account.cookie, 'POST', '/api/shipments', { accountId, orderIds: ids });
   if (shipped.status !== 202) throw new Error(`POST /api/shipments answered ${shipped.status}: ${await shipped.text()}`);
@@ -118,59 +170,74 @@ export async function shippingBench(options: {
   }
   const seconds = (performance.now() - t0) / 1000;
   const shipmentId = ((await shipped.json()) as { shipment_id: string }).shipment_id;
-  const rssBeforeShipping = memory.mark();
-  const l0 = performance.now();
-  const pdf = await fetch(`${service.url}/api/shipments/${shipmentId}/labels.pdf`, { headers: { cookie: account.cookie, 'x-forwarded-proto': 'https' } });
-  if (pdf.status !== 200) throw new Error(`labels.pdf answered ${pdf.status}`);
-  const bytes = Buffer.from(await pdf.arrayBuffer());
-  const labels = {
-    pages: (await PDFDocument.load(bytes)).getPageCount(),
-    megabytes: bytes.length / 2 ** 20,
-    seconds: (performance.now() - l0) / 1000,
-    rssPeakMb: memory.mark(),
-  };
+  const rssPeak = memory.mark();
+  let labels: ShippingReport['labels'];
+  if (kind === 'sendit') {
+    const l0 = performance.now();
+    const pdf = await fetch(`${service.url}/api/shipments/${shipmentId}/labels.pdf`, { headers: { cookie: account.cookie, 'x-forwarded-proto': 'https' } });
+    if (pdf.status !== 200) throw new Error(`labels.pdf answered ${pdf.status}`);
+    const bytes = Buffer.from(await pdf.arrayBuffer());
+    labels = {
+      pages: (await PDFDocument.load(bytes)).getPageCount(),
+      megabytes: bytes.length / 2 ** 20,
+      seconds: (performance.now() - l0) / 1000,
+      rssPeakMb: memory.mark(),
+    };
+  }
   const sent = Number(((await knex('parcels').where({ workspace_id: account.workspaceId, state: 'sent' }).count('* as n').first()) as { n: string }).n);
-  const creates = double.requests.slice(requestsBefore).filter((r) => r.method === 'POST' && r.path === '/deliveries');
+  const calls = double.requests.slice(requestsBefore);
+  const creates = calls.filter((r) => r.method === 'POST' && r.path === spec.path);
+  const at = creates.map((r) => r.at);
   const report: ShippingReport = {
-    kind: 'sendit',
+    kind,
     orders: ids.length,
     sent,
     seconds,
-    maxPerSecond: busiest(
-      creates.map((r) => r.at),
-      1000,
-    ),
+    calls: creates.length,
+    maxParcelsPerCall: Math.max(0, ...creates.map((r) => (Array.isArray(r.json) ? r.json.length : 1))),
+    maxPerSecond: busiest(at, 1000),
+    maxPerMinute: busiest(at, 60_000),
     maxAtOnce: double.maxInFlight,
-    limitPerSecond: 50,
-    limitAtOnce: 4,
+    limitPerSecond: spec.perSecond,
+    limitPerMinute: spec.perMinute,
+    limitAtOnce: spec.atOnce,
     serviceRssBeforeMb: rssBefore,
-    serviceRssPeakMb: rssBeforeShipping,
+    serviceRssPeakMb: rssPeak,
     labels,
     ordersP50IdleMs: median(idle),
     ordersP50DuringMs: median(during),
   };
   memory.stop();
   log(
-    `  ${sent}/${ids.length} sent in ${seconds.toFixed(1)} s; at most ${report.maxPerSecond}/s and ${report.maxAtOnce} at once; /orders p50 ${report.ordersP50IdleMs.toFixed(0)} → ${report.ordersP50DuringMs.toFixed(0)} ms`,
+    `  ${sent}/${ids.length} sent in ${seconds.toFixed(1)} s, ${report.calls} create calls of at most ${report.maxParcelsPerCall}; at most ${report.maxPerSecond}/s, ${report.maxPerMinute}/min and ${report.maxAtOnce} at once; /orders p50 ${report.ordersP50IdleMs.toFixed(0)} → ${report.ordersP50DuringMs.toFixed(0)} ms`,
   );
   return report;
 }
 
-export function shippingSection(s: ShippingReport): string[] {
+const limit = (n: number | null) => (n === null ? 'none published' : String(n));
+
+export function shippingSection(reports: ShippingReport[]): string[] {
+  const cell = (f: (s: ShippingReport) => string) => reports.map(f).join(' | ');
   return [
     '## Shipping 500 orders to a carrier',
     '',
-    `${s.orders} confirmed orders shipped in one tap (\`POST /api/shipments\`) to a Sendit double answering every call in ${LATENCY_MS} ms, the service (production settings) and one worker process (the Procfile's \`worker:\`) on the bench database.`,
+    `${ORDERS} confirmed orders shipped in one tap (\`POST /api/shipments\`) to a carrier double answering every call in ${LATENCY_MS} ms, the service (production settings) and one worker process (the Procfile's \`worker:\`) on the bench database.`,
     '',
-    '| Figure | Value |',
-    '|---|---:|',
-    `| Parcels made | ${s.sent} of ${s.orders} |`,
-    `| Time until the last one | ${s.seconds.toFixed(1)} s |`,
-    `| Create calls in the busiest second (limit) | ${s.maxPerSecond} (${s.limitPerSecond}) |`,
-    `| Calls at once at the carrier (limit) | ${s.maxAtOnce} (${s.limitAtOnce}) |`,
-    `| Web process RSS before → peak | ${s.serviceRssBeforeMb.toFixed(0)} → ${s.serviceRssPeakMb.toFixed(0)} MB |`,
-    `| \`/orders\` p50 idle → while shipping | ${s.ordersP50IdleMs.toFixed(0)} → ${s.ordersP50DuringMs.toFixed(0)} ms (×${(s.ordersP50DuringMs / s.ordersP50IdleMs).toFixed(2)}) |`,
-    `| "Print the labels": one PDF of the ${s.sent} | ${s.labels.pages} pages, ${s.labels.megabytes.toFixed(1)} MB, ${s.labels.seconds.toFixed(1)} s; web process RSS peak ${s.labels.rssPeakMb.toFixed(0)} MB |`,
+    `| Figure | ${cell((s) => KINDS[s.kind as BenchKind]?.title ?? s.kind)} |`,
+    `|---|${cell(() => '---:')}|`,
+    `| Parcels made | ${cell((s) => `${s.sent} of ${s.orders}`)} |`,
+    `| Time until the last one | ${cell((s) => `${s.seconds.toFixed(1)} s`)} |`,
+    `| Create calls (most parcels in one) | ${cell((s) => `${s.calls} (${s.maxParcelsPerCall})`)} |`,
+    `| Create calls in the busiest second (limit) | ${cell((s) => `${s.maxPerSecond} (${limit(s.limitPerSecond)})`)} |`,
+    `| Create calls in the busiest minute (limit) | ${cell((s) => `${s.maxPerMinute} (${limit(s.limitPerMinute)})`)} |`,
+    `| Calls at once at the carrier (limit) | ${cell((s) => `${s.maxAtOnce} (${s.limitAtOnce})`)} |`,
+    `| Web process RSS before → peak | ${cell((s) => `${s.serviceRssBeforeMb.toFixed(0)} → ${s.serviceRssPeakMb.toFixed(0)} MB`)} |`,
+    `| \`/orders\` p50 idle → while shipping | ${cell((s) => `${s.ordersP50IdleMs.toFixed(0)} → ${s.ordersP50DuringMs.toFixed(0)} ms (×${(s.ordersP50DuringMs / s.ordersP50IdleMs).toFixed(2)})`)} |`,
+    `| "Print the labels": one PDF of the ${ORDERS} | ${cell((s) =>
+      s.labels
+        ? `${s.labels.pages} pages, ${s.labels.megabytes.toFixed(1)} MB, ${s.labels.seconds.toFixed(1)} s; RSS peak ${s.labels.rssPeakMb.toFixed(0)} MB`
+        : 'not measured',
+    )} |`,
     '',
   ];
 }

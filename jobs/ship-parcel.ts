@@ -1,14 +1,20 @@
 import { QUEUES } from '../db/jobs';
-import { eachJob, jobHandler } from './job';
+import { jobHandler } from './job';
 
-/** One order's parcel made at its carrier; the account's limits (rate, calls at once) are kept by the sender. */
+/**
+ * Orders' parcels made at their carriers, up to 50 jobs a fetch: the sender groups them by account
+ * and keeps each account's limits (its rate, its calls at once, its parcels per call). One poller:
+ * a second one would only compete with the first for the same account's calls at once.
+ */
 export const shipParcel = jobHandler({
   queue: QUEUES.shipParcel.name,
-  count: 2,
-  batchSize: 4,
-  create: ({ services, logger }) =>
-    eachJob(async ({ parcelId }) => {
-      const result = await services.parcels.send(parcelId);
-      if (result !== 'sent' && result !== 'found' && result !== 'nothing_to_do') logger.info({ parcelId, result }, 'parcel not sent yet');
-    }),
+  count: 1,
+  batchSize: 50,
+  create:
+    ({ services, logger }) =>
+    async (jobs) => {
+      const results = await services.parcels.sendMany(jobs.map((job) => job.parcelId));
+      for (const [parcelId, result] of results)
+        if (result !== 'sent' && result !== 'found' && result !== 'nothing_to_do') logger.info({ parcelId, result }, 'parcel not sent yet');
+    },
 });

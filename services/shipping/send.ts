@@ -34,37 +34,70 @@ interface ClaimedParcel {
 /** What came of one job, for the worker's log and the tests. */
 export type SendResult = 'sent' | 'found' | 'failed' | 'uncertain' | 'retry' | 'waiting_for_credentials' | 'throttled' | 'busy' | 'nothing_to_do';
 
-/** The order as its parcel carries it (carriers.md 2b). */
-async function parcelRequest(db: Knex, parcel: ClaimedParcel, account: OpenAccount): Promise<ParcelRequest | null> {
-  const order = await db('orders')
-    .where({ id: parcel.order_id, workspace_id: parcel.workspace_id })
-    .first('client_name', 'phone', 'address', 'city', 'total_amount', 'products_name', 'note', 'status');
-  const amount = order?.total_amount ?? parcel.cod_amount;
-  if (order?.status !== 'confirmed' || amount === null) return null;
-  const cities = await db('carrier_cities')
-    .where({ account_id: account.id })
-    .whereIn('city_id', [parcel.city_id ?? '', account.pickup_city_id ?? ''])
-    .select('city_id', 'name', 'arabic_name');
+/** The orders as their parcels carry them (carriers.md 2b), read in two statements for a whole call; null: no longer shippable. */
+async function parcelRequests(db: Knex, parcels: readonly ClaimedParcel[], account: OpenAccount): Promise<Map<string, ParcelRequest | null>> {
+  const orderIds = parcels.flatMap((parcel) => (parcel.order_id ? [parcel.order_id] : []));
+  const [orders, cities] = await Promise.all([
+    orderIds.length === 0
+      ? []
+      : db('orders')
+          .where({ workspace_id: account.workspace_id })
+          .whereIn('id', orderIds)
+          .select('id', 'client_name', 'phone', 'address', 'city', 'total_amount', 'products_name', 'note', 'status'),
+    db('carrier_cities')
+      .where({ account_id: account.id })
+      .whereIn('city_id', [...new Set([...parcels.map((parcel) => parcel.city_id ?? ''), account.pickup_city_id ?? ''])])
+      .select('city_id', 'name', 'arabic_name'),
+  ]);
+  const orderOf = new Map(orders.map((order) => [order.id as string, order]));
   const cityOf = (id: string | null) => {
     const row = cities.find((c) => c.city_id === id);
     return row ? { id: row.city_id, name: row.name, arabicName: row.arabic_name } : null;
   };
-  const city = cityOf(parcel.city_id);
-  if (!city) return null;
-  return {
-    reference: parcel.reference,
-    name: order.client_name,
-    // +212612345678 → 0612345678: Moroccan carriers' ten digits.
-    phone: `0${String(order.phone).replace(/^\+212/, '')}`,
-    address: order.address ?? '',
-    city,
-    amount: Number(amount),
-    products: order.products_name ?? '',
-    productLines: order.products_name ? [{ name: order.products_name, quantity: 1 }] : [],
-    note: order.note,
-    allowOpen: account.allow_open,
-    pickupCity: cityOf(account.pickup_city_id),
-  };
+  const requests = new Map<string, ParcelRequest | null>();
+  for (const parcel of parcels) {
+    const order = parcel.order_id ? orderOf.get(parcel.order_id) : undefined;
+    const amount = order?.total_amount ?? parcel.cod_amount;
+    const city = cityOf(parcel.city_id);
+    if (order?.status !== 'confirmed' || amount === null || !city) {
+      requests.set(parcel.id, null);
+      continue;
+    }
+    requests.set(parcel.id, {
+      reference: parcel.reference,
+      name: order.client_name,
+      // +212612345678 → 0612345678: Moroccan carriers' ten digits.
+      phone: `0${String(order.phone).replace(/^\+212/, '')}`,
+      address: order.address ?? '',
+      city,
+      amount: Number(amount),
+      products: order.products_name ?? '',
+      productLines: order.products_name ? [{ name: order.products_name, quantity: 1 }] : [],
+      note: order.note,
+      allowOpen: account.allow_open,
+      pickupCity: cityOf(account.pickup_city_id),
+    });
+  }
+  return requests;
+}
+
+/** An account's lanes within one fetch of jobs: what stops them, and the parcels made whose write is under way. */
+interface Lanes {
+  credentials: boolean;
+  wait: { ms: number; result: 'retry' | 'throttled' } | null;
+  /** Parcels whose call is over and whose outcome is being written: no longer at the carrier. */
+  answered: Set<string>;
+  /** Parcels made, waiting for the write under way to end; the write, while there is one; its failure. */
+  made: Array<{ parcel: ClaimedParcel; made: MadeParcel }>;
+  writing: Promise<void> | null;
+  failed: Error | null;
+}
+
+/** Splits a list into runs of at most `size`. */
+function runsOf<T>(items: readonly T[], size: number): T[][] {
+  const runs: T[][] = [];
+  for (let i = 0; i < items.length; i += size) runs.push(items.slice(i, i + size));
+  return runs;
 }
 
 /**
@@ -81,45 +114,153 @@ export class ParcelSender {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** One parcel's job (the tests' and a person's way in): `sendMany` of one. */
   async send(parcelId: string): Promise<SendResult> {
-    const peek = await this.knex('parcels').where({ id: parcelId }).first('account_id', 'workspace_id');
-    if (!peek) return 'nothing_to_do';
-    const account = await this.accounts.open(peek.workspace_id, peek.account_id);
-    if (!account) return 'nothing_to_do';
-    const claimed = await this.claim(parcelId, account);
-    if (claimed === 'busy') {
-      await this.later(parcelId, 1_000);
-      return 'busy';
+    return (await this.sendMany([parcelId])).get(parcelId) ?? 'nothing_to_do';
+  }
+
+  /**
+   * The `ship-parcel` jobs of one fetch of the worker: grouped by account, each account's parcels go
+   * in as many lanes as the calls it may have at once, each call carrying as many parcels as its
+   * carrier takes (Yalidine 50, the others one), every call paced at the account's rate. So 500
+   * parcels cost the carrier's time, not one job's round trip each.
+   */
+  async sendMany(parcelIds: readonly string[]): Promise<Map<string, SendResult>> {
+    const ids = [...new Set(parcelIds)];
+    const results = new Map<string, SendResult>(ids.map((id) => [id, 'nothing_to_do']));
+    if (ids.length === 0) return results;
+    const peeks: Array<{ id: string; account_id: string; workspace_id: string }> = await this.knex('parcels')
+      .whereIn('id', ids)
+      .select('id', 'account_id', 'workspace_id');
+    const byAccount = new Map<string, { workspaceId: string; ids: string[] }>();
+    for (const id of ids) {
+      const peek = peeks.find((p) => p.id === id);
+      if (!peek) continue;
+      const group = byAccount.get(peek.account_id) ?? { workspaceId: peek.workspace_id, ids: [] };
+      group.ids.push(id);
+      byAccount.set(peek.account_id, group);
     }
-    if (!claimed) return 'nothing_to_do';
-    if (account.state === 'credentials_refused') {
-      // Nothing is lost: the parcel waits, and a fix of the credentials queues it again (the hour of tries starts then).
-      await this.release(claimed.id, { first_try_at: null });
-      return 'waiting_for_credentials';
+    await Promise.all([...byAccount].map(([accountId, group]) => this.sendForAccount(group.workspaceId, accountId, group.ids, results)));
+    return results;
+  }
+
+  private async sendForAccount(workspaceId: string, accountId: string, ids: string[], results: Map<string, SendResult>): Promise<void> {
+    const account = await this.accounts.open(workspaceId, accountId);
+    if (!account) return;
+    const { batch, concurrency } = account.adapter.limits;
+    const calls = runsOf(ids, Math.max(1, batch));
+    const lanes: Lanes = {
+      // What stops the account's lanes: its credentials refused, or a carrier that did not answer or is over its quota (the rest wait as long).
+      credentials: account.state === 'credentials_refused',
+      wait: null,
+      answered: new Set(),
+      made: [],
+      writing: null,
+      failed: null,
+    };
+    // As many lanes as the account's calls at once, each lane's calls one after another. A carrier
+    // that takes many parcels a call (Yalidine) is called by one lane: its quotas come back in each
+    // answer's headers, and the next call is made knowing them, never into a 429.
+    const laneCount = batch > 1 ? 1 : concurrency;
+    const lane = async () => {
+      // A failed write stops them: the fetch fails, and its jobs are tried again.
+      for (let call = calls.shift(); call && !lanes.failed; call = calls.shift()) {
+        if (lanes.credentials) {
+          // Nothing is lost: the parcels wait, and a fix of the credentials queues them again.
+          for (const id of call) results.set(id, 'waiting_for_credentials');
+        } else if (lanes.wait) {
+          // Not tried: each waits as long as the call that went unanswered (its backoff) or was throttled, without a try counted.
+          await this.laterMany(call, lanes.wait.ms);
+          for (const id of call) results.set(id, lanes.wait.result);
+        } else await this.sendCall(account, call, results, lanes);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(laneCount, calls.length)) }, lane));
+    while (lanes.writing) await lanes.writing;
+    if (lanes.failed) throw lanes.failed;
+  }
+
+  /**
+   * One call's parcels: claimed, asked about first where an answer was lost, then made in one create
+   * call paced at the account's rate. The parcels made are written in one transaction while the lane
+   * goes on to its next call: their call is over, so this process no longer counts them among the
+   * account's calls at once (every other process still does until the write commits).
+   */
+  private async sendCall(account: OpenAccount, call: string[], results: Map<string, SendResult>, lanes: Lanes): Promise<void> {
+    const { claimed, busy } = await this.claim(call, account, lanes.answered);
+    if (busy.length > 0) {
+      await this.laterMany(busy, 1_000);
+      for (const id of busy) results.set(id, 'busy');
     }
-    const request = await parcelRequest(this.knex, claimed, account);
-    if (!request) {
-      await this.finish(claimed, { state: 'failed', reason: 'The order can no longer be shipped (not confirmed, no amount or no city)' });
-      return 'failed';
-    }
-    await this.accounts.pace(account);
+    if (claimed.length === 0) return;
+    const requests = await parcelRequests(this.knex, claimed, account);
     const session = this.accounts.session(account.adapter, account.credentials, account.id);
-    if (claimed.answer_lost) {
-      const lookup: LookupOutcome = account.adapter.lookup
-        ? await account.adapter.lookup(session, claimed.reference, null)
-        : { kind: 'cannot_tell', reason: 'The carrier cannot be asked whether the parcel was made' };
-      if (lookup.kind === 'found') return this.made(claimed, account, lookup.parcel, 'found');
-      if (lookup.kind === 'unanswered') return this.settle(claimed, account, lookup);
-      if (lookup.kind === 'cannot_tell') {
-        await this.finish(claimed, { state: 'uncertain', reason: lookup.reason.slice(0, 300) });
-        return 'uncertain';
+    const toCreate: Array<{ parcel: ClaimedParcel; request: ParcelRequest }> = [];
+    const note = (parcel: ClaimedParcel, result: SendResult, outcome?: CreateOutcome) => {
+      results.set(parcel.id, result);
+      if (result === 'waiting_for_credentials') lanes.credentials = true;
+      if (result === 'retry' && outcome?.kind === 'unanswered') lanes.wait = { ms: backoffMs(parcel.tries), result };
+      if (result === 'throttled' && outcome?.kind === 'throttled') lanes.wait = { ms: outcome.retryAfterMs, result };
+    };
+    for (const parcel of claimed) {
+      const request = requests.get(parcel.id);
+      if (!request) {
+        await this.finish(parcel, { state: 'failed', reason: 'The order can no longer be shipped (not confirmed, no amount or no city)' });
+        note(parcel, 'failed');
+      } else if (!parcel.answer_lost) toCreate.push({ parcel, request });
+      else {
+        await this.accounts.pace(account);
+        const lookup: LookupOutcome = account.adapter.lookup
+          ? await account.adapter.lookup(session, parcel.reference, null)
+          : { kind: 'cannot_tell', reason: 'The carrier cannot be asked whether the parcel was made' };
+        if (lookup.kind === 'found') note(parcel, await this.made(parcel, account, lookup.parcel, 'found'));
+        else if (lookup.kind === 'unanswered' || lookup.kind === 'throttled') note(parcel, await this.settle(parcel, account, lookup), lookup);
+        else if (lookup.kind === 'cannot_tell') {
+          await this.finish(parcel, { state: 'uncertain', reason: lookup.reason.slice(0, 300) });
+          note(parcel, 'uncertain');
+        } else toCreate.push({ parcel, request });
       }
     }
-    const outcome: CreateOutcome = (await account.adapter.create(session, [request])).get(request.reference) ?? {
-      kind: 'unanswered',
-      reason: 'The carrier’s answer did not name the parcel',
-    };
-    return this.settle(claimed, account, outcome);
+    if (toCreate.length === 0) return;
+    await this.accounts.pace(account);
+    const outcomes = await account.adapter.create(
+      session,
+      toCreate.map((one) => one.request),
+    );
+    const made: Array<{ parcel: ClaimedParcel; made: MadeParcel }> = [];
+    for (const { parcel, request } of toCreate) {
+      const outcome: CreateOutcome = outcomes.get(request.reference) ?? { kind: 'unanswered', reason: 'The carrier’s answer did not name the parcel' };
+      if (outcome.kind === 'created') made.push({ parcel, made: outcome.parcel });
+      else note(parcel, await this.settle(parcel, account, outcome), outcome);
+    }
+    if (made.length === 0) return;
+    for (const one of made) {
+      lanes.answered.add(one.parcel.id);
+      lanes.made.push(one);
+    }
+    lanes.writing ??= this.writeMade(account, lanes, note);
+  }
+
+  /**
+   * The lanes' parcels made, written while the lanes go on: whatever was made while a write was
+   * under way goes in the next one, so 4 lanes' parcels are written a few at a time. A failed write
+   * fails the fetch (its jobs are retried; each parcel, still `sending`, is then asked about).
+   */
+  private async writeMade(account: OpenAccount, lanes: Lanes, note: (parcel: ClaimedParcel, result: SendResult) => void): Promise<void> {
+    try {
+      while (lanes.made.length > 0 && !lanes.failed) {
+        const made = lanes.made.splice(0);
+        await this.madeMany(made, account);
+        for (const { parcel } of made) {
+          note(parcel, 'sent');
+          lanes.answered.delete(parcel.id);
+        }
+      }
+    } catch (err) {
+      lanes.failed = err instanceof Error ? err : new Error(String(err));
+    } finally {
+      lanes.writing = null;
+    }
   }
 
   /**
@@ -162,33 +303,52 @@ export class ParcelSender {
     return 'sent';
   }
 
-  /** Takes the parcel to `sending` under the account's lock; `busy` when the account has its number of calls under way. */
-  private async claim(parcelId: string, account: OpenAccount): Promise<ClaimedParcel | 'busy' | null> {
+  /**
+   * Takes the parcels to `sending` under the account's lock, as many as its calls at once allow
+   * (each call carrying its batch); the others are `busy` (another lane or process holds the slots).
+   * `answered`: this process's parcels whose call is over, their outcome being written.
+   */
+  private async claim(
+    parcelIds: readonly string[],
+    account: OpenAccount,
+    answered: ReadonlySet<string> = new Set(),
+  ): Promise<{ claimed: ClaimedParcel[]; busy: string[] }> {
+    const { concurrency, batch } = account.adapter.limits;
     return this.knex.transaction(async (trx) => {
       await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`carrier-account:${account.id}`]);
-      const sending = await trx('parcels')
-        .where({ account_id: account.id, state: 'sending' })
-        .whereRaw(`updated_at > now() - ${STALE_SENDING}`)
-        .count({ n: '*' });
-      const [row] = await trx('parcels')
-        .where({ id: parcelId })
-        .where((q) => q.where({ state: 'queued' }).orWhere((stale) => stale.where({ state: 'sending' }).whereRaw(`updated_at <= now() - ${STALE_SENDING}`)))
-        .select('state')
-        .forUpdate();
-      if (!row) return null;
-      if (Number(sending[0].n) >= account.adapter.limits.concurrency) return 'busy';
-      const [claimed] = await trx('parcels')
-        .where({ id: parcelId })
-        .update({
-          state: 'sending',
-          tries: trx.raw('tries + 1'),
-          // A parcel found `sending` is a try whose answer never came: ask before making another.
-          answer_lost: row.state === 'sending' ? true : trx.raw('answer_lost'),
-          first_try_at: trx.raw('coalesce(first_try_at, now())'),
-          updated_at: trx.fn.now(),
-        })
-        .returning(['id', 'workspace_id', 'order_id', 'account_id', 'reference', 'city_id', 'tries', 'answer_lost', 'first_try_at', 'cod_amount']);
-      return claimed as ClaimedParcel;
+      // Under the lock, one statement: the account's parcels being sent (stale ones aside), the given
+      // parcels that may be taken (queued, or sending so long their answer was lost), and as many of
+      // them as there is room for taken, in the order given.
+      const { rows } = await trx.raw<{ rows: Array<ClaimedParcel & { taken: boolean }> }>(
+        `WITH sending AS (
+           SELECT count(*) AS n FROM parcels
+            WHERE account_id = ? AND state = 'sending' AND updated_at > now() - ${STALE_SENDING} AND NOT (id = ANY(?::uuid[]))
+         ), free AS (
+           SELECT p.id, array_position(?::uuid[], p.id) AS rank FROM parcels p
+            WHERE p.id = ANY(?::uuid[])
+              AND (p.state = 'queued' OR (p.state = 'sending' AND p.updated_at <= now() - ${STALE_SENDING}))
+            FOR UPDATE
+         ), pick AS (
+           SELECT id FROM free ORDER BY rank LIMIT (SELECT greatest(0, ? - n) FROM sending)
+         ), taken AS (
+           UPDATE parcels p
+              SET state = 'sending', tries = p.tries + 1,
+                  -- A parcel found sending is a try whose answer never came: ask before making another.
+                  answer_lost = p.answer_lost OR p.state = 'sending',
+                  first_try_at = coalesce(p.first_try_at, now()), updated_at = now()
+             FROM pick WHERE p.id = pick.id
+           RETURNING p.id, p.workspace_id, p.order_id, p.account_id, p.reference, p.city_id, p.tries, p.answer_lost, p.first_try_at, p.cod_amount
+         )
+         SELECT f.id, t.workspace_id, t.order_id, t.account_id, t.reference, t.city_id, t.tries, t.answer_lost, t.first_try_at, t.cod_amount,
+                t.id IS NOT NULL AS taken
+           FROM free f LEFT JOIN taken t ON t.id = f.id
+          ORDER BY f.rank`,
+        [account.id, [...answered], parcelIds, parcelIds, concurrency * Math.max(1, batch)] as never[],
+      );
+      return {
+        claimed: rows.filter((row) => row.taken).map(({ taken: _, ...parcel }) => parcel),
+        busy: rows.filter((row) => !row.taken).map((row) => row.id),
+      };
     });
   }
 
@@ -226,42 +386,51 @@ export class ParcelSender {
 
   /** The parcel exists at the carrier: it is `sent`, and the order's delivery says so. */
   private async made(parcel: ClaimedParcel, account: OpenAccount, made: MadeParcel, result: 'sent' | 'found'): Promise<SendResult> {
+    await this.madeMany([{ parcel, made }], account);
+    return result;
+  }
+
+  /** Parcels that exist at the carrier (one account's): each `sent`, and their orders' deliveries say so, in one transaction. */
+  private async madeMany(parcels: ReadonlyArray<{ parcel: ClaimedParcel; made: MadeParcel }>, account: OpenAccount): Promise<void> {
+    if (parcels.length === 0) return;
+    const column = <T>(pick: (one: { parcel: ClaimedParcel; made: MadeParcel }) => T) => parcels.map(pick);
+    const polled = !!account.adapter.status && account.adapter.push === 'none';
     await this.knex.transaction(async (trx) => {
       // Only a parcel still on its way to the carrier (or a person's uncertain one) becomes sent.
-      const [still] = await trx('parcels')
-        .where({ id: parcel.id })
-        .whereIn('state', ['queued', 'sending', 'uncertain'])
-        .update({
-          state: 'sent',
-          tracking: made.tracking.slice(0, 100),
-          label_url: made.labelUrl?.slice(0, 2000) ?? null,
-          carrier_status: made.carrierStatus?.slice(0, 200) ?? null,
-          reason: null,
-          answer_lost: false,
-          sent_at: trx.fn.now(),
-          last_news_at: trx.fn.now(),
-          next_poll_at: account.adapter.status && account.adapter.push === 'none' ? trx.raw(`now() + ${POLL_EVERY}`) : null,
-          updated_at: trx.fn.now(),
-        })
-        .returning('id');
-      if (!still) return;
+      const { rows } = await trx.raw<{ rows: Array<{ id: string }> }>(
+        `UPDATE parcels p
+            SET state = 'sent', tracking = v.tracking, label_url = v.label_url, carrier_status = v.carrier_status, reason = NULL,
+                answer_lost = false, sent_at = now(), last_news_at = now(),
+                next_poll_at = CASE WHEN ?::boolean THEN now() + ${POLL_EVERY} END, updated_at = now()
+           FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[]) AS v(id, tracking, label_url, carrier_status)
+          WHERE p.id = v.id AND p.state IN ('queued', 'sending', 'uncertain')
+          RETURNING p.id`,
+        [
+          polled,
+          column((one) => one.parcel.id),
+          column((one) => one.made.tracking.slice(0, 100)),
+          column((one) => one.made.labelUrl?.slice(0, 2000) ?? null),
+          column((one) => one.made.carrierStatus?.slice(0, 200) ?? null),
+        ] as never[],
+      );
+      if (rows.length === 0) return;
       if (account.state !== 'working')
         await trx('carrier_accounts').where({ id: account.id }).update({ state: 'working', state_since: null, state_reason: null });
-      if (parcel.order_id)
-        await applyDeliveryEvents(trx, parcel.workspace_id, [
-          {
-            orderId: parcel.order_id,
-            status: 'shipped',
-            carrier: account.adapter.title,
-            trackingNumber: made.tracking.slice(0, 100),
-            carrierStatus: made.carrierStatus?.slice(0, 200) ?? null,
-            at: this.now(),
-            source: 'carrier',
-            by: account.name,
-          },
-        ]);
+      const still = new Set(rows.map((row) => row.id));
+      const events = parcels
+        .filter((one) => still.has(one.parcel.id) && one.parcel.order_id)
+        .map(({ parcel, made }) => ({
+          orderId: parcel.order_id as string,
+          status: 'shipped' as const,
+          carrier: account.adapter.title,
+          trackingNumber: made.tracking.slice(0, 100),
+          carrierStatus: made.carrierStatus?.slice(0, 200) ?? null,
+          at: this.now(),
+          source: 'carrier' as const,
+          by: account.name,
+        }));
+      await applyDeliveryEvents(trx, account.workspace_id, events);
     });
-    return result;
   }
 
   private async finish(parcel: ClaimedParcel, change: Record<string, unknown>): Promise<void> {
@@ -279,6 +448,16 @@ export class ParcelSender {
 
   private async later(parcelId: string, afterMs: number): Promise<void> {
     await this.jobs.send(this.knex, QUEUES.shipParcel.name, { parcelId }, { startAfter: new Date(this.now().getTime() + Math.max(afterMs, 1_000)) });
+  }
+
+  /** A job for each parcel, not before `afterMs` from now, in one statement. */
+  private async laterMany(parcelIds: readonly string[], afterMs: number): Promise<void> {
+    const startAfter = new Date(this.now().getTime() + Math.max(afterMs, 1_000));
+    await this.jobs.sendMany(
+      this.knex,
+      QUEUES.shipParcel.name,
+      parcelIds.map((parcelId) => ({ data: { parcelId }, startAfter })),
+    );
   }
 
   private async accountState(accountId: string, state: 'credentials_refused' | 'unreachable', reason: string): Promise<void> {

@@ -100,7 +100,9 @@ export type LookupOutcome =
   /** The carrier cannot say (it is not asked by our reference): a person decides. */
   | { kind: 'cannot_tell'; reason: string }
   /** The carrier did not answer the question (time-out, 5xx): asked again later. */
-  | { kind: 'unanswered'; reason: string };
+  | { kind: 'unanswered'; reason: string }
+  /** Over the carrier's rate (a lost batch's parcels asked about one by one): asked again, not before `retryAfterMs`. */
+  | { kind: 'throttled'; retryAfterMs: number };
 
 /** A status the carrier pushed or answered, still in its words. */
 export interface CarrierUpdate {

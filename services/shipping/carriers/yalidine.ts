@@ -214,6 +214,8 @@ export const yalidine: ShippingAdapter = {
 
   async lookup(session, reference) {
     const { answer, parcels } = await parcelsWhere(session, `order_id=${encodeURIComponent(reference)}`);
+    // Over a quota (sent, or held back by the headers): asked again once the window has passed, never decided on it.
+    if (answer.status === 429) return { kind: 'throttled', retryAfterMs: Math.max(1, heldUntil(session) - Date.now()) };
     if (answer.status === null || answer.status >= 500)
       return { kind: 'unanswered', reason: answer.status === null ? reasonOf(answer.failure ?? 'no answer') : reasonIn(answer) };
     if (!isSuccess(answer)) return { kind: 'cannot_tell', reason: reasonIn(answer) };

@@ -19,7 +19,7 @@ describe('Carrier adapters registry', () => {
       expect(adapter.credentials.length, kind).to.be.greaterThan(0);
       for (const field of adapter.credentials) expect(field.name, kind).to.match(/^[a-z_]+$/);
       expect(adapter.limits.concurrency, kind).to.equal(4);
-      expect(adapter.limits.perSecond, kind).to.be.within(1, 50);
+      expect(adapter.limits.perSecond, kind).to.be.within(1, 100);
       expect(adapter.limits.batch, kind).to.equal(kind === 'yalidine' ? 50 : 1);
       for (const fn of [adapter.check, adapter.cities, adapter.create, adapter.meaning]) expect(fn, kind).to.be.a('function');
       // A kind that pushes reads its pushes; one that does not is polled.
