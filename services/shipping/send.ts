@@ -91,7 +91,13 @@ interface Lanes {
   made: Array<{ parcel: ClaimedParcel; made: MadeParcel }>;
   writing: Promise<void> | null;
   failed: Error | null;
+  /** Resolved once every lane has made its last call. */
+  done: Promise<void>;
 }
+
+/** A write of parcels made waits this long for more (at most this many), while the lanes still call. */
+const GATHER = 8;
+const GATHER_MS = 40;
 
 /** Splits a list into runs of at most `size`. */
 function runsOf<T>(items: readonly T[], size: number): T[][] {
@@ -149,6 +155,7 @@ export class ParcelSender {
     if (!account) return;
     const { batch, concurrency } = account.adapter.limits;
     const calls = runsOf(ids, Math.max(1, batch));
+    let finished = () => {};
     const lanes: Lanes = {
       // What stops the account's lanes: its credentials refused, or a carrier that did not answer or is over its quota (the rest wait as long).
       credentials: account.state === 'credentials_refused',
@@ -157,6 +164,9 @@ export class ParcelSender {
       made: [],
       writing: null,
       failed: null,
+      done: new Promise<void>((resolve) => {
+        finished = resolve;
+      }),
     };
     // As many lanes as the account's calls at once, each lane's calls one after another. A carrier
     // that takes many parcels a call (Yalidine) is called by one lane: its quotas come back in each
@@ -176,6 +186,7 @@ export class ParcelSender {
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(laneCount, calls.length)) }, lane));
+    finished();
     while (lanes.writing) await lanes.writing;
     if (lanes.failed) throw lanes.failed;
   }
@@ -249,6 +260,8 @@ export class ParcelSender {
   private async writeMade(account: OpenAccount, lanes: Lanes, note: (parcel: ClaimedParcel, result: SendResult) => void): Promise<void> {
     try {
       while (lanes.made.length > 0 && !lanes.failed) {
+        // While the lanes still call, a few more parcels are let in: fewer, larger transactions.
+        if (lanes.made.length < GATHER) await Promise.race([new Promise((resolve) => setTimeout(resolve, GATHER_MS)), lanes.done]);
         const made = lanes.made.splice(0);
         await this.madeMany(made, account);
         for (const { parcel } of made) {
