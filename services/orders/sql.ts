@@ -39,17 +39,19 @@ const INPUT_VALUES = INPUT_FIELDS.map((field) => `?::${field.type}`).join(', ');
  * The orders' flags and, for a blocked number, the `unconfirmed` status are set by the database as
  * each row goes in (the orders_flag_risky trigger): `insertOrders` returns `flags`, and an order
  * flagged `blocked_phone` gets its operation cancelled from the start, with no job to dispatch it.
- * An operation is due at once, or at the next opening of the calling hours (`call_due_at`).
+ * An operation is due at once, or at the next opening of the calling hours (`call_due_at`), worked
+ * out once per statement with the handler: every order of it has the same workspace and the same
+ * now() (an import's batch of 1,000 called it 1,000 times).
  */
 function createOrdersSql(insertOrders: string, answer: string, before = ''): string {
   return `
   WITH ${before} handler AS (
-    SELECT id, workspace_id FROM agents WHERE workspace_id = ?::uuid AND is_order_handler LIMIT 1
+    SELECT id, workspace_id, call_due_at(workspace_id, now()) AS due_at FROM agents WHERE workspace_id = ?::uuid AND is_order_handler LIMIT 1
   ), o AS (
     ${insertOrders}
   ), op AS (
     INSERT INTO operations (id, workspace_id, order_id, agent_id, direction, status, next_attempt_at)
-    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', s.status, CASE WHEN s.status = 'pending' THEN call_due_at(o.workspace_id, now()) END
+    SELECT o.operation_id, o.workspace_id, o.id, handler.id, 'outbound', s.status, CASE WHEN s.status = 'pending' THEN handler.due_at END
       FROM o, handler, LATERAL (SELECT ${firstOperationStatusSql('o.flags')} AS status) s
     RETURNING id, status
   ), job AS (
