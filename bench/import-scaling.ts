@@ -39,7 +39,7 @@ function phoneAsTyped(n: number): string {
  * a comma. A file of one-word cells (`Client 12`) costs less per row: the search index's keys grow
  * with the order's words.
  */
-function csvOf(rows: number, salt: number) {
+export function shopCsv(rows: number, salt: number): Buffer<ArrayBuffer> {
   const lines = ['client_name,phone,store_name,products_name,address,city'];
   for (let i = 0; i < rows; i++) {
     const name = `${FIRST_NAMES[i % FIRST_NAMES.length]} ${LAST_NAMES[(i * 7) % LAST_NAMES.length]}`;
@@ -48,6 +48,13 @@ function csvOf(rows: number, salt: number) {
     lines.push(`${name},${phoneAsTyped(salt * 1_000_000 + i)},Atlas Shop,"${products}","${address}",${CITIES[i % CITIES.length]}`);
   }
   return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+/** A file as the import page's form sends it (multipart, the file in `file`). */
+export function uploadForm(file: Buffer<ArrayBuffer>, name: string): FormData {
+  const form = new FormData();
+  form.append('file', new Blob([file], { type: 'text/csv' }), name);
+  return form;
 }
 
 /**
@@ -81,9 +88,8 @@ export async function importScalingBench(options: {
     const imports: ImportScaling['imports'] = [];
     for (const [index, rows] of SIZES.entries()) {
       const account = await signUp(service.url, options.knex, `import-scaling-${rows}-${Date.now()}@bench.invalid`, `Import of ${rows}`);
-      const file = csvOf(rows, index);
-      const form = new FormData();
-      form.append('file', new Blob([file], { type: 'text/csv' }), `orders-${rows}.csv`);
+      const file = shopCsv(rows, index);
+      const form = uploadForm(file, `orders-${rows}.csv`);
       const before = memory.now();
       const cpuBefore = await cpu.snapshot();
       const t0 = performance.now();

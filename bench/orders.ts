@@ -5,6 +5,7 @@ import type { CpuMeter, MemorySampler } from './meters';
 import type { Account } from './seed';
 import { fillerWorkspaces, insertOrders, signUp } from './seed';
 import { benchServices } from './infra';
+import { shopCsv, uploadForm } from './import-scaling';
 
 const BEHIND_ROUTER = { 'x-forwarded-proto': 'https' };
 const SMALL = 100;
@@ -143,14 +144,13 @@ export async function ordersAtScale(options: {
   // index's pending list (which every search reads until a vacuum merges it).
   const explain = { name: await explainSearch(knex, large.workspaceId, name), phone: await explainSearch(knex, large.workspaceId, await phoneOf(large)) };
 
-  const rows = ['client_name,phone,store_name,products_name,address'];
-  for (let i = 0; i < IMPORT_ROWS; i += 1) rows.push(`Client ${i},06${String(10_000_000 + i).slice(-8)},Atlas Store,"Argan oil, 250 ml",${i} Rue Mohammed V`);
-  const csv = rows.join('\r\n');
+  // A shop's six-column file, sent as the import page's form sends it (as import-scaling does).
+  const csv = shopCsv(IMPORT_ROWS, 7);
   const imported = await watched(memory, async () => {
     const res = await fetch(`${serviceUrl}/api/orders/import`, {
       method: 'POST',
-      headers: { ...BEHIND_ROUTER, cookie: importer.cookie, 'content-type': 'text/csv' },
-      body: csv,
+      headers: { ...BEHIND_ROUTER, cookie: importer.cookie },
+      body: uploadForm(csv, 'orders.csv'),
     });
     const body = (await res.json()) as { imported: number };
     if (res.status !== 200 || body.imported !== IMPORT_ROWS)
