@@ -10,8 +10,10 @@ const SMALL = 100;
 const LARGE = 100_000;
 const REPORT_ROWS = 20_000;
 const HALF_REPORT_ROWS = 10_000;
-/** docs/delivery.md: a stats page at 100,000 orders within 2× of its time at 100. */
-const TARGET = 2;
+/** Issue 57 (must-hold 3): each statistic at 100,000 orders within 1.5× of its time at 100 (docs/delivery.md's bound is 2×). */
+const TARGET = 1.5;
+/** BENCH_DELIVERIES_STATS_ONLY=1: the statistics alone, without the carriers' reports (bench/run.ts). */
+const STATS_ONLY = process.env.BENCH_DELIVERIES_STATS_ONLY === '1';
 /** The order import's memory bound (bench/orders.ts): a 20,000-row report stays within it. */
 const RSS_BOUND_MB = 100;
 /** Issue 57: a report of 20,000 rows, every row a change, in ≤ 5 s; at most 2.2× the time of 10,000; the same file again in ≤ 3 s. */
@@ -31,10 +33,10 @@ interface ReportUpload {
 
 export interface DeliveriesAtScale {
   requests: Array<{ what: string; small: Measured; large: Measured }>;
-  /** In the large workspace (multipart, as the page sends it): 10,000 rows, 20,000 other rows, the 20,000 again. */
-  report: { full: ReportUpload; half: ReportUpload; again: ReportUpload };
+  /** In the large workspace (multipart, as the page sends it): 10,000 rows, 20,000 other rows, the 20,000 again. Absent with BENCH_DELIVERIES_STATS_ONLY. */
+  report?: { full: ReportUpload; half: ReportUpload; again: ReportUpload };
   /** A plain CSV body to a workspace of 20,000 shipped parcels, before the large workspace is seeded: 10,000 rows, then the other 10,000 with the first 10,000 in other words, then those 20,000 again. */
-  fresh: { half: ReportUpload; full: ReportUpload; again: ReportUpload };
+  fresh?: { half: ReportUpload; full: ReportUpload; again: ReportUpload };
 }
 
 const REPORT_WORDS = ['Livré', 'Refusé', 'Retourné', 'En cours de livraison', 'تم التسليم'];
@@ -97,6 +99,36 @@ async function seedDeliveries(knex: Knex, workspaceIds: string[]): Promise<void>
   }
 }
 
+/** Before the large workspace is seeded: a plain upload to a workspace of 20,000 shipped parcels (10,000 rows, 20,000, the same again). */
+async function freshReports(
+  knex: Knex,
+  serviceUrl: string,
+  memory: MemorySampler,
+  stamp: number,
+  log: (m: string) => void,
+): Promise<DeliveriesAtScale['fresh']> {
+  const shop = await signUp(serviceUrl, knex, `deliveries-fresh-${stamp}@bench.invalid`, 'Fresh parcels');
+  await knex.raw(
+    `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, status, delivery_status, delivery_tracking_number, delivery_at)
+     SELECT ?::uuid, 'C' || g, '+2126' || lpad(g::text, 8, '0'), 'S', 'P', 'confirmed', 'shipped', 'OZ' || g, now() - interval '1 day'
+       FROM generate_series(1, ?) g`,
+    [shop.workspaceId, REPORT_ROWS],
+  );
+  await knex.raw('ANALYZE orders');
+  const numbered = (from: number, count: number) => Array.from({ length: count }, (_, i) => `OZ${from + i}`);
+  const freshHalf = await upload(memory, serviceUrl, shop.cookie, reportOf(numbered(1, HALF_REPORT_ROWS)), 'plain');
+  // The other 10,000 parcels and the first 10,000 again, each in the next word: every row a change.
+  const freshReport = reportOf([...numbered(HALF_REPORT_ROWS + 1, HALF_REPORT_ROWS), ...numbered(1, HALF_REPORT_ROWS)], 1);
+  const freshFull = await upload(memory, serviceUrl, shop.cookie, freshReport, 'plain');
+  const freshAgain = await upload(memory, serviceUrl, shop.cookie, freshReport, 'plain');
+  const fresh = { half: freshHalf, full: freshFull, again: freshAgain };
+  for (const [what, u] of Object.entries(fresh))
+    log(
+      `deliveries: fresh workspace, plain upload (${what}): ${u.rows} rows in ${u.seconds.toFixed(2)} s, RSS +${u.rssGrowthMb.toFixed(0)} MB, ${u.updated} updated`,
+    );
+  return fresh;
+}
+
 /** Time and server RSS growth of one piece of work. */
 async function watched<T>(memory: MemorySampler, work: () => Promise<T>): Promise<{ value: T; seconds: number; rssGrowthMb: number }> {
   const before = memory.now();
@@ -123,26 +155,7 @@ export async function deliveriesAtScale(options: {
   const stamp = Date.now();
   const small = await signUp(serviceUrl, knex, `deliveries-small-${stamp}@bench.invalid`, 'Hundred parcels');
   const large = await signUp(serviceUrl, knex, `deliveries-large-${stamp}@bench.invalid`, 'Year of parcels');
-  // First, before the large workspace is seeded: a plain upload to a workspace of 20,000 shipped parcels.
-  const shop = await signUp(serviceUrl, knex, `deliveries-fresh-${stamp}@bench.invalid`, 'Fresh parcels');
-  await knex.raw(
-    `INSERT INTO orders (workspace_id, client_name, phone, store_name, products_name, status, delivery_status, delivery_tracking_number, delivery_at)
-     SELECT ?::uuid, 'C' || g, '+2126' || lpad(g::text, 8, '0'), 'S', 'P', 'confirmed', 'shipped', 'OZ' || g, now() - interval '1 day'
-       FROM generate_series(1, ?) g`,
-    [shop.workspaceId, REPORT_ROWS],
-  );
-  await knex.raw('ANALYZE orders');
-  const numbered = (from: number, count: number) => Array.from({ length: count }, (_, i) => `OZ${from + i}`);
-  const freshHalf = await upload(memory, serviceUrl, shop.cookie, reportOf(numbered(1, HALF_REPORT_ROWS)), 'plain');
-  // The other 10,000 parcels and the first 10,000 again, each in the next word: every row a change.
-  const freshReport = reportOf([...numbered(HALF_REPORT_ROWS + 1, HALF_REPORT_ROWS), ...numbered(1, HALF_REPORT_ROWS)], 1);
-  const freshFull = await upload(memory, serviceUrl, shop.cookie, freshReport, 'plain');
-  const freshAgain = await upload(memory, serviceUrl, shop.cookie, freshReport, 'plain');
-  const fresh = { half: freshHalf, full: freshFull, again: freshAgain };
-  for (const [what, u] of Object.entries(fresh))
-    log(
-      `deliveries: fresh workspace, plain upload (${what}): ${u.rows} rows in ${u.seconds.toFixed(2)} s, RSS +${u.rssGrowthMb.toFixed(0)} MB, ${u.updated} updated`,
-    );
+  const fresh = STATS_ONLY ? undefined : await freshReports(knex, serviceUrl, memory, stamp, log);
 
   log(`deliveries: seeding ${SMALL} and ${LARGE.toLocaleString('en')} orders with their calls and deliveries`);
   await insertOrders(knex, [small.workspaceId], SMALL);
@@ -176,6 +189,7 @@ export async function deliveriesAtScale(options: {
     requests.push({ what, small: smallSide, large: largeSide });
   }
 
+  if (STATS_ONLY) return { requests };
   // Reports naming the large workspace's tracking numbers, in the order of the fresh workspace's: 10,000,
   // then 20,000 others (every row a change: the seed wrote no carrier's words), then the 20,000 again
   // (nothing changes).
@@ -210,8 +224,8 @@ export function deliveriesSection(d: DeliveriesAtScale): string[] {
         `| ${r.what} | ${r.small.p50} / ${r.small.p99} | ${r.large.p50} / ${r.large.p99} | ${ratio(r).toFixed(2)}× | ${mark(ratio(r) <= TARGET)} | ${r.small.failures + r.large.failures} |`,
     ),
     '',
-    ...reportTable(`In the workspace of ${LARGE.toLocaleString('en')} orders (multipart, as the page sends it)`, d.report),
-    ...reportTable('A plain CSV upload to a workspace of 20,000 shipped parcels, before the large workspace is seeded', d.fresh),
+    ...(d.report ? reportTable(`In the workspace of ${LARGE.toLocaleString('en')} orders (multipart, as the page sends it)`, d.report) : []),
+    ...(d.fresh ? reportTable('A plain CSV upload to a workspace of 20,000 shipped parcels, before the large workspace is seeded', d.fresh) : []),
   ];
 }
 

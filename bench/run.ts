@@ -41,7 +41,9 @@ import { shippingBench } from './shipping';
  * run in the baseline's place, with the same flags and secrets: a change's before → after; both
  * sides' Postgres backends are then counted as the service's, so compare Node CPU only),
  * BENCH_ROUNDS (alternating segments per side, default 6) and BENCH_RATE (a fixed total req/s per
- * side instead of all it can answer: Node CPU per request compared at the same load).
+ * side instead of all it can answer: Node CPU per request compared at the same load),
+ * BENCH_DELIVERIES_STATS_ONLY=1 (scenario `deliveries` measures the statistics alone, without the
+ * carriers' reports before and after them).
  */
 const env = process.env;
 const load: LoadOptions = {
