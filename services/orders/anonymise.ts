@@ -24,8 +24,9 @@ const COUNTED_DELIVERIES = `(${FINAL_DELIVERY_STATUSES.map((status) => `'${statu
  * - the order: name and phone to the markers above, address, city and note to null;
  * - its calls: summary, summary code and the changes asked for to null; a reply's text to '' (a reply
  *   was made, which call_counts' "answered" reads, but its words are gone);
- * - delivery_counts: `orders_count_deliveries` moves a delivered order's count from its city to "no
- *   city"; the same statement moves it back, so /stats' cities read the same.
+ * - delivery_counts and delivery_month_counts: `orders_count_deliveries` moves a delivered order's
+ *   count from its city to "no city"; the same statement moves it back, so /stats' cities read the
+ *   same (delivery_day_counts has no city: the trigger's changes cancel out there).
  * `orders_webhook_changes` does not fire for it (migration 20261130_58_20), and no counter another
  * trigger keeps reads a column changed here. Returns the orders anonymised.
  */
@@ -52,8 +53,19 @@ export async function anonymiseOrders(db: Knex | Knex.Transaction, picked: strin
                SELECT d.*, '' AS city, -1 AS n, -coalesce(d.total_amount, 0) AS amount FROM done d) moves
         WHERE delivery_status IN ${COUNTED_DELIVERIES} AND coalesce(old_city, '') <> ''
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+       RETURNING 1),
+     month_cities AS (
+       INSERT INTO delivery_month_counts (workspace_id, month, store_name, city, currency, status, confirmer_kind, confirmer_id, n, amount)
+       SELECT workspace_id, date_trunc('month', (delivery_at AT TIME ZONE 'Africa/Casablanca')::date::timestamp)::date, store_name, city, coalesce(currency, ''),
+              delivery_status, coalesce(delivery_confirmer_kind, ''), delivery_confirmer_id, sum(n), sum(amount)
+         FROM (SELECT d.*, d.old_city AS city, 1 AS n, coalesce(d.total_amount, 0) AS amount FROM done d
+               UNION ALL
+               SELECT d.*, '' AS city, -1 AS n, -coalesce(d.total_amount, 0) AS amount FROM done d) moves
+        WHERE delivery_status IN ${COUNTED_DELIVERIES} AND coalesce(old_city, '') <> ''
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        RETURNING 1)
-     SELECT (SELECT count(*) FROM done) AS n, (SELECT count(*) FROM calls_done) AS calls, (SELECT count(*) FROM cities) AS cities`,
+     SELECT (SELECT count(*) FROM done) AS n, (SELECT count(*) FROM calls_done) AS calls, (SELECT count(*) FROM cities) AS cities,
+            (SELECT count(*) FROM month_cities) AS month_cities`,
     [...bindings, ANONYMISED_NAME, ANONYMISED_PHONE],
   );
   return Number(rows[0].n);

@@ -33,16 +33,22 @@ export async function compactStatusCounts(knex: Knex, minRows = 20): Promise<num
   return rowCount ?? 0;
 }
 
-/** The counters by Morocco day, each a table of delta rows with the columns that key it. */
+/** The counters by Morocco day (or month), each a table of delta rows with the columns that key it, its period column first after the workspace. */
 const DAILY_COUNTERS = {
   delivery_counts: { key: ['workspace_id', 'day', 'store_name', 'city', 'currency', 'status', 'confirmer_kind', 'confirmer_id'], sums: ['n', 'amount'] },
+  delivery_day_counts: { key: ['workspace_id', 'day', 'currency', 'status', 'confirmer_kind', 'confirmer_id'], sums: ['n', 'amount'] },
+  delivery_month_counts: {
+    key: ['workspace_id', 'month', 'store_name', 'city', 'currency', 'status', 'confirmer_kind', 'confirmer_id'],
+    sums: ['n', 'amount'],
+  },
   call_counts: { key: ['workspace_id', 'day', 'kind', 'member_id', 'agent_id', 'outcome'], sums: ['n', 'answered', 'seconds'] },
   order_counts: { key: ['workspace_id', 'day', 'store_name', 'status', 'currency', 'finished', 'blocked'], sums: ['n', 'amount', 'calls', 'called'] },
 } as const;
 
 /**
- * Folds the counters by day (delivery_counts, call_counts, order_counts) into one row per key, for the
- * workspaces that have piled up more than `minRows` delta rows on one day.
+ * Folds the counters by day or month (delivery_counts, delivery_day_counts, delivery_month_counts,
+ * call_counts, order_counts) into one row per key, for the workspaces that have piled up more than
+ * `minRows` delta rows on one day (month).
  */
 export async function compactDailyCounts(knex: Knex, minRows = 50): Promise<number> {
   let folded = 0;
@@ -51,7 +57,7 @@ export async function compactDailyCounts(knex: Knex, minRows = 50): Promise<numb
     const { rowCount } = await knex.raw(
       `WITH folded AS (
          DELETE FROM ${table}
-          WHERE workspace_id IN (SELECT workspace_id FROM ${table} GROUP BY workspace_id, day HAVING count(*) > ?)
+          WHERE workspace_id IN (SELECT workspace_id FROM ${table} GROUP BY workspace_id, ${key[1]} HAVING count(*) > ?)
          RETURNING *)
        INSERT INTO ${table} (${keys}, ${sums.join(', ')})
        SELECT ${keys}, ${sums.map((c) => `sum(${c})`).join(', ')}

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { amountText, endedDeliveries, FINAL_DELIVERY_STATUSES } from '../orders';
 import type { FinalDeliveryStatus } from '../orders';
-import { daysOf, ratio } from './period';
+import { shopDay } from '../../services/shared';
+import { daysOf, ratio, spannedRows, spansOf } from './period';
 import type { Period } from './period';
 
 /**
@@ -41,6 +42,12 @@ class Tally {
     if (row.status === 'delivered' && row.currency) this.collected.set(row.currency, (this.collected.get(row.currency) ?? 0) + row.amount);
   }
 
+  /** Adds another tally's counts and amounts. */
+  merge(other: Tally): void {
+    for (const status of FINAL_DELIVERY_STATUSES) this.counts[status] += other.counts[status];
+    for (const [currency, amount] of other.collected) this.collected.set(currency, (this.collected.get(currency) ?? 0) + amount);
+  }
+
   get total(): number {
     return endedDeliveries(this.counts);
   }
@@ -65,47 +72,91 @@ function grouped<K>(rows: CountRow[], key: (row: CountRow) => K): Map<K, Tally> 
 interface CountRow {
   grouping: number;
   day: string | null;
+  confirmer_kind: string | null;
   store_name: string | null;
   city: string | null;
-  confirmed: boolean | null;
   currency: string;
   status: string;
   n: number;
   amount: number;
 }
 
-/** GROUPING(day, store_name, city, confirmed) of each grouping set below: a bit per column left out. */
-const BY = { total: 0b1111, day: 0b0111, store: 0b1011, city: 0b1101, confirmed: 0b1110 };
+/** GROUPING(day, confirmer_kind) and GROUPING(store_name, city) of each grouping set below: a bit per column left out. */
+const BY = { day: 0b01, confirmer: 0b10, store: 0b01, city: 0b10 };
 
-/** The period's counters summed by SQL per day, store, city and confirmation (delta rows folded here when the worker has not yet). */
-async function countRows(knex: Knex, workspaceId: string, period: Period): Promise<CountRow[]> {
+/**
+ * The period's deliveries by day and by who confirmed them, from delivery_day_counts (no store, no
+ * city: a few rows a day); the whole period's tallies are the sums of the confirmers' rows.
+ */
+async function dayRows(knex: Knex, workspaceId: string, period: Period): Promise<CountRow[]> {
   const { rows } = await knex.raw(
-    `SELECT GROUPING(day, store_name, city, confirmed) AS grouping, to_char(day, 'YYYY-MM-DD') AS day, store_name, city, confirmed,
+    `SELECT GROUPING(day, confirmer_kind) AS grouping, to_char(day, 'YYYY-MM-DD') AS day, confirmer_kind,
             currency, status, sum(n)::int AS n, sum(amount)::float AS amount
-       FROM (SELECT *, confirmer_kind <> '' AS confirmed FROM delivery_counts
-              WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date) c
-      GROUP BY GROUPING SETS ((status, currency), (day, status, currency), (store_name, status, currency), (city, status, currency), (confirmed, status, currency))
+       FROM delivery_day_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date
+      GROUP BY GROUPING SETS ((day, status, currency), (confirmer_kind, status, currency))
      HAVING sum(n) <> 0`,
     [workspaceId, period.from, period.to],
   );
   return rows;
 }
 
-export async function deliveryStats(knex: Knex, workspaceId: string, period: Period): Promise<DeliveryStats> {
-  const rows = await countRows(knex, workspaceId, period);
-  const of = (set: number) => rows.filter((r) => r.grouping === set);
+/** The period's deliveries by store and by city: its whole months from delivery_month_counts, the rest by day from delivery_counts (`spansOf`). */
+async function placeRows(knex: Knex, workspaceId: string, period: Period, today: string): Promise<CountRow[]> {
+  const spanned = spannedRows(
+    spansOf(period, today),
+    workspaceId,
+    { byDay: 'delivery_counts', byMonth: 'delivery_month_counts' },
+    'store_name, city, currency, status',
+    ['n', 'amount'],
+  );
+  const { rows } = await knex.raw(
+    `SELECT GROUPING(store_name, city) AS grouping, store_name, city, currency, status, sum(n)::int AS n, sum(amount)::float AS amount
+       FROM (${spanned.sql}) c
+      GROUP BY GROUPING SETS ((store_name, status, currency), (city, status, currency))
+     HAVING sum(n) <> 0`,
+    spanned.bindings,
+  );
+  return rows;
+}
+
+/** Each confirming channel's confirmed orders whose delivery ended in the period: kind (`human`, `voice`, `whatsapp`) → final status → orders. */
+export type Doors = Map<string, Record<FinalDeliveryStatus, number>>;
+
+/** What happened at the door over the period, and what each channel's confirmed orders became (`doors`). */
+export async function deliveryStats(knex: Knex, workspaceId: string, period: Period, today = shopDay()): Promise<{ delivery: DeliveryStats; doors: Doors }> {
+  const [byDay, byPlace] = await Promise.all([dayRows(knex, workspaceId, period), placeRows(knex, workspaceId, period, today)]);
+  const confirmers = grouped(
+    byDay.filter((r) => r.grouping === BY.confirmer),
+    (r) => r.confirmer_kind ?? '',
+  );
   const total = new Tally();
-  for (const row of of(BY.total)) total.add(row);
-  const days = grouped(of(BY.day), (r) => r.day);
-  const byDay = daysOf(period).map((date) => ({ date, ...(days.get(date) ?? new Tally()).json() }));
-  const ranked = <K>(map: Map<K, Tally>) => [...map].sort(([, a], [, b]) => b.total - a.total).slice(0, 50);
-  const confirmed = grouped(of(BY.confirmed), (r) => r.confirmed);
-  return {
+  const confirmed = new Tally();
+  for (const [kind, tally] of confirmers) {
+    total.merge(tally);
+    if (kind) confirmed.merge(tally);
+  }
+  const days = grouped(
+    byDay.filter((r) => r.grouping === BY.day),
+    (r) => r.day,
+  );
+  // Most ended deliveries first; a tie by name (the database returns groups in no given order).
+  const ranked = (map: Map<string, Tally>) => [...map].sort(([x, a], [y, b]) => b.total - a.total || x.localeCompare(y)).slice(0, 50);
+  const stores = grouped(
+    byPlace.filter((r) => r.grouping === BY.store),
+    (r) => r.store_name ?? '',
+  );
+  const cities = grouped(
+    byPlace.filter((r) => r.grouping === BY.city),
+    (r) => r.city ?? '',
+  );
+  const delivery: DeliveryStats = {
     ...total.json(),
-    by_day: byDay,
-    by_store: ranked(grouped(of(BY.store), (r) => r.store_name ?? '')).map(([store_name, tally]) => ({ store_name, ...tally.json() })),
-    by_city: ranked(grouped(of(BY.city), (r) => r.city ?? '')).map(([city, tally]) => ({ city: city || null, ...tally.json() })),
-    confirmed_by_call: (confirmed.get(true) ?? new Tally()).json(),
-    without_confirmed_call: (confirmed.get(false) ?? new Tally()).json(),
+    by_day: daysOf(period).map((date) => ({ date, ...(days.get(date) ?? new Tally()).json() })),
+    by_store: ranked(stores).map(([store_name, tally]) => ({ store_name, ...tally.json() })),
+    by_city: ranked(cities).map(([city, tally]) => ({ city: city || null, ...tally.json() })),
+    confirmed_by_call: confirmed.json(),
+    without_confirmed_call: (confirmers.get('') ?? new Tally()).json(),
   };
+  const doors: Doors = new Map([...confirmers].filter(([kind]) => kind !== '').map(([kind, tally]) => [kind, { ...tally.counts }]));
+  return { delivery, doors };
 }

@@ -7,7 +7,7 @@ import { FINAL_DELIVERY_STATUSES, ORDER_STATUSES } from '../orders';
 import type { FinalDeliveryStatus, OrderStatus } from '../orders';
 import { compactDailyCounts, compactStatusCounts, statusCounts } from './counters';
 import { deliveredRate, deliveryStats } from './deliveries';
-import type { DeliveryStats } from './deliveries';
+import type { DeliveryStats, Doors } from './deliveries';
 import { statsPageOf, teamPageOf } from './pages';
 import type { ShownDelivery, TeamPage } from './pages';
 import { DAY_MS, daysOf, ratio } from './period';
@@ -143,7 +143,7 @@ export class StatsService {
    */
   async forPeriod(workspaceId: string, period: Period): Promise<Stats> {
     const scope = [workspaceId, period.from, period.to];
-    const [groups, calls, confirming, delivery, doors] = await Promise.all([
+    const [groups, calls, confirming, { delivery, doors }] = await Promise.all([
       // A blocked number's order is declined at once, its operation cancelled: not a customer's answer (`blocked`).
       this.knex.raw(
         `SELECT GROUPING(status, day, store_name) AS grouping, status, to_char(day, 'YYYY-MM-DD') AS day, store_name,
@@ -171,16 +171,10 @@ export class StatsService {
            FROM order_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date AND status = 'confirmed'`,
         scope,
       ),
+      // With the deliveries of the orders each channel confirmed (`doors`, by who confirmed them).
       deliveryStats(this.knex, workspaceId, period),
-      // The deliveries of the orders each channel confirmed (delivery_counts, by who confirmed them).
-      this.knex.raw(
-        `SELECT confirmer_kind AS kind, status, sum(n)::int AS n
-           FROM delivery_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date AND confirmer_kind <> ''
-          GROUP BY confirmer_kind, status HAVING sum(n) <> 0`,
-        scope,
-      ),
     ]);
-    return { ...this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average, doors.rows), delivery };
+    return { ...this.assemble(period, groups.rows, calls.rows, confirming.rows[0].average, doors), delivery };
   }
 
   private assemble(
@@ -189,7 +183,7 @@ export class StatsService {
     rows: any[],
     callRows: Array<{ kind: (typeof CHANNELS)[number]; outcome: Outcome; calls: number; answered: number }>,
     average: number | null,
-    doorRows: Array<{ kind: (typeof CHANNELS)[number]; status: string; n: number }>,
+    doors: Doors,
   ): Omit<Stats, 'delivery'> {
     const byChannel = Object.fromEntries(
       CHANNELS.map((channel) => {
@@ -197,9 +191,9 @@ export class StatsService {
         const calls = mine.reduce((n, r) => n + r.calls, 0);
         const answered = mine.reduce((n, r) => n + r.answered, 0);
         const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, mine.find((r) => r.outcome === o)?.calls ?? 0])) as Record<Outcome, number>;
-        const door = (status: string) => doorRows.find((r) => r.kind === channel && r.status === status)?.n ?? 0;
-        const doors = Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, door(status)])) as Record<FinalDeliveryStatus, number>;
-        return [channel, { calls, answered, answered_rate: ratio(answered, calls), by_outcome: byOutcome, ...doors, delivered_rate: deliveredRate(doors) }];
+        const door = doors.get(channel);
+        const ended = Object.fromEntries(FINAL_DELIVERY_STATUSES.map((status) => [status, door?.[status] ?? 0])) as Record<FinalDeliveryStatus, number>;
+        return [channel, { calls, answered, answered_rate: ratio(answered, calls), by_outcome: byOutcome, ...ended, delivered_rate: deliveredRate(ended) }];
       }),
     ) as Stats['by_channel'];
     const calls = { calls: callRows.reduce((n, r) => n + r.calls, 0), answered: callRows.reduce((n, r) => n + r.answered, 0) };

@@ -1,12 +1,12 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Knex } from 'knex';
-import { WITHIN_SHOP_DAYS } from '../../services/shared';
+import { shopDay, WITHIN_SHOP_DAYS } from '../../services/shared';
 import { confirmedCount, OUTCOMES } from '../calls';
 import type { Outcome } from '../calls';
 import { defuse, FINAL_DELIVERY_STATUSES } from '../orders';
 import type { FinalDeliveryStatus } from '../orders';
 import { deliveredRate } from './deliveries';
-import { ratio } from './period';
+import { ratio, spannedRows, spansOf } from './period';
 import type { Period } from './period';
 
 /** One confirmer's row of /stats/team: a member, a voice agent or a WhatsApp agent. */
@@ -68,8 +68,16 @@ function byChannel(rows: TeamRow[]): TeamStats['by_channel'] {
  * time (call_counts), and the delivery of the orders they confirmed (delivery_counts). Every current
  * member and agent has a row; someone who left keeps theirs while the period holds their calls.
  */
-export async function teamStats(knex: Knex, workspaceId: string, period: Period): Promise<TeamStats> {
+export async function teamStats(knex: Knex, workspaceId: string, period: Period, today = shopDay()): Promise<TeamStats> {
   const bounds = [workspaceId, period.from, period.to];
+  const confirmed = spannedRows(
+    spansOf(period, today),
+    workspaceId,
+    { byDay: 'delivery_day_counts', byMonth: 'delivery_month_counts' },
+    'confirmer_kind, confirmer_id, status',
+    ['n'],
+    " AND confirmer_kind <> ''",
+  );
   const [calls, deliveries, members, agents] = await Promise.all([
     knex.raw(
       `SELECT kind, coalesce(member_id, agent_id) AS who, outcome, sum(n)::int AS n, sum(answered)::int AS answered, sum(seconds)::float AS seconds
@@ -77,11 +85,12 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period)
         GROUP BY kind, coalesce(member_id, agent_id), outcome HAVING sum(n) <> 0`,
       bounds,
     ),
+    // Whole months from delivery_month_counts, the rest by day from delivery_day_counts (`spansOf`).
     knex.raw(
       `SELECT confirmer_kind AS kind, confirmer_id AS who, status, sum(n)::int AS n
-         FROM delivery_counts WHERE workspace_id = ? AND day BETWEEN ?::date AND ?::date AND confirmer_kind <> ''
+         FROM (${confirmed.sql}) c
         GROUP BY confirmer_kind, confirmer_id, status HAVING sum(n) <> 0`,
-      bounds,
+      confirmed.bindings,
     ),
     knex('workspace_members as m').join('users as u', 'u.id', 'm.user_id').where('m.workspace_id', workspaceId).select('u.id', 'u.name'),
     knex('agents').where({ workspace_id: workspaceId }).whereIn('kind', ['voice', 'whatsapp']).select('id', 'name', 'kind'),
