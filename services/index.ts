@@ -84,7 +84,7 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     parcels: new ParcelSender(knex, jobs, carrierAccounts),
     carrierNews: new CarrierNewsService(knex, carrierAccounts),
     /** Shifts, assignment, pay (docs/team.md). */
-    team: new TeamService(knex),
+    team: new TeamService(knex, (workspaceId, period) => stats.deliveredByConfirmer(workspaceId, period, 'human')),
     workspaces,
     invitations,
     members: new MemberService(knex, calls),

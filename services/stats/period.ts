@@ -58,7 +58,7 @@ export function spansOf(period: Period, today: string): Spans {
 /**
  * The rows of a period from a counter kept by day and by month (`spansOf`), as one SELECT to group:
  * `columns` and each of `sums` of the month rows and the added days, minus those of the days taken
- * away. `where` filters each part further (" AND …", without bindings).
+ * away. `where` filters each part further (" AND …", with `whereBindings` for its placeholders).
  */
 export function spannedRows(
   spans: Spans,
@@ -67,6 +67,7 @@ export function spannedRows(
   columns: string,
   sums: string[],
   where = '',
+  whereBindings: string[] = [],
 ): { sql: string; bindings: string[] } {
   const parts: string[] = [];
   const bindings: string[] = [];
@@ -74,7 +75,7 @@ export function spannedRows(
     if (values.length === 0) return;
     const summed = sums.map((s) => (sign ? `-${s} AS ${s}` : s)).join(', ');
     parts.push(`SELECT ${columns}, ${summed} FROM ${table} WHERE workspace_id = ? AND ${column} = ANY(?::date[])${where}`);
-    bindings.push(workspaceId, `{${values.join(',')}}`);
+    bindings.push(workspaceId, `{${values.join(',')}}`, ...whereBindings);
   };
   part(tables.byMonth, 'month', spans.months, '');
   part(tables.byDay, 'day', spans.days, '');

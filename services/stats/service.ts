@@ -12,7 +12,7 @@ import { statsPageOf, teamPageOf } from './pages';
 import type { ShownDelivery, TeamPage } from './pages';
 import { DAY_MS, daysOf, ratio } from './period';
 import type { Period } from './period';
-import { savedParcels, teamStats } from './team';
+import { deliveredByConfirmer, savedParcels, teamStats } from './team';
 import type { SavedLine, TeamStats } from './team';
 
 const CHANNELS = ['human', 'voice', 'whatsapp'] as const;
@@ -115,6 +115,11 @@ export class StatsService {
   /** /stats: the period's figures with the columns the page adds up. */
   async page(workspaceId: string, period: Period): Promise<StatsPage> {
     return statsPageOf(await this.forPeriod(workspaceId, period));
+  }
+
+  /** The orders each confirmer of `kind` confirmed that were delivered in the period: confirmer id → orders (the pay view's). */
+  deliveredByConfirmer(workspaceId: string, period: Period, kind: 'human' | 'voice' | 'whatsapp'): Promise<Map<string, number>> {
+    return deliveredByConfirmer(this.knex, workspaceId, period, kind);
   }
 
   /** /stats/team: saved parcels per member over a period (follow-ups, then delivered). */

@@ -160,6 +160,29 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period,
   return { from: period.from, to: period.to, rows: teamRows, by_channel: byChannel(teamRows) };
 }
 
+/**
+ * The orders each confirmer of a kind confirmed that were delivered in the period (by the day of
+ * their delivery, in Morocco): confirmer id → orders. What the pay view pays per delivered order,
+ * read from delivery_month_counts and delivery_day_counts as the team's figures are.
+ */
+export async function deliveredByConfirmer(knex: Knex, workspaceId: string, period: Period, kind: string, today = shopDay()): Promise<Map<string, number>> {
+  const delivered = spannedRows(
+    spansOf(period, today),
+    workspaceId,
+    { byDay: 'delivery_day_counts', byMonth: 'delivery_month_counts' },
+    'confirmer_id',
+    ['n'],
+    " AND status = 'delivered' AND confirmer_kind = ?",
+    [kind],
+  );
+  const { rows } = await knex.raw(
+    `SELECT confirmer_id AS who, sum(n)::int AS n FROM (${delivered.sql}) c
+      WHERE confirmer_id IS NOT NULL GROUP BY confirmer_id HAVING sum(n) <> 0`,
+    delivered.bindings,
+  );
+  return new Map(rows.map((r: { who: string; n: number }) => [r.who, r.n]));
+}
+
 /** The team's table as CSV (UTF-8 with a BOM, for spreadsheets), what a shop pays its confirmers from. */
 export function teamCsv(stats: TeamStats, headers: string[]): string {
   const lines = stats.rows.map((r) => [

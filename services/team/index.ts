@@ -11,12 +11,22 @@ export { ON_SHIFT_SQL } from './shifts';
 export { ASSIGNMENTS } from './settings';
 export { payCsv } from './pay';
 
+/**
+ * The members' orders delivered over a period, by member (user id → orders): what the pay view pays
+ * per delivered order. The statistics' counters hold it (StatsService.deliveredByConfirmer); the team
+ * is given it, as the calls domain, which the statistics read, imports the team.
+ */
+export type DeliveredBy = (workspaceId: string, period: { from: string; to: string }) => Promise<Map<string, number>>;
+
 /** The team (docs/team.md): shifts, assignment settings and reassignment, pay. */
 export class TeamService {
   readonly shifts: ShiftService;
   readonly settings: TeamSettingsService;
 
-  constructor(private readonly knex: Knex) {
+  constructor(
+    private readonly knex: Knex,
+    private readonly deliveredBy: DeliveredBy,
+  ) {
     this.shifts = new ShiftService(knex);
     this.settings = new TeamSettingsService(knex);
   }
@@ -28,6 +38,6 @@ export class TeamService {
 
   /** The pay view for a period: every line for the owner, their own for a member. */
   pay(workspace: WorkspaceActor, userId: string, period: { from: string; to: string }): Promise<PayView> {
-    return payView(this.knex, workspace.id, period, workspace.role === 'owner' ? undefined : userId);
+    return payView(this.knex, workspace.id, period, this.deliveredBy(workspace.id, period), workspace.role === 'owner' ? undefined : userId);
   }
 }

@@ -49,13 +49,21 @@ const money = (value: number) => (Math.round(value * 100) / 100).toFixed(2);
  * The pay of each member over the period, by their rule: the counts the rule uses and the amount.
  * An order counts once, for the member whose call confirmed it (its last confirming call, the
  * confirmer its delivery records), in the period of that call's end (confirmed) or of its delivery
- * (delivered). `onlyUserId`: a member sees their own line alone.
+ * (delivered). `onlyUserId`: a member sees their own line alone. `delivered`: the members'
+ * delivered orders over the period (`DeliveredBy`: the statistics' counters count them).
  */
-export async function payView(knex: Knex, workspaceId: string, period: { from: string; to: string }, onlyUserId?: string): Promise<PayView> {
-  const settings = await knex('team_settings').where({ workspace_id: workspaceId }).first('currency');
-  const { rows } = await knex.raw(
-    `SELECT m.user_id, u.name, m.pay_fixed, m.pay_per_confirmed, m.pay_per_delivered,
-            coalesce(conf.n, 0)::int AS confirmed, coalesce(deliv.n, 0)::int AS delivered
+export async function payView(
+  knex: Knex,
+  workspaceId: string,
+  period: { from: string; to: string },
+  delivered: Promise<Map<string, number>>,
+  onlyUserId?: string,
+): Promise<PayView> {
+  const [settings, { rows }, deliveredBy] = await Promise.all([
+    knex('team_settings').where({ workspace_id: workspaceId }).first('currency'),
+    knex.raw(
+      `SELECT m.user_id, u.name, m.pay_fixed, m.pay_per_confirmed, m.pay_per_delivered,
+            coalesce(conf.n, 0)::int AS confirmed
        FROM workspace_members m
        JOIN users u ON u.id = m.user_id
        LEFT JOIN (
@@ -66,15 +74,12 @@ export async function payView(knex: Knex, workspaceId: string, period: { from: s
             AND NOT EXISTS (SELECT 1 FROM operations op2 JOIN calls k2 ON k2.operation_id = op2.id
                              WHERE op2.order_id = op.order_id AND k2.outcome IN (${CONFIRMING_SQL}) AND k2.dropped_at IS NULL AND k2.ended_at > k.ended_at)
           GROUP BY k.made_by) conf ON conf.user_id = m.user_id
-       LEFT JOIN (
-         SELECT o.delivery_confirmer_id AS user_id, count(*) AS n
-           FROM orders o
-          WHERE o.workspace_id = ? AND o.delivery_status = 'delivered' AND o.delivery_confirmer_kind = 'human' AND ${WITHIN_SHOP_DAYS('o.delivery_at')}
-          GROUP BY o.delivery_confirmer_id) deliv ON deliv.user_id = m.user_id
       WHERE m.workspace_id = ? AND (?::uuid IS NULL OR m.user_id = ?::uuid)
       ORDER BY m.role DESC, u.name, u.id`,
-    [workspaceId, period.from, period.to, workspaceId, period.from, period.to, workspaceId, onlyUserId ?? null, onlyUserId ?? null],
-  );
+      [workspaceId, period.from, period.to, workspaceId, onlyUserId ?? null, onlyUserId ?? null],
+    ),
+    delivered,
+  ]);
   const months = monthsCovered(period.from, period.to);
   const text = (value: unknown) => (value === null || value === undefined ? null : Number(value).toFixed(2));
   const lines = rows.map(
@@ -85,16 +90,16 @@ export async function payView(knex: Knex, workspaceId: string, period: { from: s
       pay_per_confirmed: number | null;
       pay_per_delivered: number | null;
       confirmed: number;
-      delivered: number;
     }): PayLine => {
+      const orders = deliveredBy.get(row.user_id) ?? 0;
       const fixed = (row.pay_fixed ?? 0) * months;
-      const amount = fixed + (row.pay_per_confirmed ?? 0) * row.confirmed + (row.pay_per_delivered ?? 0) * row.delivered;
+      const amount = fixed + (row.pay_per_confirmed ?? 0) * row.confirmed + (row.pay_per_delivered ?? 0) * orders;
       return {
         user_id: row.user_id,
         name: row.name,
         rule: { fixed: text(row.pay_fixed), per_confirmed: text(row.pay_per_confirmed), per_delivered: text(row.pay_per_delivered) },
         confirmed: row.confirmed,
-        delivered: row.delivered,
+        delivered: orders,
         fixed_part: money(fixed),
         amount: money(amount),
       };
