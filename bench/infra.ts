@@ -64,6 +64,11 @@ export async function freshDatabase(tmp: string, cleanup: Cleanup): Promise<{ ur
   } finally {
     await admin.end();
   }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  // BENCH_KEEP_DATABASE=1: the database stays after the run (its seed kept for EXPLAIN experiments); drop it yourself.
+  if (process.env.BENCH_KEEP_DATABASE === '1')
+    return { url: url.toString(), where: `fresh database \`${name}\` on DATABASE_URL's server (kept: BENCH_KEEP_DATABASE)` };
   cleanup.add(`database ${name}`, async () => {
     const client = new pg.Client({ connectionString: serverUrl });
     await client.connect();
@@ -73,8 +78,6 @@ export async function freshDatabase(tmp: string, cleanup: Cleanup): Promise<{ ur
       await client.end();
     }
   });
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
   return { url: url.toString(), where: `fresh database \`${name}\` on DATABASE_URL's server (dropped at the end)` };
 }
 

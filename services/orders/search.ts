@@ -114,6 +114,8 @@ function looksSelective(typed: string): boolean {
 export class OrderSearch {
   /** Remembered counts (see count), the least recently used forgotten first. */
   private readonly counts = new LRUCache<string, number>({ max: 2000 });
+  /** Remembered counts by status (see countByStatus), the least recently used forgotten first. */
+  private readonly statusCounts = new LRUCache<string, ReadonlyMap<string, number>>({ max: 2000 });
   /** Keys left out of a search beside rarer ones (see CommonKeys). */
   private readonly commonKeys: CommonKeys;
 
@@ -218,16 +220,25 @@ export class OrderSearch {
    */
   async count(workspaceId: string, filters: OrderFilters, newerThan: Position | null, cap: number): Promise<number> {
     if (boundConditions(this.knex, filters).length > 0) return this.countNow(workspaceId, filters, newerThan, cap);
-    // Read before counting: a change committed in between makes a newer version, never a stale count.
-    const [{ version }] = await this.knex('order_search_versions')
-      .where('workspace_id', workspaceId)
-      .select(this.knex.raw('coalesce(sum(version), 0)::text AS version'));
+    const { version } = await this.versions(workspaceId);
     const key = JSON.stringify([workspaceId, version, filters.q, newerThan?.at ?? null, newerThan?.id ?? null, cap]);
     const known = this.counts.get(key);
     if (known !== undefined) return known;
     const n = await this.countNow(workspaceId, filters, newerThan, cap);
     this.counts.set(key, n);
     return n;
+  }
+
+  /**
+   * The workspace's search version (the sum of order_search_versions' `version`: what a text search
+   * can find) and its status version (their `status_version`: every status change), as text. Read
+   * before counting: a change committed in between makes a newer version, never a stale count.
+   */
+  private async versions(workspaceId: string): Promise<{ version: string; statuses: string }> {
+    const [row] = await this.knex('order_search_versions')
+      .where('workspace_id', workspaceId)
+      .select(this.knex.raw('coalesce(sum(version), 0)::text AS version, coalesce(sum(status_version), 0)::text AS statuses'));
+    return row;
   }
 
   /** count, counted now. */
@@ -261,11 +272,29 @@ export class OrderSearch {
 
   /**
    * How many orders match the filters, by status: the status filters' chips of a search. The same
-   * ways and bounds as countNow, but one uncached query (statuses change all day): through the
-   * index's candidates when they are at most `countCandidates`, each one's status read beside
-   * whether it matches; else along the newest matching orders, `cap + 1` at most in all.
+   * ways and bounds as countNow: through the index's candidates when they are at most
+   * `countCandidates`, each one's status read beside whether it matches; else along the newest
+   * matching orders, `cap + 1` at most in all.
+   *
+   * A search without status, flag, delivery, team or date filters is remembered under the
+   * workspace's search version and its status version (the order_status_versions migration): the
+   * first says which orders match, the second that none of the workspace's orders changed status
+   * since. Exact either way: a status change, an order added, deleted or with a new search text
+   * counts again. With other filters (flags and deliveries change without a status), counted each time.
    */
-  async countByStatus(workspaceId: string, filters: OrderFilters, cap: number): Promise<Map<string, number>> {
+  async countByStatus(workspaceId: string, filters: OrderFilters, cap: number): Promise<ReadonlyMap<string, number>> {
+    if (!filters.q || boundConditions(this.knex, filters).length > 0) return this.countByStatusNow(workspaceId, filters, cap);
+    const { version, statuses } = await this.versions(workspaceId);
+    const key = JSON.stringify([workspaceId, version, statuses, filters.q, cap]);
+    const known = this.statusCounts.get(key);
+    if (known !== undefined) return known;
+    const counted = await this.countByStatusNow(workspaceId, filters, cap);
+    this.statusCounts.set(key, counted);
+    return counted;
+  }
+
+  /** countByStatus, counted now. */
+  private async countByStatusNow(workspaceId: string, filters: OrderFilters, cap: number): Promise<ReadonlyMap<string, number>> {
     const keyed = filters.q ? searchCandidates(this.knex, workspaceId, filters.q, await this.commonKeys.current()) : null;
     if (keyed) {
       const candidates = this.first(keyed.select('o.status', this.hit(workspaceId, filters, [])), this.limits.countCandidates + 1);

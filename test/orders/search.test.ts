@@ -181,6 +181,72 @@ describe('order search at scale: counts remembered, common keys left out', () =>
     return Number(row.v ?? 0);
   };
 
+  const statusVersion = async (workspaceId: string): Promise<number> => {
+    const [row] = await testKnex()('order_search_versions').where('workspace_id', workspaceId).sum<Array<{ v: string | null }>>({ v: 'status_version' });
+    return Number(row.v ?? 0);
+  };
+
+  it("a search's counts by status (the list's chips) are remembered until an order of the workspace changes status, comes, goes or has its search text changed", async () => {
+    const workspaceId = await workspace();
+    const other = await workspace();
+    const orders = service(SEARCH_LIMITS);
+    const fes = filters('fes');
+    /** The matches by status by a plain filtered scan. */
+    const truth = async () => {
+      const ids = (await scanned(workspaceId, fes)).map((o) => o.id);
+      const rows: Array<{ status: string; n: number }> = await testKnex()('orders')
+        .whereIn('id', ids)
+        .groupBy('status')
+        .select('status', testKnex().raw('count(*)::int AS n'));
+      return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+    };
+    const counted = async () => Object.fromEntries(Object.entries(await orders.countByStatus(workspaceId, fes)).filter(([, n]) => n > 0));
+    expect(await truth()).to.deep.equal({ pending: 7, confirmed: 5 });
+    expect(await counted()).to.deep.equal({ pending: 7, confirmed: 5 });
+    // Asked again with nothing changed: no statement reads orders.
+    expect(await statements(counted)).to.deep.equal([]);
+
+    // A flag, and another workspace's status change: remembered, and still right.
+    await testKnex()('orders')
+      .where('workspace_id', workspaceId)
+      .update({ flags: ['possible_duplicate'] });
+    await testKnex()('orders').where('workspace_id', other).update({ status: 'failed' });
+    expect(await statements(counted)).to.deep.equal([]);
+    expect(await counted()).to.deep.equal(await truth());
+
+    // One order of the workspace changes status (not even a match): counted again, and right.
+    const [notFes] = await testKnex()('orders').where('workspace_id', workspaceId).whereNot('city', 'Fès').whereNot('city', 'فَاس').select('id');
+    await testKnex()('orders').where('id', notFes.id).update({ status: 'failed' });
+    expect(await statements(counted)).to.have.length(1);
+    // A match changes status: the chips follow it at once.
+    const [match] = await scanned(workspaceId, fes);
+    await testKnex()('orders').where('id', match.id).update({ status: 'failed' });
+    expect(await counted()).to.deep.equal(await truth());
+    expect(await counted()).to.have.property('failed', 1);
+    // A new match, then an order deleted: counted again each time.
+    await testKnex()('orders').insert({
+      workspace_id: workspaceId,
+      client_name: 'New',
+      phone: '+212622222222',
+      store_name: 'S',
+      products_name: 'P',
+      city: 'Fès',
+    });
+    expect(await counted()).to.deep.equal(await truth());
+    expect(Object.values(await counted()).reduce((sum, n) => sum + n, 0)).to.equal(13);
+    await testKnex()('orders').where('id', match.id).del();
+    expect(await counted()).to.deep.equal(await truth());
+    expect(await counted()).to.not.have.property('failed');
+
+    // Under a flag filter the chips depend on flags, which change without a status: counted each time.
+    const flagged: OrderFilters = { ...fes, flags: ['possible_duplicate'] };
+    const byFlag = async () => Object.entries(await orders.countByStatus(workspaceId, flagged)).filter(([, n]) => n > 0);
+    expect(await byFlag()).to.have.length.greaterThan(0);
+    expect(await statements(byFlag)).to.have.length(1);
+    await testKnex()('orders').where('workspace_id', workspaceId).update({ flags: [] });
+    expect(await byFlag()).to.deep.equal([]);
+  });
+
   it('a search count is remembered until an order of the workspace comes, goes or has its search text changed; a status change or another workspace leaves it', async () => {
     const workspaceId = await workspace();
     const other = await workspace();
@@ -249,10 +315,20 @@ describe('order search at scale: counts remembered, common keys left out', () =>
     expect(await version(workspaceId)).to.equal(1);
     await testKnex()('orders').where('workspace_id', workspaceId).update({ city: 'Rabat' });
     expect(await version(workspaceId)).to.equal(2);
+    expect(await statusVersion(workspaceId)).to.equal(0);
     await testKnex()('orders').where('workspace_id', workspaceId).update({ status: 'confirmed' });
     expect(await version(workspaceId)).to.equal(2);
+    expect(await statusVersion(workspaceId)).to.equal(1);
+    // The same status written again, or a flag: neither number moves.
+    await testKnex()('orders')
+      .where('workspace_id', workspaceId)
+      .update({ status: 'confirmed', flags: ['possible_duplicate'] });
+    expect([await version(workspaceId), await statusVersion(workspaceId)]).to.deep.equal([2, 1]);
+    // A status and a search text in one statement: each moves once.
+    await testKnex()('orders').where('workspace_id', workspaceId).update({ status: 'pending', city: 'Fès' });
+    expect([await version(workspaceId), await statusVersion(workspaceId)]).to.deep.equal([3, 2]);
     await testKnex()('orders').where('workspace_id', workspaceId).whereRaw("client_name LIKE 'Client 1%'").del();
-    expect(await version(workspaceId)).to.equal(3);
+    expect(await version(workspaceId)).to.equal(4);
     // Deleting the workspace deletes its orders, and the versions go with them.
     await testKnex()('workspaces').where('id', workspaceId).del();
     const [left] = await testKnex()('orders').where('workspace_id', workspaceId).count<Array<{ n: string | number }>>({ n: '*' });
