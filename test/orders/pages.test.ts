@@ -153,6 +153,15 @@ describe('the /orders page at scale', () => {
     expect(everything).to.include({ all: '6', pending: '3', confirmed: '2', 'no-answer': '1' });
     const searched = chips((await s.agent.get('/orders').query({ q: 'fes' }).expect(200)).text);
     expect(searched).to.include({ all: '3', pending: '2', confirmed: '1', 'no-answer': '0' });
+    // The search's chips are remembered by the web process; a status change or a new match shows at once.
+    await testKnex()('orders').where({ workspace_id: s.workspaceId, client_name: 'Fes B' }).update({ status: 'pending' });
+    expect(chips((await s.agent.get('/orders').query({ q: 'fes' }).expect(200)).text)).to.include({ all: '3', pending: '3', confirmed: '0' });
+    await bulk(s, 1, () => ({ client_name: 'Fes G', status: 'no-answer' }));
+    expect(chips((await s.agent.get('/orders').query({ q: 'fes' }).expect(200)).text)).to.include({ all: '4', pending: '3', 'no-answer': '1' });
+    await testKnex()('orders').where({ workspace_id: s.workspaceId, client_name: 'Fes G' }).del();
+    await testKnex()('orders').where({ workspace_id: s.workspaceId, client_name: 'Fes B' }).update({ status: 'confirmed' });
+    const statuses = await testKnex()('orders').where('workspace_id', s.workspaceId).whereLike('client_name', 'Fes %').orderBy('client_name').pluck('status');
+    expect(statuses).to.deep.equal(['pending', 'confirmed', 'pending']);
     // With a status chosen too, the chips still count every status of the search; the range says the chosen one's.
     const chosen = (await s.agent.get('/orders').query({ q: 'fes', status: 'pending' }).expect(200)).text;
     expect(chips(chosen)).to.include({ all: '3', pending: '2', confirmed: '1' });
