@@ -44,25 +44,23 @@ export async function anonymiseOrders(db: Knex | Knex.Transaction, picked: strin
         WHERE c.operation_id = p.id
           AND (c.summary IS NOT NULL OR c.summary_code IS NOT NULL OR c.changes IS NOT NULL OR c.reply <> '')
        RETURNING c.id),
-     cities AS (
-       INSERT INTO delivery_counts (workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id, n, amount)
-       SELECT workspace_id, (delivery_at AT TIME ZONE 'Africa/Casablanca')::date, store_name, city, coalesce(currency, ''),
-              delivery_status, coalesce(delivery_confirmer_kind, ''), delivery_confirmer_id, sum(n), sum(amount)
+     moves AS (
+       -- Each counted delivery's city moves back to '': +1 on the old city, -1 on '' (by day and by month).
+       SELECT workspace_id, (delivery_at AT TIME ZONE 'Africa/Casablanca')::date AS day, store_name, city, coalesce(currency, '') AS currency,
+              delivery_status, coalesce(delivery_confirmer_kind, '') AS confirmer_kind, delivery_confirmer_id, n, amount
          FROM (SELECT d.*, d.old_city AS city, 1 AS n, coalesce(d.total_amount, 0) AS amount FROM done d
                UNION ALL
-               SELECT d.*, '' AS city, -1 AS n, -coalesce(d.total_amount, 0) AS amount FROM done d) moves
-        WHERE delivery_status IN ${COUNTED_DELIVERIES} AND coalesce(old_city, '') <> ''
-        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+               SELECT d.*, '' AS city, -1 AS n, -coalesce(d.total_amount, 0) AS amount FROM done d) m
+        WHERE delivery_status IN ${COUNTED_DELIVERIES} AND coalesce(old_city, '') <> ''),
+     cities AS (
+       INSERT INTO delivery_counts (workspace_id, day, store_name, city, currency, status, confirmer_kind, confirmer_id, n, amount)
+       SELECT workspace_id, day, store_name, city, currency, delivery_status, confirmer_kind, delivery_confirmer_id, sum(n), sum(amount)
+         FROM moves GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        RETURNING 1),
      month_cities AS (
        INSERT INTO delivery_month_counts (workspace_id, month, store_name, city, currency, status, confirmer_kind, confirmer_id, n, amount)
-       SELECT workspace_id, date_trunc('month', (delivery_at AT TIME ZONE 'Africa/Casablanca')::date::timestamp)::date, store_name, city, coalesce(currency, ''),
-              delivery_status, coalesce(delivery_confirmer_kind, ''), delivery_confirmer_id, sum(n), sum(amount)
-         FROM (SELECT d.*, d.old_city AS city, 1 AS n, coalesce(d.total_amount, 0) AS amount FROM done d
-               UNION ALL
-               SELECT d.*, '' AS city, -1 AS n, -coalesce(d.total_amount, 0) AS amount FROM done d) moves
-        WHERE delivery_status IN ${COUNTED_DELIVERIES} AND coalesce(old_city, '') <> ''
-        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+       SELECT workspace_id, date_trunc('month', day::timestamp)::date, store_name, city, currency, delivery_status, confirmer_kind, delivery_confirmer_id, sum(n), sum(amount)
+         FROM moves GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        RETURNING 1)
      SELECT (SELECT count(*) FROM done) AS n, (SELECT count(*) FROM calls_done) AS calls, (SELECT count(*) FROM cities) AS cities,
             (SELECT count(*) FROM month_cities) AS month_cities`,

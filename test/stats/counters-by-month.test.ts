@@ -3,6 +3,7 @@ import type { SignedIn } from '../helpers/app';
 import { signUp } from '../helpers/app';
 import { testKnex } from '../helpers/db';
 import { openAllDay } from '../helpers/loop';
+import { anonymiseOrdersById } from '../../services/orders';
 import { StatsService, spansOf } from '../../services/stats';
 
 /**
@@ -242,6 +243,32 @@ describe('delivery counters by day and by month agree with the orders (issue 57)
     expect(await new StatsService(knex()).compactDailyCounts(0)).to.be.greaterThan(0);
     await expectCountersOfOrders(w.shop.workspaceId, 'folded');
     await expectFiguresOfOrders(w, 'folded');
+  });
+
+  it('after orders are anonymised (their city goes): every figure and every month counter stays, as retention promises', async () => {
+    const periods = [
+      { from: '2026-01-01', to: '2026-01-31' },
+      { from: '2026-01-01', to: '2026-03-31' },
+      { from: '2026-01-15', to: '2026-02-20' },
+    ];
+    const figures = async () => Promise.all(periods.map(async (period) => (await w.shop.agent.get('/api/stats').query(period).expect(200)).body.delivery));
+    const months = async () =>
+      (
+        await knex().raw(
+          `SELECT to_char(month, 'YYYY-MM') AS month, store_name, city, status, sum(n)::int AS n, sum(amount)::numeric::text AS amount
+             FROM delivery_month_counts WHERE workspace_id = ? GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4`,
+          [w.shop.workspaceId],
+        )
+      ).rows;
+    const [before, monthsBefore] = [await figures(), await months()];
+    expect(monthsBefore.map((r: { city: string }) => r.city)).to.include('Agadir');
+    // o2 (Agadir, January), o3 (31 January) and o4 (refused, March): the statement retention and erasure use.
+    const picked = [w.ids.o2, w.ids.o3, w.ids.o4];
+    expect(await knex().transaction((trx) => anonymiseOrdersById(trx, w.shop.workspaceId, picked))).to.equal(3);
+    const [{ n: withCity }] = await knex()('orders').whereIn('id', picked).whereNotNull('city').count<{ n: string }[]>({ n: '*' });
+    expect(Number(withCity)).to.equal(0);
+    expect(await months(), 'delivery_month_counts').to.deep.equal(monthsBefore);
+    expect(await figures(), '/api/stats over whole months and their ends').to.deep.equal(before);
   });
 });
 
