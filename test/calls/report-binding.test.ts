@@ -292,7 +292,10 @@ describe('one lock order: order, operation, call', function () {
         await trx('test_lock_rows').where({ id: second }).increment('n', 1);
       });
     await Promise.all([transfer(ids[0], ids[1]), transfer(ids[1], ids[0])]);
-    expect(runs, 'one of the two ran again').to.equal(3);
+    // Usually Postgres picks one victim; when both backends' deadlock checks run before either has let
+    // go of its row (a loaded machine), both are victims and both run again: either way, each ran again
+    // at most the helper's retries and both committed.
+    expect(runs, 'a victim ran again').to.be.within(3, 2 * (1 + TRANSACTION_RETRIES));
     expect(await knex('test_lock_rows').whereIn('id', ids).orderBy('id').pluck('n')).to.deep.equal([2, 2]);
     await knex('test_lock_rows').whereIn('id', ids).delete();
   });
