@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ORDER_STATUSES } from '../../services/orders';
 import type { SignedIn } from '../helpers/app';
 import { invitationPath, signUp, TEST_ENV, uniqueEmail } from '../helpers/app';
-import { launchChromium, releaseChromium, requireChromium } from '../helpers/browser';
+import { keptPage, launchChromium, releaseChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -196,90 +196,75 @@ describe('accessibility of every page (headless Chromium)', function () {
     ['desktop', { width: 1280, height: 860 }],
   ] as const) {
     it(`${label}: labels, announced errors, contrast and visible focus on every page`, async () => {
-      const context = await browser!.newContext({ viewport, baseURL: server!.url });
-      const [name, value] = cookie.split('=');
-      await context.addCookies([{ name, value, url: server!.url }]);
-      const visitor = await browser!.newContext({ viewport, baseURL: server!.url });
-      try {
-        const page = await context.newPage();
-        const signedOut = await visitor.newPage();
-        const findings: Record<string, Findings & { focus: string[] }> = {};
-        const check = async (p: Page, key: string) => {
-          findings[key] = { ...(await p.evaluate(audit)), focus: await invisibleFocus(p) };
-        };
-        for (const path of pages) {
-          await page.goto(path);
-          await check(page, path);
-        }
-        // Error states: a form re-rendered with a message beside each field.
-        await page.goto('/orders/new');
-        await page.getByRole('button', { name: /add order/i }).click();
-        await page.waitForLoadState('load');
-        await check(page, 'POST /orders (errors)');
-        await page.goto('/settings');
-        await page.fill('#f-max_attempts', '99');
-        await page.selectOption('#f-hours_start', '22:00');
-        await page.getByRole('button', { name: /save settings/i }).click();
-        await page.waitForLoadState('load');
-        await check(page, 'POST /settings (errors)');
-        await page.goto(pages.find((p) => p.startsWith('/calls/'))!);
-        await page.locator('summary', { hasText: 'Call back later' }).click();
-        await page.getByRole('button', { name: /call back at this time/i }).click();
-        await page.waitForLoadState('load');
-        await check(page, 'POST /calls/:id/outcome (errors)');
-        expect(findings['POST /calls/:id/outcome (errors)'].unannounced).to.deep.equal([]);
-        for (const path of ['/login', '/signup']) {
-          await signedOut.goto(path);
-          await check(signedOut, path);
-        }
-        await signedOut.getByRole('button', { name: 'Sign up' }).click();
-        await signedOut.waitForLoadState('load');
-        await check(signedOut, 'POST /signup (errors)');
-        await signedOut.goto(joinPath);
-        await check(signedOut, '/join/{token}');
-        expect(findings['POST /orders (errors)'].unannounced).to.deep.equal([]);
-        expect(Object.keys(findings)).to.have.length(pages.length + 7);
-
-        const problems = Object.entries(findings).filter(([, f]) => f.unlabelled.length + f.unannounced.length + f.lowContrast.length + f.focus.length > 0);
-        expect(Object.fromEntries(problems)).to.deep.equal({});
-      } finally {
-        await context.close();
-        await visitor.close();
+      // The owner's page and a visitor's, kept for both sizes (`keptPage`).
+      const page = await keptPage(browser!, { viewport, baseURL: server!.url }, cookie);
+      const signedOut = await keptPage(browser!, { viewport, baseURL: server!.url });
+      const findings: Record<string, Findings & { focus: string[] }> = {};
+      const check = async (p: Page, key: string) => {
+        findings[key] = { ...(await p.evaluate(audit)), focus: await invisibleFocus(p) };
+      };
+      for (const path of pages) {
+        await page.goto(path);
+        await check(page, path);
       }
+      // Error states: a form re-rendered with a message beside each field.
+      await page.goto('/orders/new');
+      await page.getByRole('button', { name: /add order/i }).click();
+      await page.waitForLoadState('load');
+      await check(page, 'POST /orders (errors)');
+      await page.goto('/settings');
+      await page.fill('#f-max_attempts', '99');
+      await page.selectOption('#f-hours_start', '22:00');
+      await page.getByRole('button', { name: /save settings/i }).click();
+      await page.waitForLoadState('load');
+      await check(page, 'POST /settings (errors)');
+      await page.goto(pages.find((p) => p.startsWith('/calls/'))!);
+      await page.locator('summary', { hasText: 'Call back later' }).click();
+      await page.getByRole('button', { name: /call back at this time/i }).click();
+      await page.waitForLoadState('load');
+      await check(page, 'POST /calls/:id/outcome (errors)');
+      expect(findings['POST /calls/:id/outcome (errors)'].unannounced).to.deep.equal([]);
+      for (const path of ['/login', '/signup']) {
+        await signedOut.goto(path);
+        await check(signedOut, path);
+      }
+      await signedOut.getByRole('button', { name: 'Sign up' }).click();
+      await signedOut.waitForLoadState('load');
+      await check(signedOut, 'POST /signup (errors)');
+      await signedOut.goto(joinPath);
+      await check(signedOut, '/join/{token}');
+      expect(findings['POST /orders (errors)'].unannounced).to.deep.equal([]);
+      expect(Object.keys(findings)).to.have.length(pages.length + 7);
+
+      const problems = Object.entries(findings).filter(([, f]) => f.unlabelled.length + f.unannounced.length + f.lowContrast.length + f.focus.length > 0);
+      expect(Object.fromEntries(problems)).to.deep.equal({});
     });
   }
 
   it('phone (390 px): the statistics and the import page fit the screen; the chart is drawn to its width, its numbers in a table', async () => {
-    const context = await browser!.newContext({ viewport: { width: 390, height: 844 }, baseURL: server!.url });
-    const [name, value] = cookie.split('=');
-    await context.addCookies([{ name, value, url: server!.url }]);
-    try {
-      const page = await context.newPage();
-      const layout = async (path: string) => {
-        await page.goto(path);
-        expect(new URL(page.url()).pathname, path).to.equal(path);
-        const fit = await page.evaluate(() => {
-          const svg = document.querySelector('svg');
-          return {
-            // Nothing makes the page itself scroll sideways (a wide table may scroll inside its own box).
-            sideways: document.documentElement.scrollWidth > window.innerWidth,
-            chartFits: svg ? svg.getBoundingClientRect().right <= window.innerWidth : null,
-            tables: document.querySelectorAll('table').length,
-            // The one script a page loads is the copy buttons' file: the chart needs none.
-            scripts: document.querySelectorAll('script:not([src*="/assets/copy."])').length,
-            fontPx: parseFloat(getComputedStyle(document.body).fontSize),
-          };
-        });
-        return { ...fit, ...(await page.evaluate(audit)) };
-      };
-      const stats = await layout('/stats');
-      expect(stats).to.deep.include({ sideways: false, chartFits: true, scripts: 0, unlabelled: [], unannounced: [], lowContrast: [] });
-      expect(stats.tables).to.be.at.least(1);
-      expect(stats.fontPx).to.be.at.least(14);
-      const upload = await layout('/orders/import');
-      expect(upload).to.deep.include({ sideways: false, unlabelled: [], unannounced: [], lowContrast: [] });
-    } finally {
-      await context.close();
-    }
+    const page = await keptPage(browser!, { viewport: { width: 390, height: 844 }, baseURL: server!.url }, cookie);
+    const layout = async (path: string) => {
+      await page.goto(path);
+      expect(new URL(page.url()).pathname, path).to.equal(path);
+      const fit = await page.evaluate(() => {
+        const svg = document.querySelector('svg');
+        return {
+          // Nothing makes the page itself scroll sideways (a wide table may scroll inside its own box).
+          sideways: document.documentElement.scrollWidth > window.innerWidth,
+          chartFits: svg ? svg.getBoundingClientRect().right <= window.innerWidth : null,
+          tables: document.querySelectorAll('table').length,
+          // The one script a page loads is the copy buttons' file: the chart needs none.
+          scripts: document.querySelectorAll('script:not([src*="/assets/copy."])').length,
+          fontPx: parseFloat(getComputedStyle(document.body).fontSize),
+        };
+      });
+      return { ...fit, ...(await page.evaluate(audit)) };
+    };
+    const stats = await layout('/stats');
+    expect(stats).to.deep.include({ sideways: false, chartFits: true, scripts: 0, unlabelled: [], unannounced: [], lowContrast: [] });
+    expect(stats.tables).to.be.at.least(1);
+    expect(stats.fontPx).to.be.at.least(14);
+    const upload = await layout('/orders/import');
+    expect(upload).to.deep.include({ sideways: false, unlabelled: [], unannounced: [], lowContrast: [] });
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, releaseChromium, requireChromium } from '../helpers/browser';
+import { axeViolations, keptPage, launchChromium, releaseChromium, requireChromium } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -47,39 +47,27 @@ describe('the audit log page without JavaScript, at 390 px and on a desktop (hea
   ] as const) {
     for (const lng of ['en', 'fr', 'ar'] as const) {
       it(`${label}, ${lng}: no sideways scroll, Older and Newer page through it, axe-core finds nothing`, async () => {
-        const context = await browser!.newContext({ viewport, javaScriptEnabled: false, bypassCSP: true, baseURL: server!.url, locale: `${lng}-MA` });
-        const [name, value] = cookie.split('=');
-        await context.addCookies([{ name, value, url: server!.url }]);
-        try {
-          const page = await context.newPage();
-          await page.setExtraHTTPHeaders({ 'Accept-Language': lng });
-          expect((await page.goto('/workspace/audit'))?.status()).to.equal(200);
-          expect(await page.locator('html').getAttribute('lang')).to.equal(lng);
-          const first = await page.locator('.audit-log li').count();
-          expect(first).to.equal(50);
-          expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).to.be.at.most(0);
-          await page.locator('a[rel="next"]').click();
-          await page.waitForURL(/older=/);
-          expect(await page.locator('.audit-log li').count()).to.equal(11);
-          expect(await page.locator('.audit-log').textContent()).to.contain('Amina Benali');
-          expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).to.be.at.most(0);
-          await page.locator('a[rel="prev"]').click();
-          await page.waitForURL(/newer=/);
-          expect(await page.locator('.audit-log li').count()).to.equal(50);
-          // axe-core runs as a script: on a page of its own with JavaScript.
-          const checker = await browser!.newContext({ viewport, bypassCSP: true, baseURL: server!.url });
-          try {
-            await checker.addCookies([{ name, value, url: server!.url }]);
-            const axePage = await checker.newPage();
-            await axePage.setExtraHTTPHeaders({ 'Accept-Language': lng });
-            await axePage.goto('/workspace/audit');
-            expect(await axeViolations(axePage)).to.deep.equal([]);
-          } finally {
-            await checker.close();
-          }
-        } finally {
-          await context.close();
-        }
+        // One kept page per language without JavaScript, and one with it for axe-core (`keptPage`).
+        const page = await keptPage(browser!, { viewport, javaScriptEnabled: false, bypassCSP: true, baseURL: server!.url, locale: `${lng}-MA` }, cookie);
+        await page.setExtraHTTPHeaders({ 'Accept-Language': lng });
+        expect((await page.goto('/workspace/audit'))?.status()).to.equal(200);
+        expect(await page.locator('html').getAttribute('lang')).to.equal(lng);
+        const first = await page.locator('.audit-log li').count();
+        expect(first).to.equal(50);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).to.be.at.most(0);
+        await page.locator('a[rel="next"]').click();
+        await page.waitForURL(/older=/);
+        expect(await page.locator('.audit-log li').count()).to.equal(11);
+        expect(await page.locator('.audit-log').textContent()).to.contain('Amina Benali');
+        expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).to.be.at.most(0);
+        await page.locator('a[rel="prev"]').click();
+        await page.waitForURL(/newer=/);
+        expect(await page.locator('.audit-log li').count()).to.equal(50);
+        // axe-core runs as a script: on a page of its own with JavaScript.
+        const axePage = await keptPage(browser!, { viewport, bypassCSP: true, baseURL: server!.url }, cookie);
+        await axePage.setExtraHTTPHeaders({ 'Accept-Language': lng });
+        await axePage.goto('/workspace/audit');
+        expect(await axeViolations(axePage)).to.deep.equal([]);
       });
     }
   }

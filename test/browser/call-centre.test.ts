@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import type { SignedIn } from '../helpers/app';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
+import { keptPage, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -54,19 +54,22 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
     return { ...owner, orderIds };
   }
 
-  /** A phone-sized browser in the run's language and Morocco's time, signed in with the owner's session cookie. */
+  /** A phone-sized page in the run's language and Morocco's time, signed in with the owner's session cookie (kept for the run's two tests: `keptPage`). */
   async function signedInPhone(cookie: string, run: { language: string; javaScript: boolean }) {
-    const context = await browser!.newContext({
-      viewport: PHONE,
-      deviceScaleFactor: 1,
-      baseURL: server!.url,
-      locale: `${run.language}-MA`,
-      timezoneId: 'Africa/Casablanca',
-      javaScriptEnabled: run.javaScript,
-    });
-    const [name, value] = cookie.split('=');
-    await context.addCookies([{ name, value, url: server!.url }]);
-    return context;
+    const page = await keptPage(
+      browser!,
+      {
+        viewport: PHONE,
+        deviceScaleFactor: 1,
+        baseURL: server!.url,
+        locale: `${run.language}-MA`,
+        timezoneId: 'Africa/Casablanca',
+        javaScriptEnabled: run.javaScript,
+      },
+      cookie,
+    );
+    page.setDefaultTimeout(15_000);
+    return page;
   }
 
   for (const run of [
@@ -75,59 +78,53 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
   ] as const) {
     it(`${run.language}, JavaScript ${run.javaScript ? 'on' : 'off'}: ${DUE} due orders, 2 taps and 1 page load per confirmed call, each outcome in the database`, async () => {
       const owner = await queueOf(run.language);
-      const context = await signedInPhone(owner.cookie, run);
+      const page = await signedInPhone(owner.cookie, run);
       const shoot = screenshots(`call-centre-${run.language}`);
-      try {
-        const page = await context.newPage();
-        page.setDefaultTimeout(15_000);
-        let loads = 0;
-        page.on('framenavigated', (frame) => {
-          if (frame === page.mainFrame()) loads += 1;
-        });
-        let taps = 0;
-        const tap = async (target: ReturnType<Page['locator']>, options: { trial?: boolean } = {}) => {
-          taps += 1;
-          await target.click(options);
-        };
+      let loads = 0;
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) loads += 1;
+      });
+      let taps = 0;
+      const tap = async (target: ReturnType<Page['locator']>, options: { trial?: boolean } = {}) => {
+        taps += 1;
+        await target.click(options);
+      };
 
-        await page.goto('/calls');
-        expect(await page.getAttribute('html', 'lang')).to.equal(run.language);
-        await shoot(page, 'queue');
-        await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form[action="/calls/next"] button[type="submit"]').click()]);
-        await shoot(page, 'call');
+      await page.goto('/calls');
+      expect(await page.getAttribute('html', 'lang')).to.equal(run.language);
+      await shoot(page, 'queue');
+      await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form[action="/calls/next"] button[type="submit"]').click()]);
+      await shoot(page, 'call');
 
-        const perCall: Array<{ taps: number; loads: number }> = [];
-        const seen = new Set<string>();
-        for (let i = 0; i < DUE; i++) {
-          const url = page.url();
-          const callId = url.split('/').pop()!;
-          expect(seen.has(callId), `call ${i + 1} is a new call`).to.equal(false);
-          seen.add(callId);
-          [taps, loads] = [0, 0];
-          const phoneLink = page.locator('a[href^="tel:"]');
-          const box = await phoneLink.boundingBox();
-          expect(box!.height, 'the number is a tap target of 44 px at least').to.be.at.least(44);
-          // Tap 1: the number. The phone's dialler takes over, which a headless browser has not: the tap
-          // is checked (visible, enabled, not covered) but not sent.
-          await tap(phoneLink, { trial: true });
-          // Tap 2: the outcome — saved, and the next due call (or the queue, after the last) opens.
-          const confirm = page.locator('button[name="outcome"][value="confirmed"]');
-          await Promise.all([page.waitForURL((u) => u.toString() !== url), tap(confirm)]);
-          await page.waitForLoadState('load');
-          perCall.push({ taps, loads });
-          const call = await testKnex()('calls').where({ id: callId }).first();
-          expect(call, `call ${i + 1}`).to.include({ outcome: 'confirmed', made_by: owner.userId, kind: 'human' });
-        }
-        await shoot(page, 'queue-done');
-        expect(new URL(page.url()).pathname).to.equal('/calls');
-        expect(perCall).to.deep.equal(Array.from({ length: DUE }, () => ({ taps: 2, loads: 1 })));
-        const statuses = await testKnex()('orders').whereIn('id', owner.orderIds).pluck('status');
-        expect(statuses).to.have.length(DUE);
-        expect(new Set(statuses)).to.deep.equal(new Set(['confirmed']));
-        expect(await testKnex()('calls').where({ workspace_id: owner.workspaceId, outcome: 'confirmed' })).to.have.length(DUE);
-      } finally {
-        await context.close();
+      const perCall: Array<{ taps: number; loads: number }> = [];
+      const seen = new Set<string>();
+      for (let i = 0; i < DUE; i++) {
+        const url = page.url();
+        const callId = url.split('/').pop()!;
+        expect(seen.has(callId), `call ${i + 1} is a new call`).to.equal(false);
+        seen.add(callId);
+        [taps, loads] = [0, 0];
+        const phoneLink = page.locator('a[href^="tel:"]');
+        const box = await phoneLink.boundingBox();
+        expect(box!.height, 'the number is a tap target of 44 px at least').to.be.at.least(44);
+        // Tap 1: the number. The phone's dialler takes over, which a headless browser has not: the tap
+        // is checked (visible, enabled, not covered) but not sent.
+        await tap(phoneLink, { trial: true });
+        // Tap 2: the outcome — saved, and the next due call (or the queue, after the last) opens.
+        const confirm = page.locator('button[name="outcome"][value="confirmed"]');
+        await Promise.all([page.waitForURL((u) => u.toString() !== url), tap(confirm)]);
+        await page.waitForLoadState('load');
+        perCall.push({ taps, loads });
+        const call = await testKnex()('calls').where({ id: callId }).first();
+        expect(call, `call ${i + 1}`).to.include({ outcome: 'confirmed', made_by: owner.userId, kind: 'human' });
       }
+      await shoot(page, 'queue-done');
+      expect(new URL(page.url()).pathname).to.equal('/calls');
+      expect(perCall).to.deep.equal(Array.from({ length: DUE }, () => ({ taps: 2, loads: 1 })));
+      const statuses = await testKnex()('orders').whereIn('id', owner.orderIds).pluck('status');
+      expect(statuses).to.have.length(DUE);
+      expect(new Set(statuses)).to.deep.equal(new Set(['confirmed']));
+      expect(await testKnex()('calls').where({ workspace_id: owner.workspaceId, outcome: 'confirmed' })).to.have.length(DUE);
     });
   }
   for (const run of [
@@ -136,54 +133,48 @@ describe('confirming at call-centre speed (Chromium, 390 × 844)', function () {
   ] as const) {
     it(`${run.language}, JavaScript ${run.javaScript ? 'on' : 'off'}: "Call back later" and "Changed" reveal their field on a tap; each records its outcome with what was typed and opens the next call`, async () => {
       const owner = await queueOf(run.language, 3);
-      const context = await signedInPhone(owner.cookie, run);
-      try {
-        const page = await context.newPage();
-        page.setDefaultTimeout(15_000);
-        await page.goto('/calls');
-        await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form[action="/calls/next"] button[type="submit"]').click()]);
+      const page = await signedInPhone(owner.cookie, run);
+      await page.goto('/calls');
+      await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form[action="/calls/next"] button[type="submit"]').click()]);
 
-        // "Call back later": the time field is hidden until its button is tapped.
-        const first = page.url();
-        const callback = page.locator('#f-callback_at');
-        expect(await callback.isVisible()).to.equal(false);
-        await page.locator('details:has(#f-callback_at) > summary').click();
-        expect(await callback.isVisible()).to.equal(true);
-        const day = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-          new Date(Date.now() + 2 * 86_400_000),
-        );
-        await callback.fill(`${day}T11:15`);
-        await Promise.all([page.waitForURL((u) => u.toString() !== first), page.locator('button[name="outcome"][value="postponed"]').click()]);
-        const postponed = await testKnex()('calls')
-          .where({ id: first.split('/').pop() })
-          .first();
-        expect(postponed).to.include({ outcome: 'postponed' });
-        const operation = await testKnex()('operations').where({ id: postponed.operation_id }).first();
-        expect(
-          new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', dateStyle: 'short', timeStyle: 'short' }).format(operation.next_attempt_at),
-        ).to.equal(`${day} 11:15`);
+      // "Call back later": the time field is hidden until its button is tapped.
+      const first = page.url();
+      const callback = page.locator('#f-callback_at');
+      expect(await callback.isVisible()).to.equal(false);
+      await page.locator('details:has(#f-callback_at) > summary').click();
+      expect(await callback.isVisible()).to.equal(true);
+      const day = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+        new Date(Date.now() + 2 * 86_400_000),
+      );
+      await callback.fill(`${day}T11:15`);
+      await Promise.all([page.waitForURL((u) => u.toString() !== first), page.locator('button[name="outcome"][value="postponed"]').click()]);
+      const postponed = await testKnex()('calls')
+        .where({ id: first.split('/').pop() })
+        .first();
+      expect(postponed).to.include({ outcome: 'postponed' });
+      const operation = await testKnex()('operations').where({ id: postponed.operation_id }).first();
+      expect(
+        new Intl.DateTimeFormat('sv-SE', { timeZone: 'Africa/Casablanca', dateStyle: 'short', timeStyle: 'short' }).format(operation.next_attempt_at),
+      ).to.equal(`${day} 11:15`);
 
-        // "Changed": the changes field is hidden until its button is tapped.
-        const second = page.url();
-        expect(second).to.match(/\/calls\/[0-9a-f-]{36}$/);
-        const changes = page.locator('#f-changes');
-        expect(await changes.isVisible()).to.equal(false);
-        await page.locator('details:has(#f-changes) > summary').click();
-        expect(await changes.isVisible()).to.equal(true);
-        await changes.fill('Deux boîtes au lieu d’une');
-        await Promise.all([page.waitForURL((u) => u.toString() !== second), page.locator('button[name="outcome"][value="order-changed"]').click()]);
-        const changed = await testKnex()('calls')
-          .where({ id: second.split('/').pop() })
-          .first();
-        expect(changed).to.include({ outcome: 'order-changed', changes: 'Deux boîtes au lieu d’une' });
-        const { order_id: orderId } = await testKnex()('operations').where({ id: changed.operation_id }).first('order_id');
-        expect((await testKnex()('orders').where({ id: orderId }).first()).status).to.equal('order-changed');
-        // The third due call is open; the queue link stays.
-        expect(page.url()).to.match(/\/calls\/[0-9a-f-]{36}$/);
-        expect(await page.locator('main a[href="/calls"]').count()).to.be.at.least(1);
-      } finally {
-        await context.close();
-      }
+      // "Changed": the changes field is hidden until its button is tapped.
+      const second = page.url();
+      expect(second).to.match(/\/calls\/[0-9a-f-]{36}$/);
+      const changes = page.locator('#f-changes');
+      expect(await changes.isVisible()).to.equal(false);
+      await page.locator('details:has(#f-changes) > summary').click();
+      expect(await changes.isVisible()).to.equal(true);
+      await changes.fill('Deux boîtes au lieu d’une');
+      await Promise.all([page.waitForURL((u) => u.toString() !== second), page.locator('button[name="outcome"][value="order-changed"]').click()]);
+      const changed = await testKnex()('calls')
+        .where({ id: second.split('/').pop() })
+        .first();
+      expect(changed).to.include({ outcome: 'order-changed', changes: 'Deux boîtes au lieu d’une' });
+      const { order_id: orderId } = await testKnex()('operations').where({ id: changed.operation_id }).first('order_id');
+      expect((await testKnex()('orders').where({ id: orderId }).first()).status).to.equal('order-changed');
+      // The third due call is open; the queue link stays.
+      expect(page.url()).to.match(/\/calls\/[0-9a-f-]{36}$/);
+      expect(await page.locator('main a[href="/calls"]').count()).to.be.at.least(1);
     });
   }
 });

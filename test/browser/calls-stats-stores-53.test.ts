@@ -4,7 +4,7 @@ import { loadConfig } from '../../config';
 import { Jobs } from '../../db/jobs';
 import { createServices } from '../../services';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, keptPage, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import { createOrder, ORDER } from '../helpers/loop';
 import type { RunningServer } from '../helpers/process';
@@ -62,51 +62,43 @@ describe('issue 53: calls, statistics and stores pages in fr and ar, at 390 px a
 
       for (const [size, viewport] of Object.entries(VIEWPORTS)) {
         // bypassCSP: axe-core is injected as a script, which the pages' policy would refuse.
-        const context = await browser!.newContext({
-          viewport,
-          deviceScaleFactor: 1,
-          bypassCSP: true,
-          locale: `${language}-MA`,
-          timezoneId: 'Africa/Casablanca',
-        });
-        const [name, value] = owner.cookie.split('=');
-        await context.addCookies([{ name, value, url: server!.url }]);
+        // One kept page per language, its viewport set for each size (`keptPage`).
+        const page = await keptPage(
+          browser!,
+          { viewport, deviceScaleFactor: 1, bypassCSP: true, baseURL: server!.url, locale: `${language}-MA`, timezoneId: 'Africa/Casablanca' },
+          owner.cookie,
+        );
         const shoot = screenshots(`issue53-calls-${language}-${size}`);
-        try {
-          const page = await context.newPage();
-          /** Opens a page (or takes the one a click led to), checks its width and axe, and keeps a picture. */
-          const check = async (label: string, path?: string) => {
-            if (path) await page.goto(`${server!.url}${path}`);
-            expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), `${label} scrolls sideways`).to.equal(0);
-            expect(await axeViolations(page), label).to.deep.equal([]);
-            await shoot(page, label);
-          };
+        /** Opens a page (or takes the one a click led to), checks its width and axe, and keeps a picture. */
+        const check = async (label: string, path?: string) => {
+          if (path) await page.goto(`${server!.url}${path}`);
+          expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), `${label} scrolls sideways`).to.equal(0);
+          expect(await axeViolations(page), label).to.deep.equal([]);
+          await shoot(page, label);
+        };
 
-          await check('order-left-open', `/orders/${left.id}`);
-          expect(await page.locator('.left-open').count()).to.equal(1);
+        await check('order-left-open', `/orders/${left.id}`);
+        expect(await page.locator('.left-open').count()).to.equal(1);
 
-          // "Start next call" twice: the second goes back to the first call, saying so.
-          await page.goto(`${server!.url}/calls`);
-          await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form.calls-start button[type=submit]').click()]);
-          const first = page.url();
-          await page.goto(`${server!.url}/calls`);
-          await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form.calls-start button[type=submit]').click()]);
-          expect(page.url()).to.equal(first);
-          await check('call-resumed');
-          expect(await page.locator('.notice').count()).to.equal(1);
+        // "Start next call" twice: the second goes back to the first call, saying so.
+        await page.goto(`${server!.url}/calls`);
+        await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form.calls-start button[type=submit]').click()]);
+        const first = page.url();
+        await page.goto(`${server!.url}/calls`);
+        await Promise.all([page.waitForURL(/\/calls\/[0-9a-f-]{36}$/), page.locator('form.calls-start button[type=submit]').click()]);
+        expect(page.url()).to.equal(first);
+        await check('call-resumed');
+        expect(await page.locator('.notice').count()).to.equal(1);
 
-          await check('stats', '/stats');
-          expect(await page.locator('#confirmed-counts a').count()).to.equal(1);
-          await check('stats-team', '/stats/team');
-          expect(await page.locator('#confirmed-counts a').count()).to.equal(1);
-          await check('stores-shopify', '/stores/new?kind=shopify');
-          expect(await page.locator('form[action="/stores"]').count()).to.equal(1);
-          expect(await page.locator('form[action="/stores/connect"]').count()).to.equal(0);
-          await check('stores-youcan', '/stores/new?kind=youcan');
-          expect(await page.locator('#youcan-unavailable a[href="/orders/import"]').count()).to.equal(1);
-        } finally {
-          await context.close();
-        }
+        await check('stats', '/stats');
+        expect(await page.locator('#confirmed-counts a').count()).to.equal(1);
+        await check('stats-team', '/stats/team');
+        expect(await page.locator('#confirmed-counts a').count()).to.equal(1);
+        await check('stores-shopify', '/stores/new?kind=shopify');
+        expect(await page.locator('form[action="/stores"]').count()).to.equal(1);
+        expect(await page.locator('form[action="/stores/connect"]').count()).to.equal(0);
+        await check('stores-youcan', '/stores/new?kind=youcan');
+        expect(await page.locator('#youcan-unavailable a[href="/orders/import"]').count()).to.equal(1);
       }
     });
   }

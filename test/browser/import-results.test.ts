@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, keptPage, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl, testKnex } from '../helpers/db';
 import type { RunningServer } from '../helpers/process';
 import { startServer } from '../helpers/process';
@@ -56,78 +56,70 @@ describe('issue 53 import pages in fr and ar at 390 and 1366 px (headless Chromi
         { width: 390, height: 844 },
         { width: 1366, height: 768 },
       ]) {
-        const context = await browser!.newContext({
-          viewport,
-          bypassCSP: true,
-          baseURL: server!.url,
-          locale: `${lng}-MA`,
-          timezoneId: 'Africa/Casablanca',
-        });
-        const [name, value] = owner.cookie.split('=');
-        await context.addCookies([{ name, value, url: server!.url }]);
+        // One kept page per language, its viewport set for each size (`keptPage`).
+        const page = await keptPage(
+          browser!,
+          { viewport, bypassCSP: true, baseURL: server!.url, locale: `${lng}-MA`, timezoneId: 'Africa/Casablanca' },
+          owner.cookie,
+        );
         const shoot = screenshots(`import-53-${lng}-${viewport.width}`);
-        try {
-          const page = await context.newPage();
-          const check = async (label: string) => {
-            expect(await page.getAttribute('html', 'lang')).to.equal(lng);
-            const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-            const axe = await axeViolations(page);
-            if (overflow > 0 || axe.length > 0)
-              problems[`${lng} ${viewport.width} ${label}`] = { ...(overflow > 0 ? { sideways: overflow } : {}), ...(axe.length > 0 ? { axe } : {}) };
-            await shoot(page, label);
-          };
-          // The order import: a store typed by hand, a file without a store column.
-          expect((await page.goto('/orders/import'))?.status()).to.equal(200);
-          await check('orders-form');
-          await page.setInputFiles('#f-file', { name: 'karima.csv', mimeType: 'text/csv', buffer: orders(`${lng}${viewport.width}`) });
-          await page.selectOption('#f-store', '__typed');
-          await page.fill('#f-store_typed', 'Atlas Casa');
-          await Promise.all([page.waitForNavigation(), page.locator('form[action="/orders/import"] button[type=submit]').click()]);
-          expect(await page.locator('.row-values').count()).to.equal(2);
-          await check('orders-result');
-          // The carrier report: the parcel delivered, Rachid's row unmatched with his two orders, a word to answer.
-          const parcel = (
-            await api
-              .post('/api/orders')
-              .send({ clientName: 'Karima', phone: '0612345678', storeName: 'Atlas', productsName: 'P', status: 'confirmed' })
-              .expect(201)
-          ).body;
-          const tracking = `${lng}${viewport.width}`;
+        const check = async (label: string) => {
+          expect(await page.getAttribute('html', 'lang')).to.equal(lng);
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          const axe = await axeViolations(page);
+          if (overflow > 0 || axe.length > 0)
+            problems[`${lng} ${viewport.width} ${label}`] = { ...(overflow > 0 ? { sideways: overflow } : {}), ...(axe.length > 0 ? { axe } : {}) };
+          await shoot(page, label);
+        };
+        // The order import: a store typed by hand, a file without a store column.
+        expect((await page.goto('/orders/import'))?.status()).to.equal(200);
+        await check('orders-form');
+        await page.setInputFiles('#f-file', { name: 'karima.csv', mimeType: 'text/csv', buffer: orders(`${lng}${viewport.width}`) });
+        await page.selectOption('#f-store', '__typed');
+        await page.fill('#f-store_typed', 'Atlas Casa');
+        await Promise.all([page.waitForNavigation(), page.locator('form[action="/orders/import"] button[type=submit]').click()]);
+        expect(await page.locator('.row-values').count()).to.equal(2);
+        await check('orders-result');
+        // The carrier report: the parcel delivered, Rachid's row unmatched with his two orders, a word to answer.
+        const parcel = (
           await api
-            .put(`/api/orders/${parcel.id}/delivery`)
-            .send({ status: 'shipped', trackingNumber: `OZ-${tracking}` })
-            .expect(200);
-          const amina = (
-            await api
-              .post('/api/orders')
-              .send({ clientName: 'Amina', phone: '0622222222', storeName: 'Atlas', productsName: 'P', status: 'confirmed' })
-              .expect(201)
-          ).body;
+            .post('/api/orders')
+            .send({ clientName: 'Karima', phone: '0612345678', storeName: 'Atlas', productsName: 'P', status: 'confirmed' })
+            .expect(201)
+        ).body;
+        const tracking = `${lng}${viewport.width}`;
+        await api
+          .put(`/api/orders/${parcel.id}/delivery`)
+          .send({ status: 'shipped', trackingNumber: `OZ-${tracking}` })
+          .expect(200);
+        const amina = (
           await api
-            .put(`/api/orders/${amina.id}/delivery`)
-            .send({ status: 'shipped', trackingNumber: `OZ-${tracking}-2` })
-            .expect(200);
-          expect((await page.goto('/deliveries/import'))?.status()).to.equal(200);
-          await page.setInputFiles('#f-file', { name: 'ozon.csv', mimeType: 'text/csv', buffer: report(tracking) });
-          await Promise.all([page.waitForNavigation(), page.locator('form[action="/deliveries/import"] button[type=submit]').click()]);
-          expect(await page.locator('ul.candidates a').count()).to.equal(2);
-          await check('report-result');
-          await page.selectOption('#f-means-0', 'attempted');
-          await Promise.all([page.waitForNavigation(), page.locator('form[action="/deliveries/import/words"] button[type=submit]').click()]);
-          await check('report-words-saved');
-          const after = (await api.get(`/api/orders/${amina.id}`).expect(200)).body.delivery;
-          expect(after, `${lng} ${viewport.width}`).to.include({ status: 'shipped', carrier_status: 'Colis en souffrance' });
-          // The order's history shows the attempt; /settings offers "attempt" for a word.
-          expect((await page.goto(`/orders/${amina.id}`))?.status()).to.equal(200);
-          expect(await page.locator('.badge-delivery-attempted').count()).to.equal(1);
-          await check('order-attempt');
-          expect((await page.goto('/settings'))?.status()).to.equal(200);
-          await check('settings');
-          // The word unknown again for the next page size and language.
-          await testKnex()('carrier_words').where({ workspace_id: owner.workspaceId }).delete();
-        } finally {
-          await context.close();
-        }
+            .post('/api/orders')
+            .send({ clientName: 'Amina', phone: '0622222222', storeName: 'Atlas', productsName: 'P', status: 'confirmed' })
+            .expect(201)
+        ).body;
+        await api
+          .put(`/api/orders/${amina.id}/delivery`)
+          .send({ status: 'shipped', trackingNumber: `OZ-${tracking}-2` })
+          .expect(200);
+        expect((await page.goto('/deliveries/import'))?.status()).to.equal(200);
+        await page.setInputFiles('#f-file', { name: 'ozon.csv', mimeType: 'text/csv', buffer: report(tracking) });
+        await Promise.all([page.waitForNavigation(), page.locator('form[action="/deliveries/import"] button[type=submit]').click()]);
+        expect(await page.locator('ul.candidates a').count()).to.equal(2);
+        await check('report-result');
+        await page.selectOption('#f-means-0', 'attempted');
+        await Promise.all([page.waitForNavigation(), page.locator('form[action="/deliveries/import/words"] button[type=submit]').click()]);
+        await check('report-words-saved');
+        const after = (await api.get(`/api/orders/${amina.id}`).expect(200)).body.delivery;
+        expect(after, `${lng} ${viewport.width}`).to.include({ status: 'shipped', carrier_status: 'Colis en souffrance' });
+        // The order's history shows the attempt; /settings offers "attempt" for a word.
+        expect((await page.goto(`/orders/${amina.id}`))?.status()).to.equal(200);
+        expect(await page.locator('.badge-delivery-attempted').count()).to.equal(1);
+        await check('order-attempt');
+        expect((await page.goto('/settings'))?.status()).to.equal(200);
+        await check('settings');
+        // The word unknown again for the next page size and language.
+        await testKnex()('carrier_words').where({ workspace_id: owner.workspaceId }).delete();
       }
     }
     expect(problems).to.deep.equal({});

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT } from '../../config';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { SignedIn } from '../helpers/app';
 import { signUp, TEST_ENV } from '../helpers/app';
-import { axeViolations, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
+import { axeViolations, keptPage, launchChromium, releaseChromium, requireChromium, screenshots } from '../helpers/browser';
 import { testDatabaseUrl } from '../helpers/db';
 import { openAllDay } from '../helpers/loop';
 import type { RunningServer } from '../helpers/process';
@@ -119,9 +119,10 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
     }
   });
 
-  async function contextFor(lng: 'fr' | 'ar', viewport: { width: number; height: number }, javaScriptEnabled = true): Promise<BrowserContext> {
+  /** The owner's page in `lng` at `viewport`: one kept page per language and JavaScript setting (`keptPage`). */
+  async function pageFor(lng: 'fr' | 'ar', viewport: { width: number; height: number }, javaScriptEnabled = true): Promise<Page> {
     await shop.owner.agent.put('/api/account').send({ language: lng }).expect(200);
-    const context = await browser!.newContext({
+    const options = {
       viewport,
       deviceScaleFactor: 1,
       javaScriptEnabled,
@@ -129,10 +130,8 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
       baseURL: server!.url,
       locale: `${lng}-MA`,
       timezoneId: 'Africa/Casablanca',
-    });
-    const [name, value] = shop.owner.cookie.split('=');
-    await context.addCookies([{ name, value, url: server!.url }]);
-    return context;
+    };
+    return keptPage(browser!, options, shop.owner.cookie);
   }
 
   const pages = () => ({
@@ -145,31 +144,21 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
 
   it('measures px to the first order, the 50-order page length, px to the confirm button and the desktop width (printed)', async () => {
     const measures: Measures = {};
-    const phone = await contextFor('fr', PHONE);
-    try {
-      const page = await phone.newPage();
-      await page.goto(pages().orders);
-      measures.firstOrderTop = await page.evaluate(() =>
-        Math.round(document.querySelector('table.orders-list tbody tr')!.getBoundingClientRect().top + window.scrollY),
-      );
-      await page.goto(pages().orders50);
-      expect(await page.locator('table.orders-list tbody tr').count()).to.equal(50);
-      measures.ordersLength50 = await page.evaluate(() => document.documentElement.scrollHeight);
-      await page.goto(pages().call);
-      measures.confirmBottom = await page.evaluate(() =>
-        Math.round(document.querySelector('button.outcome.confirmed')!.getBoundingClientRect().bottom + window.scrollY),
-      );
-    } finally {
-      await phone.close();
-    }
-    const desktop = await contextFor('fr', DESKTOP);
-    try {
-      const page = await desktop.newPage();
-      await page.goto(pages().orders);
-      measures.ordersWidthDesktop = await page.evaluate(() => document.documentElement.scrollWidth);
-    } finally {
-      await desktop.close();
-    }
+    const page = await pageFor('fr', PHONE);
+    await page.goto(pages().orders);
+    measures.firstOrderTop = await page.evaluate(() =>
+      Math.round(document.querySelector('table.orders-list tbody tr')!.getBoundingClientRect().top + window.scrollY),
+    );
+    await page.goto(pages().orders50);
+    expect(await page.locator('table.orders-list tbody tr').count()).to.equal(50);
+    measures.ordersLength50 = await page.evaluate(() => document.documentElement.scrollHeight);
+    await page.goto(pages().call);
+    measures.confirmBottom = await page.evaluate(() =>
+      Math.round(document.querySelector('button.outcome.confirmed')!.getBoundingClientRect().bottom + window.scrollY),
+    );
+    const desktop = await pageFor('fr', DESKTOP);
+    await desktop.goto(pages().orders);
+    measures.ordersWidthDesktop = await desktop.evaluate(() => document.documentElement.scrollWidth);
     console.log(`      measures (fr): ${JSON.stringify(measures)}`);
   });
 
@@ -179,78 +168,63 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
       ['1366 px', DESKTOP],
     ] as const) {
       it(`${lng}, ${label}: no sideways scroll and no word broken inside a name, a city or a reference; screenshots kept`, async () => {
-        const context = await contextFor(lng, viewport);
+        const page = await pageFor(lng, viewport);
         const shoot = screenshots(`shop-day-${lng}-${viewport.width}`);
         const problems: Record<string, { sideways?: number; broken?: string[] }> = {};
-        try {
-          const page = await context.newPage();
-          for (const [name, url] of Object.entries(pages())) {
-            expect((await page.goto(url))?.status(), url).to.equal(200);
-            const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-            const broken = await page.evaluate(brokenWords);
-            if (sideways > 0 || broken.length > 0) problems[url] = { ...(sideways > 0 ? { sideways } : {}), ...(broken.length > 0 ? { broken } : {}) };
-            await shoot(page, name);
-            // The first screen alone, as a phone shows it: a full page of 50 orders is too long to look at.
-            await page.screenshot({ path: path.join(ROOT, 'test-artifacts', 'screenshots', `shop-day-${lng}-${viewport.width}-screen-${name}.png`) });
-          }
-        } finally {
-          await context.close();
+        for (const [name, url] of Object.entries(pages())) {
+          expect((await page.goto(url))?.status(), url).to.equal(200);
+          const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          const broken = await page.evaluate(brokenWords);
+          if (sideways > 0 || broken.length > 0) problems[url] = { ...(sideways > 0 ? { sideways } : {}), ...(broken.length > 0 ? { broken } : {}) };
+          await shoot(page, name);
+          // The first screen alone, as a phone shows it: a full page of 50 orders is too long to look at.
+          await page.screenshot({ path: path.join(ROOT, 'test-artifacts', 'screenshots', `shop-day-${lng}-${viewport.width}-screen-${name}.png`) });
         }
         expect(problems).to.deep.equal({});
       });
     }
 
     it(`${lng}, 390 px: the call page shows the customer, the phone link and the confirm button in the first 844 px; the duplicate box's phone reads 07 10 35 63 55, isolated left to right`, async () => {
-      const context = await contextFor(lng, PHONE);
-      try {
-        const page = await context.newPage();
-        await page.goto(pages().call);
-        const top = await page.evaluate(() => {
-          const bottom = (selector: string) => Math.round(document.querySelector(selector)!.getBoundingClientRect().bottom + window.scrollY);
-          return { name: bottom('h1'), phone: bottom('a.tel.call-button'), confirm: bottom('button.outcome.confirmed') };
+      const page = await pageFor(lng, PHONE);
+      await page.goto(pages().call);
+      const top = await page.evaluate(() => {
+        const bottom = (selector: string) => Math.round(document.querySelector(selector)!.getBoundingClientRect().bottom + window.scrollY);
+        return { name: bottom('h1'), phone: bottom('a.tel.call-button'), confirm: bottom('button.outcome.confirmed') };
+      });
+      expect(top.name).to.be.at.most(844);
+      expect(top.phone).to.be.at.most(844);
+      expect(top.confirm).to.be.at.most(844);
+      for (const url of [pages().call, pages().order]) {
+        await page.goto(url);
+        const shown = await page.evaluate(() => {
+          const box = document.querySelector('section[aria-labelledby="lookalikes-heading"]')!;
+          return [...box.querySelectorAll('bdi, span')]
+            .filter((el) => (el.textContent ?? '').includes('07'))
+            .map((el) => ({ text: el.textContent, dir: getComputedStyle(el).direction, bidi: getComputedStyle(el).unicodeBidi }));
         });
-        expect(top.name).to.be.at.most(844);
-        expect(top.phone).to.be.at.most(844);
-        expect(top.confirm).to.be.at.most(844);
-        for (const url of [pages().call, pages().order]) {
-          await page.goto(url);
-          const shown = await page.evaluate(() => {
-            const box = document.querySelector('section[aria-labelledby="lookalikes-heading"]')!;
-            return [...box.querySelectorAll('bdi, span')]
-              .filter((el) => (el.textContent ?? '').includes('07'))
-              .map((el) => ({ text: el.textContent, dir: getComputedStyle(el).direction, bidi: getComputedStyle(el).unicodeBidi }));
-          });
-          expect(shown, url).to.deep.include({ text: '07 10 35 63 55', dir: 'ltr', bidi: 'isolate' });
-          expect(await page.locator('section[aria-labelledby="lookalikes-heading"]').textContent(), url).not.to.contain('+212710356355');
-        }
-      } finally {
-        await context.close();
+        expect(shown, url).to.deep.include({ text: '07 10 35 63 55', dir: 'ltr', bidi: 'isolate' });
+        expect(await page.locator('section[aria-labelledby="lookalikes-heading"]').textContent(), url).not.to.contain('+212710356355');
       }
     });
 
     it(`${lng}, 390 px: the filters of /orders are one row (it scrolls by itself, not the page) and the first order is in the first screen`, async () => {
-      const context = await contextFor(lng, PHONE, false);
-      try {
-        const page = await context.newPage();
-        for (const url of ['/orders', '/orders?q=zerouali']) {
-          await page.goto(url);
-          const shape = await page.evaluate(() => {
-            const chips = [...document.querySelectorAll('.filter-bar .chip')].filter((el) => el.getBoundingClientRect().width > 0);
-            const bar = document.querySelector('.filter-bar')!;
-            return {
-              chips: chips.length,
-              rows: new Set(chips.map((el) => Math.round(el.getBoundingClientRect().top))).size,
-              scrollsItself: bar.scrollWidth > bar.clientWidth,
-              sideways: document.documentElement.scrollWidth - window.innerWidth,
-              firstOrderTop: Math.round(document.querySelector('table.orders-list tbody tr')!.getBoundingClientRect().top + window.scrollY),
-            };
-          });
-          expect(shape.chips, url).to.be.greaterThan(5);
-          expect(shape, url).to.include({ rows: 1, scrollsItself: true, sideways: 0 });
-          expect(shape.firstOrderTop, url).to.be.below(PHONE.height - 100);
-        }
-      } finally {
-        await context.close();
+      const page = await pageFor(lng, PHONE, false);
+      for (const url of ['/orders', '/orders?q=zerouali']) {
+        await page.goto(url);
+        const shape = await page.evaluate(() => {
+          const chips = [...document.querySelectorAll('.filter-bar .chip')].filter((el) => el.getBoundingClientRect().width > 0);
+          const bar = document.querySelector('.filter-bar')!;
+          return {
+            chips: chips.length,
+            rows: new Set(chips.map((el) => Math.round(el.getBoundingClientRect().top))).size,
+            scrollsItself: bar.scrollWidth > bar.clientWidth,
+            sideways: document.documentElement.scrollWidth - window.innerWidth,
+            firstOrderTop: Math.round(document.querySelector('table.orders-list tbody tr')!.getBoundingClientRect().top + window.scrollY),
+          };
+        });
+        expect(shape.chips, url).to.be.greaterThan(5);
+        expect(shape, url).to.include({ rows: 1, scrollsItself: true, sideways: 0 });
+        expect(shape.firstOrderTop, url).to.be.below(PHONE.height - 100);
       }
     });
 
@@ -258,12 +232,12 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
       it(`${lng}, JavaScript ${javaScript ? 'on' : 'off'}: axe-core finds nothing on /orders, the order page, the call page, /stats, the new-order form and the delete page, at 390 and 1366 px`, async () => {
         const problems: Record<string, string[]> = {};
         for (const viewport of [PHONE, DESKTOP]) {
-          const context = await contextFor(lng, viewport);
+          const page = await pageFor(lng, viewport);
           // "Off": none of the page's own scripts runs (they are all files; the pages allow no inline
           // script). axe-core, a script itself, cannot run where scripts are disabled, so they are refused instead.
-          if (!javaScript) await context.route(/\.js(\?|$)/, (route) => route.abort());
+          const refuseScripts = /\.js(\?|$)/;
+          if (!javaScript) await page.route(refuseScripts, (route) => route.abort());
           try {
-            const page = await context.newPage();
             // The pages this change touched: the amount's hint is on the new-order form, the phone in a sentence on the delete page.
             for (const url of [...Object.values(pages()), '/orders/new', `/orders/${shop.orderId}/delete`, '/orders?q=zerouali']) {
               await page.goto(url);
@@ -271,7 +245,7 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
               if (axe.length > 0) problems[`${url} @${viewport.width}`] = axe;
             }
           } finally {
-            await context.close();
+            if (!javaScript) await page.unroute(refuseScripts);
           }
         }
         expect(problems).to.deep.equal({});

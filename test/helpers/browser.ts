@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { chromium } from 'playwright-core';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { ROOT } from '../../config';
 
 /** Debian's Chromium; `.ci/run` installs it when missing. */
@@ -126,6 +126,49 @@ export async function axeViolations(page: Page, tags: string[] = WCAG_AA_TAGS): 
   }, tags);
 }
 
+/** Each file's kept pages, by browser and by what their context was opened with. */
+const kept = new WeakMap<Browser, Map<string, Promise<Page>>>();
+
+/**
+ * A page for a file's tests that share a context's options, opened once and kept until the file
+ * releases its contexts (`releaseChromium`): a browser context costs Chromium more CPU than the
+ * pages a test loads in it (a renderer started and warmed for each), so the tests of a file that
+ * differ only in size or user reuse one. Each call sets the page's viewport to `viewport`, clears
+ * the headers a test added, and signs it in with `cookie` ("name=value") for `options.baseURL`, or
+ * out: a signed-in page and a visitor's are two pages, never one.
+ */
+export async function keptPage(
+  browser: Browser,
+  options: BrowserContextOptions & { baseURL: string; viewport: { width: number; height: number } },
+  cookie?: string,
+): Promise<Page> {
+  let byKey = kept.get(browser);
+  if (!byKey) {
+    byKey = new Map();
+    kept.set(browser, byKey);
+  }
+  const { viewport, ...rest } = options;
+  const key = JSON.stringify([rest, cookie !== undefined]);
+  let opened = byKey.get(key);
+  if (!opened) {
+    opened = (async () => {
+      const context = await browser.newContext(options);
+      context.once('close', () => byKey.delete(key));
+      return context.newPage();
+    })();
+    byKey.set(key, opened);
+  }
+  const page = await opened;
+  await page.context().clearCookies();
+  if (cookie) {
+    const [name, value] = cookie.split('=');
+    await page.context().addCookies([{ name, value, url: options.baseURL }]);
+  }
+  await page.setViewportSize(viewport);
+  await page.setExtraHTTPHeaders({});
+  return page;
+}
+
 /**
  * A signed-in user's pages in one language at one size: each `path` opened without JavaScript
  * answers 200 in `lng` (its `lang`, and `dir` right to left in Arabic) and never scrolls sideways;
@@ -137,26 +180,17 @@ export async function checkPagesIn(
   options: { baseURL: string; cookie: string; viewport: { width: number; height: number }; lng: 'en' | 'fr' | 'ar'; paths: readonly string[] },
   each: (page: Page, path: string) => Promise<void> = async () => {},
 ): Promise<void> {
-  const { baseURL, viewport, lng } = options;
-  const [name, value] = options.cookie.split('=');
-  const context = await browser.newContext({ viewport, javaScriptEnabled: false, baseURL });
-  const checker = await browser.newContext({ viewport, bypassCSP: true, baseURL });
-  try {
-    for (const c of [context, checker]) await c.addCookies([{ name, value, url: baseURL }]);
-    const page = await context.newPage();
-    const axePage = await checker.newPage();
-    for (const p of [page, axePage]) await p.setExtraHTTPHeaders({ 'Accept-Language': lng });
-    for (const path of options.paths) {
-      expect((await page.goto(path))?.status(), path).to.equal(200);
-      expect(await page.locator('html').getAttribute('lang'), path).to.equal(lng);
-      expect((await page.locator('html').getAttribute('dir')) === 'rtl', path).to.equal(lng === 'ar');
-      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), path).to.be.at.most(0);
-      await each(page, path);
-      await axePage.goto(path);
-      expect(await axeViolations(axePage), path).to.deep.equal([]);
-    }
-  } finally {
-    await context.close();
-    await checker.close();
+  const { baseURL, viewport, lng, cookie } = options;
+  const page = await keptPage(browser, { viewport, javaScriptEnabled: false, baseURL }, cookie);
+  const axePage = await keptPage(browser, { viewport, bypassCSP: true, baseURL }, cookie);
+  for (const p of [page, axePage]) await p.setExtraHTTPHeaders({ 'Accept-Language': lng });
+  for (const path of options.paths) {
+    expect((await page.goto(path))?.status(), path).to.equal(200);
+    expect(await page.locator('html').getAttribute('lang'), path).to.equal(lng);
+    expect((await page.locator('html').getAttribute('dir')) === 'rtl', path).to.equal(lng === 'ar');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), path).to.be.at.most(0);
+    await each(page, path);
+    await axePage.goto(path);
+    expect(await axeViolations(axePage), path).to.deep.equal([]);
   }
 }
