@@ -45,9 +45,14 @@ async function main(): Promise<number> {
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    const started = Date.now();
+    const seconds = (done: Promise<number>) => done.then(() => Math.round((Date.now() - started) / 1000));
+    const [restSeconds, browserSeconds] = [seconds(rest.done), seconds(browser.done)];
     const [restCode, browserCode] = [await rest.done, await browser.done];
     console.log('\nThe browser tier (test/browser/):');
     process.stdout.write(browser.text());
+    // Which of the two ran longest: the one to shorten when the suite is slow.
+    console.log(`\nThe parallel tiers took ${await restSeconds} s, the browser tier ${await browserSeconds} s.`);
     return restCode === 0 && browserCode === 0 ? 0 : 1;
   } finally {
     await embedded?.stop();

@@ -178,7 +178,11 @@ describe("a shop's day, laid out: /orders, an order, a call and /stats in fr and
           if (sideways > 0 || broken.length > 0) problems[url] = { ...(sideways > 0 ? { sideways } : {}), ...(broken.length > 0 ? { broken } : {}) };
           await shoot(page, name);
           // The first screen alone, as a phone shows it: a full page of 50 orders is too long to look at.
-          await page.screenshot({ path: path.join(ROOT, 'test-artifacts', 'screenshots', `shop-day-${lng}-${viewport.width}-screen-${name}.png`) });
+          await page.screenshot({
+            path: path.join(ROOT, 'test-artifacts', 'screenshots', `shop-day-${lng}-${viewport.width}-screen-${name}.jpg`),
+            type: 'jpeg',
+            quality: 85,
+          });
         }
         expect(problems).to.deep.equal({});
       });

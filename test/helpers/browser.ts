@@ -46,7 +46,12 @@ export async function releaseChromium(browser: Browser | undefined): Promise<voi
   await Promise.all((browser?.contexts() ?? []).map((context) => context.close()));
 }
 
-/** Saves numbered full-page screenshots named `<label>-<nn>-<name>.png`. */
+/**
+ * Saves numbered full-page screenshots named `<label>-<nn>-<name>.jpg`, for a person to look at
+ * (git-ignored; the README's pictures in docs/screenshots/ are PNG files of their own tests). JPEG at
+ * quality 85: Chromium encodes a long page in about half the CPU of a PNG, and the browser tier
+ * saves hundreds of them.
+ */
 export function screenshots(label: string): (page: Page, name: string) => Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   for (const file of fs.readdirSync(SCREENSHOTS)) {
@@ -55,7 +60,7 @@ export function screenshots(label: string): (page: Page, name: string) => Promis
   let n = 0;
   return async (page, name) => {
     n += 1;
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${label}-${String(n).padStart(2, '0')}-${name}.png`), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${label}-${String(n).padStart(2, '0')}-${name}.jpg`), fullPage: true, type: 'jpeg', quality: 85 });
   };
 }
 
