@@ -63,6 +63,9 @@ function byChannel(rows: TeamRow[]): TeamStats['by_channel'] {
   return sums as TeamStats['by_channel'];
 }
 
+/** The delivery counters that keep the confirmer: by day for a period's ragged ends, by month for its whole months. */
+const BY_CONFIRMER = { byDay: 'delivery_day_counts', byMonth: 'delivery_month_counts' } as const;
+
 /**
  * Per member and per voice or WhatsApp agent over the period: their calls by outcome and handling
  * time (call_counts), and the delivery of the orders they confirmed (delivery_counts). Every current
@@ -70,14 +73,7 @@ function byChannel(rows: TeamRow[]): TeamStats['by_channel'] {
  */
 export async function teamStats(knex: Knex, workspaceId: string, period: Period, today = shopDay()): Promise<TeamStats> {
   const bounds = [workspaceId, period.from, period.to];
-  const confirmed = spannedRows(
-    spansOf(period, today),
-    workspaceId,
-    { byDay: 'delivery_day_counts', byMonth: 'delivery_month_counts' },
-    'confirmer_kind, confirmer_id, status',
-    ['n'],
-    " AND confirmer_kind <> ''",
-  );
+  const confirmed = spannedRows(spansOf(period, today), workspaceId, BY_CONFIRMER, 'confirmer_kind, confirmer_id, status', ['n'], " AND confirmer_kind <> ''");
   const [calls, deliveries, members, agents] = await Promise.all([
     knex.raw(
       `SELECT kind, coalesce(member_id, agent_id) AS who, outcome, sum(n)::int AS n, sum(answered)::int AS answered, sum(seconds)::float AS seconds
@@ -166,15 +162,9 @@ export async function teamStats(knex: Knex, workspaceId: string, period: Period,
  * read from delivery_month_counts and delivery_day_counts as the team's figures are.
  */
 export async function deliveredByConfirmer(knex: Knex, workspaceId: string, period: Period, kind: string, today = shopDay()): Promise<Map<string, number>> {
-  const delivered = spannedRows(
-    spansOf(period, today),
-    workspaceId,
-    { byDay: 'delivery_day_counts', byMonth: 'delivery_month_counts' },
-    'confirmer_id',
-    ['n'],
-    " AND status = 'delivered' AND confirmer_kind = ?",
-    [kind],
-  );
+  const delivered = spannedRows(spansOf(period, today), workspaceId, BY_CONFIRMER, 'confirmer_id', ['n'], " AND status = 'delivered' AND confirmer_kind = ?", [
+    kind,
+  ]);
   const { rows } = await knex.raw(
     `SELECT confirmer_id AS who, sum(n)::int AS n FROM (${delivered.sql}) c
       WHERE confirmer_id IS NOT NULL GROUP BY confirmer_id HAVING sum(n) <> 0`,
