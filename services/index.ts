@@ -7,7 +7,17 @@ import { secretsOf } from '../db/secrets-at-rest';
 import { AgentService } from './agents';
 import { AuditService } from './audit';
 import { ApiKeyService, CreditService, DeviceService, InvitationService, MemberService, TokenService, UserService, WorkspaceService } from './accounts';
-import { ANONYMISED_PHONE, BlockedPhoneService, CustomerService, ImportService, exportCsv, OperationService, OrderService, RetentionService } from './orders';
+import {
+  ANONYMISED_PHONE,
+  BlockedPhoneService,
+  CustomerService,
+  ImportService,
+  exportCsv,
+  OperationService,
+  OrderService,
+  RetentionService,
+  tidySearchIndex,
+} from './orders';
 import { CallSettingsService, CallViewService, CallService, SweepService } from './calls';
 import { DeliveryService } from './deliveries';
 import { FormTokenService, IdempotencyService } from './shared';
@@ -149,6 +159,8 @@ export function createServices(knex: Knex, config: ServiceConfig, jobs: Jobs) {
     callViews: new CallViewService(knex),
     whatsapp,
     sweep: new SweepService(knex, jobs, calls),
+    /** The sweep's merge of the search index's pending list (services/orders/search.ts). */
+    tidySearchIndex: () => tidySearchIndex(knex),
     apiKeys: new ApiKeyService(knex),
     tokens: new TokenService({
       secret: config.jwtSecret,

@@ -126,58 +126,34 @@ export class ReportImport {
       const budget = { text: 0 };
       // The last line of the batches committed so far: what an interrupted import says is applied.
       let appliedThrough: number | null = null;
-      for await (const batch of batchesOf(sheet.rows, msg('reportNoRows'))) {
-        const rows: ReportRow[] = [];
-        for (const row of batch) {
-          const parsed = this.readRow(row, columns, read, options.carrier ?? null);
-          if ('unknown' in parsed) {
-            result.unknown_words.push({ line: row.line, word: parsed.unknown.word });
-            keepUnknown(unknownRows, parsed.unknown, budget);
-          } else if ('reason' in parsed) result.unmatched.push(unmatchedRow(parsed.row, parsed.reason));
-          else rows.push(parsed);
-        }
-        const before = { throughLine: appliedThrough, updated: result.updated, unchanged: result.unchanged };
-        const lines = { from: batch[0].line, to: batch[batch.length - 1].line };
-        const applying = this.knex.transaction(async (trx) => {
-          // A batch's statements are planned at costs that turn on Postgres's JIT compiler, whose
-          // half a second of compiling was most of a batch's time (bench/changes.md): none here.
-          await trx.raw('SET LOCAL jit = off');
-          const matches = await this.match(trx, workspaceId, rows);
-          const matched: Array<{ row: ReportRow; orderId: string }> = [];
-          for (const row of rows) {
-            const found = matches.get(row.line);
-            if (typeof found === 'string') matched.push({ row, orderId: found });
-            else result.unmatched.push(unmatchedRow(row, found?.reason ?? 'not_found'));
+      // The next rows are read while Postgres applies the last batch (Node's work beside Postgres's):
+      // one batch applies at a time, in the file's order.
+      let applying: Promise<void> = Promise.resolve();
+      try {
+        for await (const batch of batchesOf(sheet.rows, msg('reportNoRows'))) {
+          const rows: ReportRow[] = [];
+          for (const row of batch) {
+            const parsed = this.readRow(row, columns, read, options.carrier ?? null);
+            if ('unknown' in parsed) {
+              result.unknown_words.push({ line: row.line, word: parsed.unknown.word });
+              keepUnknown(unknownRows, parsed.unknown, budget);
+            } else if ('reason' in parsed) result.unmatched.push(unmatchedRow(parsed.row, parsed.reason));
+            else rows.push(parsed);
           }
-          // A tracking number goes to one order: within a batch, the first row that gives it to an order keeps it.
-          const owner = new Map<string, string>();
-          const events = matched.map(({ row, orderId }) => {
-            const taken = row.tracking && (owner.get(row.tracking) ?? orderId) !== orderId;
-            if (row.tracking && !taken) owner.set(row.tracking, orderId);
-            return {
-              orderId,
-              status: row.status,
-              carrier: row.carrier,
-              trackingNumber: row.tracking && !taken ? row.tracking : null,
-              carrierStatus: row.carrierStatus,
-              at: row.at,
-              source: 'import' as const,
-              by: options.fileName,
-            };
+          const lines = { from: batch[0].line, to: batch[batch.length - 1].line };
+          await applying;
+          applying = this.applyBatch(workspaceId, rows, lines, appliedThrough, { fileName: options.fileName, notify }, result).then(() => {
+            appliedThrough = lines.to;
           });
-          const applied = await applyDeliveryEvents(trx, workspaceId, events, { notify });
-          // The counts follow the history: a row is updated or late when it added an event, else unchanged.
-          for (const one of applied) {
-            if (one.recorded && one.wrote) result.updated += 1;
-            else if (one.recorded && !one.applied) result.late += 1;
-            else result.unchanged += 1;
-            if (one.attempted) result.attempts += 1;
-          }
-        });
-        await applying.catch((err: unknown) => {
-          throw err instanceof AppError ? err : new ReportInterrupted(err, lines, before);
-        });
-        appliedThrough = lines.to;
+          // Failures are awaited (and thrown) below; this only keeps one from being reported as unhandled meanwhile.
+          applying.catch(() => undefined);
+          // Let the statements reach Postgres before the next rows are read.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        await applying;
+      } finally {
+        // Nothing left running when the file is closed, whatever happened.
+        await applying.catch(() => undefined);
       }
       result.unmatched.sort((a, b) => a.line - b.line);
       await addCandidates(this.knex, workspaceId, result.unmatched);
@@ -185,6 +161,62 @@ export class ReportImport {
     } finally {
       await sheet.rows.return(undefined);
     }
+  }
+
+  /**
+   * One batch of a report's rows in a transaction of its own: matched to their orders and applied
+   * in one statement, the answer's counts added. A batch the database refuses interrupts the
+   * report, saying what the batches before it applied.
+   */
+  private async applyBatch(
+    workspaceId: string,
+    rows: ReportRow[],
+    lines: { from: number; to: number },
+    /** The last line of the batches committed before it (null: none). */
+    appliedThrough: number | null,
+    options: { fileName: string; notify: boolean },
+    result: ReportResult,
+  ): Promise<void> {
+    const before = { throughLine: appliedThrough, updated: result.updated, unchanged: result.unchanged };
+    const applying = this.knex.transaction(async (trx) => {
+      // A batch's statements are planned at costs that turn on Postgres's JIT compiler, whose
+      // half a second of compiling was most of a batch's time (bench/changes.md): none here.
+      await trx.raw('SET LOCAL jit = off');
+      const matches = await this.match(trx, workspaceId, rows);
+      const matched: Array<{ row: ReportRow; orderId: string }> = [];
+      for (const row of rows) {
+        const found = matches.get(row.line);
+        if (typeof found === 'string') matched.push({ row, orderId: found });
+        else result.unmatched.push(unmatchedRow(row, found?.reason ?? 'not_found'));
+      }
+      // A tracking number goes to one order: within a batch, the first row that gives it to an order keeps it.
+      const owner = new Map<string, string>();
+      const events = matched.map(({ row, orderId }) => {
+        const taken = row.tracking && (owner.get(row.tracking) ?? orderId) !== orderId;
+        if (row.tracking && !taken) owner.set(row.tracking, orderId);
+        return {
+          orderId,
+          status: row.status,
+          carrier: row.carrier,
+          trackingNumber: row.tracking && !taken ? row.tracking : null,
+          carrierStatus: row.carrierStatus,
+          at: row.at,
+          source: 'import' as const,
+          by: options.fileName,
+        };
+      });
+      const applied = await applyDeliveryEvents(trx, workspaceId, events, { notify: options.notify });
+      // The counts follow the history: a row is updated or late when it added an event, else unchanged.
+      for (const one of applied) {
+        if (one.recorded && one.wrote) result.updated += 1;
+        else if (one.recorded && !one.applied) result.late += 1;
+        else result.unchanged += 1;
+        if (one.attempted) result.attempts += 1;
+      }
+    });
+    await applying.catch((err: unknown) => {
+      throw err instanceof AppError ? err : new ReportInterrupted(err, lines, before);
+    });
   }
 
   /**
