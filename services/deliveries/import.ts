@@ -182,6 +182,11 @@ export class ReportImport {
       // A batch's statements are planned at costs that turn on Postgres's JIT compiler, whose
       // half a second of compiling was most of a batch's time (bench/changes.md): none here.
       await trx.raw('SET LOCAL jit = off');
+      // Each order the batch rewrites adds its search keys to the search index's pending list again;
+      // at Postgres's 4 MB every other batch merged the list into the index (a third of a report's
+      // time). The report's own transactions let it grow to 64 MB; the worker's sweep merges it
+      // (tidySearchIndex, services/orders/search.ts).
+      await trx.raw("SET LOCAL gin_pending_list_limit = '64MB'");
       const matches = await this.match(trx, workspaceId, rows);
       const matched: Array<{ row: ReportRow; orderId: string }> = [];
       for (const row of rows) {

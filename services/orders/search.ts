@@ -363,9 +363,10 @@ export class OrderSearch {
 
 /**
  * Merges the search index's pending list into the index (the worker's sweep, every 15 seconds): the
- * keys of orders written since, which a writer no longer merges itself below 64 MB (migration
- * `20261204_57_70`). A search reads the list too, but every page of it on every search; the merge
- * keeps it short. The number of pages merged (0: nothing was pending).
+ * keys of orders written since, which a writer merges itself only past 4 MB, and a carrier's report
+ * (which raises that limit for its own transactions) not below 64 MB. A search reads the list too,
+ * every page of it on every search; the merge keeps it short. The number of pages merged (0:
+ * nothing was pending).
  */
 export async function tidySearchIndex(knex: Knex): Promise<number> {
   const { rows } = await knex.raw<{ rows: Array<{ pages: string }> }>("SELECT gin_clean_pending_list('orders_search_keys_idx'::regclass) AS pages");
