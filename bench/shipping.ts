@@ -152,6 +152,7 @@ async function shipOnce(
   log(`shipping: ${ORDERS} orders to a ${spec.title} double answering in ${LATENCY_MS} ms`);
   const t0 = performance.now();
   const shipped = await api(service.url, account.cookie, 'POST', '/api/shipments', { accountId, orderIds: ids });
+  const answeredMs = performance.now() - t0;
   if (shipped.status !== 202) throw new Error(`POST /api/shipments answered ${shipped.status}: ${await shipped.text()}`);
   const during: number[] = [];
   let done = 0;
@@ -209,7 +210,7 @@ async function shipOnce(
   };
   memory.stop();
   log(
-    `  ${sent}/${ids.length} sent in ${seconds.toFixed(1)} s, ${report.calls} create calls of at most ${report.maxParcelsPerCall}; at most ${report.maxPerSecond}/s, ${report.maxPerMinute}/min and ${report.maxAtOnce} at once; /orders p50 ${report.ordersP50IdleMs.toFixed(0)} → ${report.ordersP50DuringMs.toFixed(0)} ms`,
+    `  ${sent}/${ids.length} sent in ${seconds.toFixed(1)} s (the tap answered in ${answeredMs.toFixed(0)} ms, the first create call at ${((at[0] ?? t0) - t0).toFixed(0)} ms, the last at ${((at.at(-1) ?? t0) - t0).toFixed(0)} ms), ${report.calls} create calls of at most ${report.maxParcelsPerCall}; at most ${report.maxPerSecond}/s, ${report.maxPerMinute}/min and ${report.maxAtOnce} at once; /orders p50 ${report.ordersP50IdleMs.toFixed(0)} → ${report.ordersP50DuringMs.toFixed(0)} ms`,
   );
   return report;
 }

@@ -330,14 +330,7 @@ export class CarrierAccountService {
    * process (the worker's parcels and polling, the web's labels) keeps one pace per account.
    */
   async pace(account: { id: string; adapter: ShippingAdapter }): Promise<void> {
-    const gapMs = Math.ceil(1000 / account.adapter.limits.perSecond);
-    const { rows } = await this.knex.raw<{ rows: Array<{ wait_ms: string }> }>(
-      `UPDATE carrier_accounts a SET next_call_at = greatest(a.next_call_at, clock_timestamp()) + ? * interval '1 millisecond'
-         FROM (SELECT id, greatest(next_call_at, clock_timestamp()) AS slot FROM carrier_accounts WHERE id = ? FOR UPDATE) s
-        WHERE a.id = s.id
-        RETURNING greatest(0, extract(epoch FROM s.slot - clock_timestamp()) * 1000) AS wait_ms`,
-      [gapMs, account.id],
-    );
+    const { rows } = await this.knex.raw<{ rows: Array<{ wait_ms: string }> }>(takeSlot('true'), slotBindings(account));
     const wait = Number(rows[0]?.wait_ms ?? 0);
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
@@ -415,4 +408,22 @@ async function replaceCities(trx: Knex.Transaction, accountId: string, cities: C
   }));
   for (let i = 0; i < rows.length; i += 1000) await trx('carrier_cities').insert(rows.slice(i, i + 1000));
   await trx('carrier_accounts').where({ id: accountId }).update({ cities_refreshed_at: trx.fn.now() });
+}
+
+/**
+ * The statement that reserves an account's next call slot (`pace`, and the parcels' claim, which
+ * takes a slot in the same statement when it takes parcels): `next_call_at` moves on by the gap its
+ * carrier's rate leaves between calls, and `wait_ms` says how long until the slot taken. Its
+ * bindings: `slotBindings`, then whatever `condition` binds.
+ */
+export function takeSlot(condition: string): string {
+  return `UPDATE carrier_accounts a SET next_call_at = greatest(a.next_call_at, clock_timestamp()) + ? * interval '1 millisecond'
+         FROM (SELECT id, greatest(next_call_at, clock_timestamp()) AS slot FROM carrier_accounts WHERE id = ? FOR UPDATE) s
+        WHERE a.id = s.id AND ${condition}
+        RETURNING greatest(0, extract(epoch FROM s.slot - clock_timestamp()) * 1000) AS wait_ms`;
+}
+
+/** `takeSlot`'s own bindings: the gap between calls at the carrier's rate (ms), and the account. */
+export function slotBindings(account: { id: string; adapter: ShippingAdapter }): [number, string] {
+  return [Math.ceil(1000 / account.adapter.limits.perSecond), account.id];
 }

@@ -4,6 +4,7 @@ import { QUEUES } from '../../db/jobs';
 import { applyDeliveryEvents } from '../deliveries';
 import { NotFoundError, ValidationError, isUuid, msg } from '../../services/shared';
 import type { CarrierAccountService, OpenAccount } from './accounts';
+import { slotBindings, takeSlot } from './accounts';
 import type { CreateOutcome, LookupOutcome, MadeParcel, ParcelRequest } from './carriers/types';
 
 /** A carrier that does not answer is tried again for an hour (carriers.md 7), then the parcel fails. */
@@ -34,48 +35,62 @@ interface ClaimedParcel {
 /** What came of one job, for the worker's log and the tests. */
 export type SendResult = 'sent' | 'found' | 'failed' | 'uncertain' | 'retry' | 'waiting_for_credentials' | 'throttled' | 'busy' | 'nothing_to_do';
 
-/** The orders as their parcels carry them (carriers.md 2b), read in two statements for a whole call; null: no longer shippable. */
-async function parcelRequests(db: Knex, parcels: readonly ClaimedParcel[], account: OpenAccount): Promise<Map<string, ParcelRequest | null>> {
-  const orderIds = parcels.flatMap((parcel) => (parcel.order_id ? [parcel.order_id] : []));
-  const [orders, cities] = await Promise.all([
-    orderIds.length === 0
-      ? []
-      : db('orders')
-          .where({ workspace_id: account.workspace_id })
-          .whereIn('id', orderIds)
-          .select('id', 'client_name', 'phone', 'address', 'city', 'total_amount', 'products_name', 'note', 'status'),
-    db('carrier_cities')
-      .where({ account_id: account.id })
-      .whereIn('city_id', [...new Set([...parcels.map((parcel) => parcel.city_id ?? ''), account.pickup_city_id ?? ''])])
-      .select('city_id', 'name', 'arabic_name'),
-  ]);
-  const orderOf = new Map(orders.map((order) => [order.id as string, order]));
-  const cityOf = (id: string | null) => {
-    const row = cities.find((c) => c.city_id === id);
-    return row ? { id: row.city_id, name: row.name, arabicName: row.arabic_name } : null;
-  };
+/**
+ * The orders as their parcels carry them (carriers.md 2b), for a whole call in one statement read
+ * by the parcels' ids (so it runs beside their claim); null: no longer shippable. A parcel the claim
+ * did not take is simply not asked for.
+ */
+async function parcelRequests(db: Knex, parcelIds: readonly string[], account: OpenAccount): Promise<Map<string, ParcelRequest | null>> {
+  const { rows } = await db.raw<{
+    rows: Array<{
+      id: string;
+      reference: string;
+      cod_amount: string | null;
+      client_name: string | null;
+      phone: string | null;
+      address: string | null;
+      total_amount: string | null;
+      products_name: string | null;
+      note: string | null;
+      status: string | null;
+      city_id: string | null;
+      city_name: string | null;
+      city_arabic_name: string | null;
+      pickup_id: string | null;
+      pickup_name: string | null;
+      pickup_arabic_name: string | null;
+    }>;
+  }>(
+    `SELECT p.id, p.reference, p.cod_amount, o.client_name, o.phone, o.address, o.total_amount, o.products_name, o.note, o.status,
+            c.city_id, c.name AS city_name, c.arabic_name AS city_arabic_name,
+            pc.city_id AS pickup_id, pc.name AS pickup_name, pc.arabic_name AS pickup_arabic_name
+       FROM parcels p
+       LEFT JOIN orders o ON o.id = p.order_id AND o.workspace_id = p.workspace_id
+       LEFT JOIN carrier_cities c ON c.account_id = p.account_id AND c.city_id = p.city_id
+       LEFT JOIN carrier_cities pc ON pc.account_id = p.account_id AND pc.city_id = ?
+      WHERE p.id = ANY(?::uuid[]) AND p.account_id = ? AND p.workspace_id = ?`,
+    [account.pickup_city_id ?? '', parcelIds, account.id, account.workspace_id] as never[],
+  );
   const requests = new Map<string, ParcelRequest | null>();
-  for (const parcel of parcels) {
-    const order = parcel.order_id ? orderOf.get(parcel.order_id) : undefined;
-    const amount = order?.total_amount ?? parcel.cod_amount;
-    const city = cityOf(parcel.city_id);
-    if (order?.status !== 'confirmed' || amount === null || !city) {
-      requests.set(parcel.id, null);
+  for (const row of rows) {
+    const amount = row.total_amount ?? row.cod_amount;
+    if (row.status !== 'confirmed' || amount === null || !row.city_id) {
+      requests.set(row.id, null);
       continue;
     }
-    requests.set(parcel.id, {
-      reference: parcel.reference,
-      name: order.client_name,
+    requests.set(row.id, {
+      reference: row.reference,
+      name: row.client_name ?? '',
       // +212612345678 → 0612345678: Moroccan carriers' ten digits.
-      phone: `0${String(order.phone).replace(/^\+212/, '')}`,
-      address: order.address ?? '',
-      city,
+      phone: `0${String(row.phone).replace(/^\+212/, '')}`,
+      address: row.address ?? '',
+      city: { id: row.city_id, name: row.city_name ?? '', arabicName: row.city_arabic_name },
       amount: Number(amount),
-      products: order.products_name ?? '',
-      productLines: order.products_name ? [{ name: order.products_name, quantity: 1 }] : [],
-      note: order.note,
+      products: row.products_name ?? '',
+      productLines: row.products_name ? [{ name: row.products_name, quantity: 1 }] : [],
+      note: row.note,
       allowOpen: account.allow_open,
-      pickupCity: cityOf(account.pickup_city_id),
+      pickupCity: row.pickup_id ? { id: row.pickup_id, name: row.pickup_name ?? '', arabicName: row.pickup_arabic_name } : null,
     });
   }
   return requests;
@@ -85,14 +100,30 @@ async function parcelRequests(db: Knex, parcels: readonly ClaimedParcel[], accou
 interface Lanes {
   credentials: boolean;
   wait: { ms: number; result: 'retry' | 'throttled' } | null;
-  /** Parcels whose call is over and whose outcome is being written: no longer at the carrier. */
-  answered: Set<string>;
+  /**
+   * This fetch's parcels of the account (whatever their state, its lanes hold them), and the lanes
+   * that hold a call (at the carrier, or claimed ahead of it: never more than one at the carrier at
+   * once). A claim counts the account's other parcels being sent, plus one call for each other lane
+   * holding one; the lanes' claims are made one at a time, so that count is exact.
+   */
+  ours: readonly string[];
+  holding: Set<number>;
+  claims: Promise<unknown>;
   /** Parcels made, waiting for the write under way to end; the write, while there is one; its failure. */
   made: Array<{ parcel: ClaimedParcel; made: MadeParcel }>;
   writing: Promise<void> | null;
   failed: Error | null;
   /** Resolved once every lane has made its last call. */
   done: Promise<void>;
+}
+
+/** A call's parcels claimed (and its orders read): what the call is made of, the slot it took at the carrier's rate. */
+interface ClaimedCall {
+  claimed: ClaimedParcel[];
+  busy: string[];
+  requests: Map<string, ParcelRequest | null>;
+  /** When the account's slot the claim took comes (performance.now()); null: none taken. */
+  slotAt: number | null;
 }
 
 /** A write of parcels made waits this long for more (at most this many), while the lanes still call. */
@@ -160,7 +191,9 @@ export class ParcelSender {
       // What stops the account's lanes: its credentials refused, or a carrier that did not answer or is over its quota (the rest wait as long).
       credentials: account.state === 'credentials_refused',
       wait: null,
-      answered: new Set(),
+      ours: ids,
+      holding: new Set(),
+      claims: Promise.resolve(),
       made: [],
       writing: null,
       failed: null,
@@ -172,39 +205,115 @@ export class ParcelSender {
     // that takes many parcels a call (Yalidine) is called by one lane: its quotas come back in each
     // answer's headers, and the next call is made knowing them, never into a 429.
     const laneCount = batch > 1 ? 1 : concurrency;
-    const lane = async () => {
-      // A failed write stops them: the fetch fails, and its jobs are tried again.
-      for (let call = calls.shift(); call && !lanes.failed; call = calls.shift()) {
-        if (lanes.credentials) {
-          // Nothing is lost: the parcels wait, and a fix of the credentials queues them again.
-          for (const id of call) results.set(id, 'waiting_for_credentials');
-        } else if (lanes.wait) {
-          // Not tried: each waits as long as the call that went unanswered (its backoff) or was throttled, without a try counted.
-          await this.laterMany(call, lanes.wait.ms);
-          for (const id of call) results.set(id, lanes.wait.result);
-        } else await this.sendCall(account, call, results, lanes);
+    const lane = async (laneNo: number) => {
+      // While a lane's call is at the carrier, its next call's parcels are claimed (the claim's round
+      // trips overlap the carrier's answer instead of following it); a claimed call that is not made
+      // after all (the lanes stopped) gives its parcels back untried.
+      let ahead: { call: string[]; claimed: Promise<ClaimedCall> } | null = null;
+      for (;;) {
+        const call = ahead?.call ?? calls.shift();
+        if (!call) break;
+        const claimed: ClaimedCall | null = ahead ? await ahead.claimed : null;
+        ahead = null;
+        // A failed write stops them: the fetch fails, and its jobs are tried again.
+        if (lanes.failed || lanes.credentials || lanes.wait) {
+          if (claimed) await this.unclaim(claimed.claimed);
+          lanes.holding.delete(laneNo);
+          if (lanes.failed) break;
+          if (lanes.credentials) {
+            // Nothing is lost: the parcels wait, and a fix of the credentials queues them again.
+            for (const id of call) results.set(id, 'waiting_for_credentials');
+          } else if (lanes.wait) {
+            // Not tried: each waits as long as the call that went unanswered (its backoff) or was throttled, without a try counted.
+            await this.laterMany(call, lanes.wait.ms);
+            for (const id of call) results.set(id, lanes.wait.result);
+          }
+          continue;
+        }
+        const current: ClaimedCall = claimed ?? (await this.claimCall(account, call, lanes, laneNo));
+        // The next call's parcels claimed while this one is at the carrier: it starts only once this one is over.
+        const next: string[] | undefined = current.claimed.length > 0 ? calls.shift() : undefined;
+        if (next) {
+          const following = this.claimCall(account, next, lanes, laneNo);
+          // Its failure is met when its turn comes (or not at all, if the lane fails first).
+          following.catch(() => {});
+          ahead = { call: next, claimed: following };
+        }
+        try {
+          await this.sendCall(account, current, results, lanes);
+        } catch (err) {
+          // The fetch fails and its jobs are tried again: the call claimed ahead gives its parcels back first, untried.
+          if (ahead) await ahead.claimed.then((following) => this.unclaim(following.claimed)).catch(() => {});
+          throw err;
+        } finally {
+          if (!ahead) lanes.holding.delete(laneNo);
+        }
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(laneCount, calls.length)) }, lane));
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(laneCount, calls.length)) }, (_, laneNo) => lane(laneNo)));
     finished();
     while (lanes.writing) await lanes.writing;
     if (lanes.failed) throw lanes.failed;
   }
 
+  /** A call's parcels claimed, with the account's next slot at its carrier's rate, and their orders read beside the claim. */
+  private claimCall(account: OpenAccount, call: string[], lanes: Lanes, laneNo: number): Promise<ClaimedCall> {
+    const claimed = lanes.claims.then(async () => {
+      // The other lanes' calls, one each, are room this one cannot take.
+      const reserved = [...lanes.holding].filter((other) => other !== laneNo).length * Math.max(1, account.adapter.limits.batch);
+      // The orders are read while the parcels are claimed: a call's few milliseconds of Postgres, not twice.
+      const [{ claimed, busy, waitMs }, requests] = await Promise.all([
+        this.claim(call, account, lanes.ours, reserved),
+        parcelRequests(this.knex, call, account),
+      ]);
+      if (claimed.length > 0) lanes.holding.add(laneNo);
+      // The claim took the account's next slot at its carrier's rate for the call's first request.
+      return { claimed, busy, requests, slotAt: claimed.length > 0 ? performance.now() + waitMs : null };
+    });
+    lanes.claims = claimed.catch(() => {});
+    return claimed;
+  }
+
+  /** Parcels claimed for a call that was not made: back to `queued`, their try not counted. */
+  private async unclaim(parcels: readonly ClaimedParcel[]): Promise<void> {
+    if (parcels.length === 0) return;
+    await this.knex('parcels')
+      .whereIn(
+        'id',
+        parcels.map((parcel) => parcel.id),
+      )
+      .where({ state: 'sending' })
+      .update({
+        state: 'queued',
+        tries: this.knex.raw('greatest(0, tries - 1)'),
+        first_try_at: this.knex.raw('CASE WHEN tries <= 1 THEN NULL ELSE first_try_at END'),
+        updated_at: this.knex.fn.now(),
+      });
+  }
+
   /**
-   * One call's parcels: claimed, asked about first where an answer was lost, then made in one create
-   * call paced at the account's rate. The parcels made are written in one transaction while the lane
-   * goes on to its next call: their call is over, so this process no longer counts them among the
-   * account's calls at once (every other process still does until the write commits).
+   * One call's parcels, claimed: asked about first where an answer was lost, then made in one create
+   * call at the slot the claim took. The parcels made are written in one transaction while the lane
+   * goes on to its next call (claimed while this one was at the carrier).
    */
-  private async sendCall(account: OpenAccount, call: string[], results: Map<string, SendResult>, lanes: Lanes): Promise<void> {
-    const { claimed, busy } = await this.claim(call, account, lanes.answered);
+  private async sendCall(
+    account: OpenAccount,
+    { claimed, busy, requests, slotAt: slot }: ClaimedCall,
+    results: Map<string, SendResult>,
+    lanes: Lanes,
+  ): Promise<void> {
+    let slotAt = slot;
+    const paced = async () => {
+      if (slotAt === null) return this.accounts.pace(account);
+      const wait = slotAt - performance.now();
+      slotAt = null;
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    };
     if (busy.length > 0) {
       await this.laterMany(busy, 1_000);
       for (const id of busy) results.set(id, 'busy');
     }
     if (claimed.length === 0) return;
-    const requests = await parcelRequests(this.knex, claimed, account);
     const session = this.accounts.session(account.adapter, account.credentials, account.id);
     const toCreate: Array<{ parcel: ClaimedParcel; request: ParcelRequest }> = [];
     const note = (parcel: ClaimedParcel, result: SendResult, outcome?: CreateOutcome) => {
@@ -220,7 +329,7 @@ export class ParcelSender {
         note(parcel, 'failed');
       } else if (!parcel.answer_lost) toCreate.push({ parcel, request });
       else {
-        await this.accounts.pace(account);
+        await paced();
         const lookup: LookupOutcome = account.adapter.lookup
           ? await account.adapter.lookup(session, parcel.reference, null)
           : { kind: 'cannot_tell', reason: 'The carrier cannot be asked whether the parcel was made' };
@@ -233,7 +342,7 @@ export class ParcelSender {
       }
     }
     if (toCreate.length === 0) return;
-    await this.accounts.pace(account);
+    await paced();
     const outcomes = await account.adapter.create(
       session,
       toCreate.map((one) => one.request),
@@ -245,10 +354,7 @@ export class ParcelSender {
       else note(parcel, await this.settle(parcel, account, outcome), outcome);
     }
     if (made.length === 0) return;
-    for (const one of made) {
-      lanes.answered.add(one.parcel.id);
-      lanes.made.push(one);
-    }
+    lanes.made.push(...made);
     lanes.writing ??= this.writeMade(account, lanes, note);
   }
 
@@ -264,10 +370,7 @@ export class ParcelSender {
         if (lanes.made.length < GATHER) await Promise.race([new Promise((resolve) => setTimeout(resolve, GATHER_MS)), lanes.done]);
         const made = lanes.made.splice(0);
         await this.madeMany(made, account);
-        for (const { parcel } of made) {
-          note(parcel, 'sent');
-          lanes.answered.delete(parcel.id);
-        }
+        for (const { parcel } of made) note(parcel, 'sent');
       }
     } catch (err) {
       lanes.failed = err instanceof Error ? err : new Error(String(err));
@@ -319,20 +422,23 @@ export class ParcelSender {
   /**
    * Takes the parcels to `sending` under the account's lock, as many as its calls at once allow
    * (each call carrying its batch); the others are `busy` (another lane or process holds the slots).
-   * `answered`: this process's parcels whose call is over, their outcome being written.
+   * `ours`: the parcels this process's lanes hold, counted instead as `reserved` (one call for each
+   * other lane: whether its call is at the carrier, claimed ahead or being written, it has one at most).
    */
   private async claim(
     parcelIds: readonly string[],
     account: OpenAccount,
-    answered: ReadonlySet<string> = new Set(),
-  ): Promise<{ claimed: ClaimedParcel[]; busy: string[] }> {
+    ours: readonly string[] = [],
+    reserved = 0,
+  ): Promise<{ claimed: ClaimedParcel[]; busy: string[]; waitMs: number }> {
     const { concurrency, batch } = account.adapter.limits;
     return this.knex.transaction(async (trx) => {
       await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`carrier-account:${account.id}`]);
       // Under the lock, one statement: the account's parcels being sent (stale ones aside), the given
-      // parcels that may be taken (queued, or sending so long their answer was lost), and as many of
-      // them as there is room for taken, in the order given.
-      const { rows } = await trx.raw<{ rows: Array<ClaimedParcel & { taken: boolean }> }>(
+      // parcels that may be taken (queued, or sending so long their answer was lost), as many of
+      // them as there is room for taken, in the order given, and, when any was, the account's next
+      // slot at its carrier's rate (the call's pace, without a round trip of its own).
+      const { rows } = await trx.raw<{ rows: Array<ClaimedParcel & { taken: boolean; wait_ms: string | null }> }>(
         `WITH sending AS (
            SELECT count(*) AS n FROM parcels
             WHERE account_id = ? AND state = 'sending' AND updated_at > now() - ${STALE_SENDING} AND NOT (id = ANY(?::uuid[]))
@@ -342,7 +448,7 @@ export class ParcelSender {
               AND (p.state = 'queued' OR (p.state = 'sending' AND p.updated_at <= now() - ${STALE_SENDING}))
             FOR UPDATE
          ), pick AS (
-           SELECT id FROM free ORDER BY rank LIMIT (SELECT greatest(0, ? - n) FROM sending)
+           SELECT id FROM free ORDER BY rank LIMIT (SELECT greatest(0, ? - n - ?) FROM sending)
          ), taken AS (
            UPDATE parcels p
               SET state = 'sending', tries = p.tries + 1,
@@ -351,16 +457,19 @@ export class ParcelSender {
                   first_try_at = coalesce(p.first_try_at, now()), updated_at = now()
              FROM pick WHERE p.id = pick.id
            RETURNING p.id, p.workspace_id, p.order_id, p.account_id, p.reference, p.city_id, p.tries, p.answer_lost, p.first_try_at, p.cod_amount
+         ), slot AS (
+           ${takeSlot('EXISTS (SELECT 1 FROM taken)')}
          )
          SELECT f.id, t.workspace_id, t.order_id, t.account_id, t.reference, t.city_id, t.tries, t.answer_lost, t.first_try_at, t.cod_amount,
-                t.id IS NOT NULL AS taken
+                t.id IS NOT NULL AS taken, (SELECT wait_ms FROM slot) AS wait_ms
            FROM free f LEFT JOIN taken t ON t.id = f.id
           ORDER BY f.rank`,
-        [account.id, [...answered], parcelIds, parcelIds, concurrency * Math.max(1, batch)] as never[],
+        [account.id, ours, parcelIds, parcelIds, concurrency * Math.max(1, batch), reserved, ...slotBindings(account)] as never[],
       );
       return {
-        claimed: rows.filter((row) => row.taken).map(({ taken: _, ...parcel }) => parcel),
+        claimed: rows.filter((row) => row.taken).map(({ taken: _, wait_ms: __, ...parcel }) => parcel),
         busy: rows.filter((row) => !row.taken).map((row) => row.id),
+        waitMs: Number(rows[0]?.wait_ms ?? 0),
       };
     });
   }

@@ -202,4 +202,49 @@ describe('shipping: a carrier that takes one parcel a call (Sendit), 4 calls at 
     expect(jobs.map((job) => job.data.parcelId)).to.have.members(parcels.slice(4));
     for (const job of jobs) expect(new Date(job.start_after).getTime() - t0).to.be.at.least(900);
   });
+
+  it('while another process has 2 of the account’s calls under way, this one makes 2 at once at most; what it cannot take waits a second, untried', async () => {
+    sendit = await senditDouble({ latencyMs: 200 });
+    const { services, parcels } = await shipped(sendit, 10, {}, 'sendit');
+    const elsewhere = parcels.slice(0, 2);
+    await testKnex()('parcels').whereIn('id', elsewhere).update({ state: 'sending', updated_at: testKnex().fn.now() });
+    const t0 = Date.now();
+    const results = await services.parcels.sendMany(parcels.slice(2));
+    expect(sendit.maxInFlight).to.be.within(1, 2);
+    const sent = parcels.slice(2).filter((id) => results.get(id) === 'sent');
+    const busy = parcels.slice(2).filter((id) => results.get(id) === 'busy');
+    expect(sent.length).to.be.at.least(2);
+    expect(sent.length + busy.length).to.equal(8);
+    expect(sendit.requests.filter((r) => r.method === 'POST' && r.path === '/deliveries')).to.have.length(sent.length);
+    const rows = await testKnex()('parcels').whereIn('id', parcels.slice(2)).select('id', 'state', 'tries', 'first_try_at');
+    for (const row of rows) {
+      if (sent.includes(row.id)) expect(row).to.include({ state: 'sent', tries: 1 });
+      else expect(row).to.include({ state: 'queued', tries: 0, first_try_at: null });
+    }
+    const jobs = await testKnex()('pgboss.job').where({ name: 'ship-parcel' }).where('created_on', '>=', new Date(t0)).select('start_after', 'data');
+    expect(jobs.map((job) => job.data.parcelId)).to.have.members(busy);
+    for (const job of jobs) expect(new Date(job.start_after).getTime() - t0).to.be.at.least(900);
+  });
+
+  it('a call claimed while the one before it was at the carrier, not made because the carrier stopped answering, goes back untried', async () => {
+    sendit = await senditDouble({ latencyMs: 300 });
+    const { services, parcels } = await shipped(sendit, 8, {}, 'sendit');
+    sendit.switches.serverError = true;
+    const t0 = Date.now();
+    const results = await services.parcels.sendMany(parcels);
+    expect([...results.values()]).to.deep.equal(Array(8).fill('retry'));
+    const rows = await testKnex()('parcels').whereIn('id', parcels).select('id', 'state', 'tries', 'first_try_at', 'answer_lost');
+    // Nothing is left taken: the parcels tried wait for their backoff, the ones claimed ahead were never tried.
+    expect(rows.map((row) => row.state)).to.deep.equal(Array(8).fill('queued'));
+    const tried = rows.filter((row) => row.tries === 1);
+    const untried = rows.filter((row) => row.tries === 0);
+    expect(tried.length + untried.length).to.equal(8);
+    expect(tried.length).to.be.within(1, 4);
+    for (const row of untried) expect(row).to.include({ first_try_at: null, answer_lost: false });
+    for (const row of tried) expect(row.first_try_at).to.be.instanceOf(Date);
+    // Every one of them comes back after the backoff of a carrier that did not answer (30 s).
+    const jobs = await testKnex()('pgboss.job').where({ name: 'ship-parcel' }).where('created_on', '>=', new Date(t0)).select('start_after', 'data');
+    expect(jobs.map((job) => job.data.parcelId)).to.have.members(parcels);
+    for (const job of jobs) expect(new Date(job.start_after).getTime() - t0).to.be.at.least(25_000);
+  });
 });
