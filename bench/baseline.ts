@@ -1,30 +1,33 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import express from 'express';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Redis } from 'ioredis';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
-import type { Statement } from './sql';
-import { BARE_CREATE, BARE_TABLES, BASELINE_APPLICATION_NAME, BASELINE_CREATE, bindArgs } from './sql';
+import { BARE_CREATE, BARE_TABLES, BASELINE_APPLICATION_NAME, BASELINE_CREATE, BASELINE_READS } from './sql';
 
 /**
- * The bare baseline the bench compares the service with: plain Express on the same Postgres and
- * Redis, replaying for each scenario the statements the service's own calls issued (captured by
- * the bench, see sql.ts), and for a new order the least work the design allows (BASELINE_CREATE).
- * No validation, no logging, no helmet, no Knex. Session routes read the
- * session's row (the one query a session costs; the cookie's signature is not checked, its id is
- * taken as it is), and the workspace comes in an `x-bench-workspace` header. The Data API checks
- * the publishable key and verifies the token, and reads the token's user and workspace by the
- * service's own statement only when the request says `x-bench-context`. A new order goes into
- * trigger-free copies of the tables when the request says `x-bench-bare`.
+ * The bare baseline the bench compares the service with: an independent app on the same Postgres
+ * and Redis, plain Express and pg, doing the least work each route allows and answering what the
+ * service answers (the bench compares the two answers before it measures: the same orders, field
+ * for field, in the same JSON). None of the service's code or statements: its own statements
+ * (BASELINE_READS, BASELINE_CREATE in sql.ts), each prepared once per connection, as a bare handler
+ * would write them. No validation, no logging, no helmet, no Knex.
+ *
+ * - A session route checks the cookie's signature and reads the session's row: the workspace is the
+ *   one the session's cached context names (the service's fast path reads the same row).
+ * - The Data API checks the publishable key and verifies the token, then reads the orders in one
+ *   statement that also checks the token's user is still a member of the token's workspace (what
+ *   the product promises every request: a removed member's token reads nothing at once).
+ * - The token exchange counts both limits (per IP, per key) in one Redis round trip, reads the key
+ *   by its SHA-256 and signs a token with a key object made once.
+ * - A new order: three prepared INSERTs in one transaction (into copies of the tables without
+ *   triggers or foreign keys when the request says `x-bench-bare`).
  */
 export interface BaselinePlan {
-  list: Statement[];
-  /** The Data API's lookup of the token's user and workspace (the token path's session read). */
-  context: Statement[];
-  keyLookup: Statement[];
   jwt: { secret: string; issuer: string; projectUrl: string; publishableKey: string };
+  sessionSecret: string;
   rateLimit: { windowMs: number; prefix: string };
 }
 
@@ -40,27 +43,59 @@ return { totalHits, timeToExpire }`;
 
 type Row = Record<string, unknown>;
 
-async function run(db: pg.Pool | pg.PoolClient, statements: Statement[], inputs: Record<string, unknown>): Promise<Row[][]> {
-  const results: Row[][] = [];
-  for (const statement of statements) {
-    const { rows } = await db.query(
-      statement.sql,
-      bindArgs(
-        statement,
-        inputs,
-        results.map((r) => r[0]),
-      ),
-    );
-    results.push(rows);
+/** An amount's decimals in its currency (MAD when it names none), as money is written. */
+const decimals = new Map<string, number>();
+function amount(value: unknown, currency: unknown): string | null {
+  if (value === null) return null;
+  const code = typeof currency === 'string' ? currency : 'MAD';
+  let places = decimals.get(code);
+  if (places === undefined) {
+    places = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+    decimals.set(code, places);
   }
-  return results;
+  return Number(value).toFixed(places);
 }
 
-const lastRows = (results: Row[][]) => results.at(-1) ?? [];
-/** The session id inside `ocs.sid=s%3A<id>.<signature>`, unchecked. */
-const sessionId = (req: Request) => /ocs\.sid=s%3A([^.;]+)\./.exec(req.get('cookie') ?? '')?.[1] ?? '';
-/** connect-pg-simple's read, as the service's session store sends it. */
-const SESSION_READ = 'SELECT sess FROM "session" WHERE sid = $1 AND expire >= to_timestamp($2)';
+/** An order as the API writes it: its fields in the contract's order, its delivery as one object. */
+function order(row: Row): Row {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    client_name: row.client_name,
+    phone: row.phone,
+    store_name: row.store_name,
+    products_name: row.products_name,
+    address: row.address,
+    city: row.city,
+    note: row.note,
+    status: row.status,
+    created_at: row.created_at,
+    placed_at: row.placed_at,
+    operation_id: row.operation_id,
+    flags: row.flags,
+    source: row.source,
+    store_connection_id: row.store_connection_id,
+    external_id: row.external_id,
+    external_ref: row.external_ref,
+    total_amount: amount(row.total_amount, row.currency),
+    currency: row.currency,
+    delivery:
+      row.delivery_status && row.delivery_at
+        ? {
+            status: row.delivery_status,
+            carrier: row.delivery_carrier,
+            tracking_number: row.delivery_tracking_number,
+            carrier_status: row.delivery_carrier_status,
+            updated_at: row.delivery_at,
+          }
+        : null,
+    assigned_to: row.assigned_to,
+    assigned_at: row.assigned_at,
+    rescheduled_for: row.rescheduled_for,
+  };
+}
+
+const sendOrders = (res: Response, rows: Row[]) => res.type('application/json').send(JSON.stringify({ orders: rows.map(order) }));
 const bearer = (req: Request) => /^Bearer ([^\s]+)$/.exec(req.get('authorization') ?? '')?.[1];
 
 async function main(): Promise<void> {
@@ -69,20 +104,27 @@ async function main(): Promise<void> {
   pool.on('error', () => {});
   const redis = new Redis(process.env.REDIS_URL!);
   const incrementSha = (await redis.script('LOAD', INCREMENT_SCRIPT)) as string;
+  const query = async (name: keyof typeof BASELINE_READS, values: unknown[]) => (await pool.query({ name, text: BASELINE_READS[name], values })).rows as Row[];
 
   const app = express();
   // The cheapest way to sign and verify with jsonwebtoken: a key object made once.
   const jwtKey = crypto.createSecretKey(Buffer.from(plan.jwt.secret, 'utf8'));
-  const workspace = (req: Request) => req.get('x-bench-workspace');
 
-  const readSession = async (req: Request) => {
-    const { rows } = await pool.query(SESSION_READ, [sessionId(req), Date.now() / 1000]);
-    if (rows.length === 0) throw new Error('baseline: no session row for the cookie');
+  /** The session's workspace: the cookie `ocs.sid=s:<id>.<signature>` checked (HMAC-SHA256, as express-session signs it), its row read. */
+  const sessionWorkspace = async (req: Request): Promise<string> => {
+    const cookie = /(?:^|;\s*)ocs\.sid=s%3A([^.;]+)\.([^;]+)/.exec(req.get('cookie') ?? '');
+    if (!cookie) throw new Error('baseline: no session cookie');
+    const signature = crypto.createHmac('sha256', plan.sessionSecret).update(cookie[1]).digest('base64').replace(/=+$/, '');
+    const given = Buffer.from(decodeURIComponent(cookie[2]));
+    if (given.length !== signature.length || !crypto.timingSafeEqual(given, Buffer.from(signature))) throw new Error('baseline: a bad signature');
+    const [row] = await query('session', [cookie[1]]);
+    const workspace = (row?.sess as { ctx?: { workspace?: { id?: string } } } | undefined)?.ctx?.workspace?.id;
+    if (!workspace) throw new Error('baseline: no signed-in session for the cookie');
+    return workspace;
   };
 
   app.get('/api/orders', async (req, res) => {
-    await readSession(req);
-    res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
+    sendOrders(res, await query('list', [await sessionWorkspace(req)]));
   });
   app.get('/data/v1/orders', async (req, res) => {
     if (req.get('apikey') !== plan.jwt.publishableKey) {
@@ -90,12 +132,9 @@ async function main(): Promise<void> {
       return;
     }
     const claims = jwt.verify(bearer(req) ?? '', jwtKey, { algorithms: ['HS256'], issuer: plan.jwt.issuer }) as jwt.JwtPayload;
-    // With `x-bench-context`, the token's user and workspace are read first, as the service must.
-    if (req.get('x-bench-context') && lastRows(await run(pool, plan.context, { user: claims.sub })).length === 0) {
-      throw new Error('baseline: no user for the token');
-    }
-    res.json({ orders: lastRows(await run(pool, plan.list, { workspace: workspace(req) })) });
+    sendOrders(res, await query('memberList', [claims.workspace_id, claims.sub]));
   });
+
   const {
     rows: [queue],
   } = await pool.query(BASELINE_CREATE.queue);
@@ -106,26 +145,26 @@ async function main(): Promise<void> {
   } = await pool.query(BARE_TABLES.jobPartition);
   await pool.query(BARE_TABLES.jobs(job.partition));
   app.post('/api/orders', express.json(), async (req, res) => {
-    await readSession(req);
+    const workspace = await sessionWorkspace(req);
     const body = req.body as Record<string, string>;
     const sql = req.get('x-bench-bare') ? BARE_CREATE : BASELINE_CREATE;
     const prefix = req.get('x-bench-bare') ? 'bare-' : '';
     const client = await pool.connect();
-    let order: Row;
+    let created: Row;
     try {
       await client.query('BEGIN');
-      [order] = (
+      [created] = (
         await client.query({
           name: `${prefix}order`,
           text: sql.order,
-          values: [workspace(req), body.clientName, body.phone, body.storeName, body.productsName, body.address ?? null],
+          values: [workspace, body.clientName, body.phone, body.storeName, body.productsName, body.address ?? null],
         })
       ).rows;
-      await client.query({ name: `${prefix}operation`, text: sql.operation, values: [order.operation_id, order.workspace_id, order.id] });
+      await client.query({ name: `${prefix}operation`, text: sql.operation, values: [created.operation_id, created.workspace_id, created.id] });
       await client.query({
         name: `${prefix}job`,
         text: sql.job,
-        values: [order.operation_id, queue.expire_in, queue.keep_for, queue.retry_limit, queue.retry_delay, queue.retry_backoff, queue.policy],
+        values: [created.operation_id, queue.expire_in, queue.keep_for, queue.retry_limit, queue.retry_delay, queue.retry_backoff, queue.policy],
       });
       await client.query('COMMIT');
       client.release();
@@ -133,7 +172,7 @@ async function main(): Promise<void> {
       client.release(true); // inside a failed transaction: do not reuse it
       throw err;
     }
-    res.status(201).json(order);
+    res.status(201).json(created);
   });
   app.post('/api/v1/token', async (req, res) => {
     const key = bearer(req) ?? '';
@@ -144,12 +183,12 @@ async function main(): Promise<void> {
       .evalsha(incrementSha, 1, `${plan.rateLimit.prefix}ip:${req.socket.remoteAddress}`, String(plan.rateLimit.windowMs))
       .evalsha(incrementSha, 1, `${plan.rateLimit.prefix}key:${keyHash}`, String(plan.rateLimit.windowMs))
       .exec();
-    const [owner] = lastRows(await run(pool, plan.keyLookup, { keyHash }));
+    const [owner] = await query('key', [keyHash]);
     if (!owner) {
       res.status(401).json({ error: 'invalid_api_key' });
       return;
     }
-    const accessToken = jwt.sign({}, jwtKey, {
+    const accessToken = jwt.sign({ workspace_id: owner.workspace_id }, jwtKey, {
       algorithm: 'HS256',
       subject: owner.user_id as string,
       issuer: plan.jwt.issuer,

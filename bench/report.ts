@@ -86,13 +86,12 @@ const STALL_FACTOR = 4;
 const SCALE_TARGET = 1.3;
 
 const BASELINE_DOES = [
-  'Plain Express 5 with `pg.Pool` (max 10) and ioredis: no helmet, no logging, no validation, no Knex. The workspace comes in an `x-bench-workspace` header (the service ignores that header); session routes read the session row by the cookie’s id (its signature unchecked), the one query a session costs.',
-  'a, b: the session row, then the list query below; rows sent as JSON.',
-  'c, c0: the session row, then the least work the design allows, written plainly (none of the service’s statements): in one transaction, three prepared INSERTs of the order, its operation and its dispatch job (as pg-boss’s `send` writes it), with the JSON body as given (the bench sends phones already normalized, so both store the same rows). In c the database’s own triggers (status counts, risky-order flags, webhook events) run for both; in c0 the baseline writes into copies of the three tables with their columns, defaults, generated columns, checks and indexes but no trigger or foreign key (`BARE_TABLES` in bench/sql.ts).',
-  "d: the two rate-limit increments the service's limiters make (EVALSHA of rate-limit-redis's script, one per IP, one per key) in one Redis round trip (a pipeline), the key lookup below by SHA-256, an HS256 JWT signature with a key object made once.",
-  'e: checks the publishable key, verifies the HS256 access token, then the list query below.',
-  "e1 (no target): the same, and between them reads the token's user and workspace by the lookup below, as the service must on every request (the token names a user, and a removed member's token must read nothing at once).",
-  'The service runs its whole stack on top: helmet, a log line per request (pino), the session (its signed cookie checked, its row read; the full express-session path when its cached context is missing or due to slide), the user/workspace lookup, CSRF checks, zod and libphonenumber validation, Knex (hot statements prepared).',
+  'An independent bare app (bench/baseline.ts): plain Express 5 with `pg.Pool` (max 10) and ioredis, none of the service’s code or statements, each route doing the least work it allows and answering what the service answers (before each scenario the bench compares the two answers: the same orders, field for field, in the same JSON; the token exchange’s same fields). Its statements are its own, below, each prepared once per connection. No helmet, no logging, no validation, no Knex.',
+  'a, b: the session cookie’s signature checked (HMAC-SHA256, as express-session signs it), the session’s row read, the workspace its cached context names listed, newest first, as the API writes orders.',
+  'c, c0: the session as in a, then in one transaction three prepared INSERTs of the order, its operation and its dispatch job (as pg-boss’s `send` writes it), with the JSON body as given (the bench sends phones already normalized, so both store the same rows). In c the database’s own triggers (status counts, risky-order flags, webhook events) run for both; in c0 the baseline writes into copies of the three tables with their columns, defaults, generated columns, checks and indexes but no trigger or foreign key (`BARE_TABLES` in bench/sql.ts).',
+  "d: the two rate-limit increments the service's limiters make (EVALSHA of rate-limit-redis's script, one per IP, one per key) in one Redis round trip (a pipeline), the key read by its SHA-256, an HS256 JWT with the same claims signed with a key object made once.",
+  'e: the publishable key checked, the HS256 access token verified, then one statement that lists the token’s workspace only while the token’s user is a member of it (a removed member’s token reads nothing, as the product promises on every request).',
+  'The service runs its whole stack on top: security headers, a log line per request (pino), the session (its signed cookie checked, its row read; the full express-session path when its cached context is missing or due to slide), the token’s user and workspace read, CSRF checks, zod and libphonenumber validation, Knex (hot statements prepared).',
 ];
 
 const num = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
@@ -203,7 +202,7 @@ export function renderReport(report: Report): string {
     '',
     ...BASELINE_DOES.map((b) => `- ${b}`),
     '',
-    "Statements the baseline replays, captured from the service's own calls on this run's database:",
+    "The baseline's own statements (bench/sql.ts):",
     '',
     ...report.statements.flatMap((s) => [`${s.scenario}:`, '', '```sql', ...s.sql, '```', '']),
     ...(report.intake ? intakeSection(report.intake) : []),

@@ -38,12 +38,12 @@ function roundRobin(values: string[]): () => string {
   return () => values[i++ % values.length];
 }
 
-/** The five scenarios of the issue; the baseline gets the workspace in a header instead of a session. */
+/** The hot routes, each against the bare baseline's least work for the same answer (bench/baseline.ts). */
 export function scenarios(inputs: ScenarioInputs): Scenario[] {
   const list = (account: Account): Target => ({
     method: 'GET',
     path: '/api/orders',
-    headers: { cookie: account.cookie, 'x-bench-workspace': account.workspaceId },
+    headers: { cookie: account.cookie },
   });
   const phone = phoneSequence();
   const orderBody = () => ({
@@ -65,43 +65,23 @@ export function scenarios(inputs: ScenarioInputs): Scenario[] {
   const create: Target = {
     method: 'POST',
     path: '/api/orders',
-    headers: { cookie: inputs.writer.cookie, 'content-type': 'application/json', 'x-bench-workspace': inputs.writer.workspaceId },
+    headers: { cookie: inputs.writer.cookie, 'content-type': 'application/json' },
     perRequest: orderBody,
   };
   const data: Target = {
     method: 'GET',
     path: '/data/v1/orders',
-    headers: {
-      apikey: inputs.access.publishableKey,
-      authorization: `Bearer ${inputs.access.token}`,
-      'x-bench-workspace': inputs.small.workspaceId,
-    },
+    headers: { apikey: inputs.access.publishableKey, authorization: `Bearer ${inputs.access.token}` },
   };
-  // e's baseline (issue 39): the token verified, the publishable key checked, the list query. The
-  // service also reads the token's user and workspace on every request (a removed member's token
-  // reads nothing); e1 shows the route against a baseline that does that lookup too.
-  const dataWithContext: Target = { ...data, headers: { ...data.headers, 'x-bench-context': '1' } };
   // c0's baseline writes the same three rows into copies of the tables without triggers.
   const bareCreate: Target = { ...create, headers: { ...create.headers, 'x-bench-bare': '1' } };
   return [
     { id: 'a', title: 'GET /api/orders, 50 orders (session)', target: 0.9, cpuTarget: 1.2, service: list(inputs.small), baseline: list(inputs.small) },
-    { id: 'c', title: 'POST /api/orders (fresh phones), baseline into the real tables', target: 0.85, service: create, baseline: create },
-    {
-      id: 'c0',
-      title: 'POST /api/orders (fresh phones), baseline into tables without triggers',
-      target: 0.9,
-      cpuTarget: 1.2,
-      service: create,
-      baseline: bareCreate,
-    },
+    { id: 'c', title: 'POST /api/orders (fresh phones), baseline into the real tables', target: 0.95, service: create, baseline: create },
+    // A record beside c, not a target: what the product promises per order (its triggers and foreign keys) is part of the least work.
+    { id: 'c0', title: 'POST /api/orders (fresh phones), baseline into tables without triggers', service: create, baseline: bareCreate },
     { id: 'd', title: `POST /api/v1/token (${inputs.keys.length} keys)`, target: 0.9, cpuTarget: 1.2, service: exchange, baseline: exchange },
     { id: 'e', title: 'GET /data/v1/orders, 50 orders (token)', target: 0.9, cpuTarget: 1.2, service: data, baseline: data },
-    {
-      id: 'e1',
-      title: 'GET /data/v1/orders, 50 orders (token), against a baseline that reads the user and workspace too',
-      service: data,
-      baseline: dataWithContext,
-    },
     // Last: a process that has answered 32 lists of 2,000 orders at once keeps the memory it took
     // (up to 240 MB), and the memory target is for the load of a, c, d and e.
     { id: 'b', title: 'GET /api/orders, 2,000 orders (session)', service: list(inputs.large), baseline: list(inputs.large) },

@@ -3,15 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { ROOT } from '../config';
-import { hashKey } from '../services/accounts';
 import type { BaselinePlan } from './baseline';
 import type { Cleanup, NodeProcess } from './infra';
-import { benchServices, startNode } from './infra';
+import { startNode } from './infra';
 import { CpuMeter } from './meters';
-import type { Account } from './seed';
-import { createKeys } from './seed';
-import type { Statement } from './sql';
-import { BASELINE_APPLICATION_NAME, captureStatements } from './sql';
+import { BASELINE_APPLICATION_NAME } from './sql';
 
 /** The two things compared: the real service and the bare baseline. */
 
@@ -87,31 +83,11 @@ export async function startService(
   return { ...server, secrets, command };
 }
 
-/**
- * What the baseline replays, captured from the service's own calls on the bench's Knex: the list
- * query, the Data API's context and the key lookup, plus the JWT settings and the limiter script.
- */
-/** The listing statement with its row limit ($2) lifted. */
-function wholeList(statements: Statement[]): Statement[] {
-  if (statements.length !== 1 || !/ LIMIT \$2$/.test(statements[0].sql)) throw new Error(`bench: unexpected listing statements: ${JSON.stringify(statements)}`);
-  return [{ ...statements[0], args: statements[0].args.map((arg, i) => (i === 1 ? { value: null } : arg)) }];
-}
-
-export async function capturePlan(
-  knex: Knex,
-  service: ServiceProcess,
-  accounts: { small: Account; writer: Account },
-  publishableKey: string,
-): Promise<BaselinePlan> {
-  const services = benchServices(knex, { jwtSecret: service.secrets.JWT_SECRET, publishableKey });
-  const [key] = await createKeys(service.url, accounts.small, 1);
+/** What the baseline needs to answer as the service does: the JWT settings, the session secret, its limiters' keys. */
+export function baselinePlan(service: ServiceProcess, publishableKey: string): BaselinePlan {
   return {
-    // What GET /api/orders issues: the first batch of the whole list, read whole (LIMIT NULL): one
-    // statement for any length, where the service reads a long list a batch at a time.
-    list: wholeList(await captureStatements(knex, { workspace: accounts.small.workspaceId }, () => services.orders.batches(accounts.small.workspaceId).next())),
-    context: await captureStatements(knex, { user: accounts.small.userId }, () => services.users.context(accounts.small.userId)),
-    keyLookup: await captureStatements(knex, { keyHash: hashKey(key) }, () => services.apiKeys.verify(key)),
     jwt: { secret: service.secrets.JWT_SECRET, issuer: PUBLIC_BASE_URL, projectUrl: PUBLIC_BASE_URL, publishableKey },
+    sessionSecret: service.secrets.SESSION_SECRET,
     rateLimit: { windowMs: 5 * 60 * 1000, prefix: `rl:bench-baseline:${Date.now()}:` },
   };
 }

@@ -1,81 +1,26 @@
-import type { Knex } from 'knex';
-
-/**
- * Where one bind value of a captured statement comes from when the baseline replays it:
- * a named input of the request (`workspace`, `keyHash`, `body.phone`…), a column of the first row
- * an earlier statement of the same request returned (`row:1.id`), or a constant.
- */
-type Arg = { ref: string } | { value: unknown };
-
 /** Tells the baseline's Postgres backends from the service's (for the CPU figures). */
 export const BASELINE_APPLICATION_NAME = 'bench-baseline';
 
-export interface Statement {
-  sql: string;
-  args: Arg[];
-}
-
-interface Captured {
-  uid?: string;
-  sql: string;
-  bindings: unknown[];
-  rows?: Array<Record<string, unknown>>;
-}
-
-const TRANSACTION_CONTROL = /^(BEGIN|COMMIT|ROLLBACK)\b/i;
+/** An order's columns as the API writes them: times as ISO text to the millisecond in UTC, as a JSON date is. */
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const ORDER_COLUMNS = `id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status,
+  ${iso('created_at')} AS created_at, ${iso('placed_at')} AS placed_at, operation_id, flags, source, store_connection_id,
+  external_id, external_ref, total_amount, currency, delivery_status, delivery_carrier, delivery_tracking_number,
+  delivery_carrier_status, ${iso('delivery_at')} AS delivery_at, assigned_to, ${iso('assigned_at')} AS assigned_at, rescheduled_for`;
 
 /**
- * Runs `work` (a real service call) on `knex` and returns the statements it awaited, in order,
- * each bind value traced back to the named `inputs` or to an earlier statement's result. The
- * baseline replays exactly these statements, so it does "the same SQL" by construction.
- * Fire-and-forget statements (answered after `work` resolved) are left out; transaction control
- * (BEGIN, COMMIT) has no answer event of its own and is always kept.
+ * The baseline's reads, its own (nothing of the service's), each prepared by name: the session's
+ * row; a workspace's orders newest first; the same only while the token's user is a member of the
+ * workspace (one statement for the Data API's check and list); an API key by its hash.
  */
-export async function captureStatements(knex: Knex, inputs: Record<string, string>, work: () => Promise<unknown>): Promise<Statement[]> {
-  const issued: Captured[] = [];
-  const onQuery = (q: { __knexQueryUid?: string; sql: string; bindings?: unknown[] }) => {
-    issued.push({ uid: q.__knexQueryUid, sql: q.sql, bindings: q.bindings ?? [] });
-  };
-  const onResponse = (response: unknown, q: { __knexQueryUid?: string }) => {
-    const statement = issued.find((s) => s.uid !== undefined && s.uid === q.__knexQueryUid);
-    if (!statement) return;
-    const rows = Array.isArray(response) ? response : ((response as { rows?: unknown[] })?.rows ?? []);
-    statement.rows = rows.filter((r) => r && typeof r === 'object') as Captured['rows'];
-  };
-  knex.on('query', onQuery);
-  knex.on('query-response', onResponse);
-  try {
-    await work();
-  } finally {
-    knex.off('query', onQuery);
-    knex.off('query-response', onResponse);
-  }
-  const awaited = issued.filter((s) => s.rows !== undefined || TRANSACTION_CONTROL.test(s.sql));
-  return awaited.map((statement, index) => ({
-    sql: statement.sql,
-    args: statement.bindings.map((value) => trace(value, inputs, awaited.slice(0, index))),
-  }));
-}
-
-function trace(value: unknown, inputs: Record<string, string>, earlier: Captured[]): Arg {
-  if (typeof value !== 'string') return { value };
-  const input = Object.entries(inputs).find(([, v]) => v === value);
-  if (input) return { ref: input[0] };
-  for (let i = earlier.length - 1; i >= 0; i--) {
-    const column = Object.entries(earlier[i].rows?.[0] ?? {}).find(([, v]) => v === value);
-    if (column) return { ref: `row:${i}.${column[0]}` };
-  }
-  return { value };
-}
-
-/** The bind values of `statement` for one request, given its inputs and the earlier results. */
-export function bindArgs(statement: Statement, inputs: Record<string, unknown>, earlierRows: Array<Record<string, unknown> | undefined>): unknown[] {
-  return statement.args.map((arg) => {
-    if ('value' in arg) return arg.value;
-    const row = /^row:(\d+)\.(.+)$/.exec(arg.ref);
-    return row ? earlierRows[Number(row[1])]?.[row[2]] : inputs[arg.ref];
-  });
-}
+export const BASELINE_READS = {
+  session: 'SELECT sess FROM session WHERE sid = $1 AND expire >= now()',
+  list: `SELECT ${ORDER_COLUMNS} FROM orders WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`,
+  memberList: `SELECT ${ORDER_COLUMNS} FROM orders
+  WHERE workspace_id = $1 AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = $1 AND m.user_id = $2)
+  ORDER BY created_at DESC, id DESC`,
+  key: 'SELECT user_id, workspace_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())',
+};
 
 /**
  * What the baseline's `POST /api/orders` does after reading the session row: the least the design
