@@ -1,7 +1,10 @@
 /** Tells the baseline's Postgres backends from the service's (for the CPU figures). */
 export const BASELINE_APPLICATION_NAME = 'bench-baseline';
 
-/** An order's columns as the API writes them: times as ISO text to the millisecond in UTC, as a JSON date is. */
+/**
+ * An order's columns as the API writes them: times as ISO text to the millisecond in UTC, as a JSON date is. (The
+ * text takes the column's name, so the statements order by the table's column, `o.created_at`, not by the text.)
+ */
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const ORDER_COLUMNS = `id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status,
   ${iso('created_at')} AS created_at, ${iso('placed_at')} AS placed_at, operation_id, flags, source, store_connection_id,
@@ -15,10 +18,10 @@ const ORDER_COLUMNS = `id, workspace_id, client_name, phone, store_name, product
  */
 export const BASELINE_READS = {
   session: 'SELECT sess FROM session WHERE sid = $1 AND expire >= now()',
-  list: `SELECT ${ORDER_COLUMNS} FROM orders WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`,
-  memberList: `SELECT ${ORDER_COLUMNS} FROM orders
+  list: `SELECT ${ORDER_COLUMNS} FROM orders o WHERE workspace_id = $1 ORDER BY o.created_at DESC, o.id DESC`,
+  memberList: `SELECT ${ORDER_COLUMNS} FROM orders o
   WHERE workspace_id = $1 AND EXISTS (SELECT 1 FROM workspace_members m WHERE m.workspace_id = $1 AND m.user_id = $2)
-  ORDER BY created_at DESC, id DESC`,
+  ORDER BY o.created_at DESC, o.id DESC`,
   key: 'SELECT user_id, workspace_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())',
 };
 
