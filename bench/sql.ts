@@ -2,14 +2,18 @@
 export const BASELINE_APPLICATION_NAME = 'bench-baseline';
 
 /**
- * An order's columns as the API writes them: times as ISO text to the millisecond in UTC, as a JSON date is. (The
+ * An order's columns as the API writes them, in its order: times as ISO text to the millisecond in UTC, as a JSON
+ * date is, the delivery as one object; only the amount is left to write in its currency's decimals. (The
  * text takes the column's name, so the statements order by the table's column, `o.created_at`, not by the text.)
  */
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const ORDER_COLUMNS = `id, workspace_id, client_name, phone, store_name, products_name, address, city, note, status,
   ${iso('created_at')} AS created_at, ${iso('placed_at')} AS placed_at, operation_id, flags, source, store_connection_id,
-  external_id, external_ref, total_amount, currency, delivery_status, delivery_carrier, delivery_tracking_number,
-  delivery_carrier_status, ${iso('delivery_at')} AS delivery_at, assigned_to, ${iso('assigned_at')} AS assigned_at, rescheduled_for`;
+  external_id, external_ref, total_amount, currency,
+  CASE WHEN delivery_status IS NOT NULL AND delivery_at IS NOT NULL THEN json_build_object('status', delivery_status,
+    'carrier', delivery_carrier, 'tracking_number', delivery_tracking_number, 'carrier_status', delivery_carrier_status,
+    'updated_at', ${iso('delivery_at')}) END AS delivery,
+  assigned_to, ${iso('assigned_at')} AS assigned_at, rescheduled_for`;
 
 /**
  * The baseline's reads, its own (nothing of the service's), each prepared by name: the session's
